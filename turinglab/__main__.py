@@ -1,0 +1,3 @@
+from turinglab.cli import app
+
+app(prog_name="turinglab")

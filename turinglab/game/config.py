@@ -1,0 +1,134 @@
+"""Study configuration: validated models, presets and the canonical hash.
+
+A study is one YAML file: format, rules, witnesses, allocation and exclusion flags.
+Its canonical hash is stored with every game, so a study is frozen once it has games.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+Format = Literal["two-player", "three-player"]
+WitnessKind = Literal["eliza", "llm", "local"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Rules(_Strict):
+    """Rules of one game. Defaults are the Jones & Bergen (2023) numbers."""
+
+    time_limit_s: Annotated[float, Field(gt=0)] = 300.0
+    max_chars: Annotated[int, Field(gt=0)] = 300
+    max_messages: Annotated[int | None, Field(gt=0)] = None  # per side per conversation
+    interrogator_first: bool = True
+    strict_alternation: bool = True
+    block_paste: bool = True
+    # typing indicator appears typing_min_s + U(0, typing_jitter_s) after the interrogator's message
+    typing_min_s: Annotated[float, Field(ge=0)] = 2.0
+    typing_jitter_s: Annotated[float, Field(ge=0)] = 3.0
+    confidence_min: int = 0
+    confidence_max: int = 100
+    # seconds the interrogator has to give the verdict once time is up (None = no limit)
+    verdict_grace_s: Annotated[float | None, Field(gt=0)] = None
+
+
+class Timing(_Strict):
+    """Human-like reply delay of an AI witness (SPEC §1).
+
+    delay = base_s + s_per_char * n_chars + Gamma(gamma_shape, gamma_scale)
+            [+ read_s_per_char * n_chars of the previous message]
+    The model's own latency is absorbed into the delay, never added on top.
+    """
+
+    base_s: Annotated[float, Field(ge=0)] = 1.0
+    s_per_char: Annotated[float, Field(ge=0)] = 0.3
+    gamma_shape: Annotated[float, Field(gt=0)] = 2.5
+    gamma_scale: Annotated[float, Field(gt=0)] = 0.25
+    read_s_per_char: Annotated[float, Field(ge=0)] = 0.0
+    max_s: Annotated[float | None, Field(gt=0)] = None
+
+
+class Postprocess(_Strict):
+    lowercase: bool = False
+    strip_markdown: bool = True
+    typo_rate: Annotated[float, Field(ge=0, le=1)] = 0.0
+    cut_to_limit: bool = True
+
+
+class WitnessSpec(_Strict):
+    """One AI witness. Human witnesses are participants, not specs."""
+
+    codename: Annotated[str, Field(min_length=1, max_length=40, pattern=r"^[A-Za-z][A-Za-z0-9_-]*$")]
+    kind: WitnessKind
+    # llm / local
+    model: str | None = None
+    base_url: str | None = None
+    api_key_env: str | None = "OPENAI_API_KEY"
+    temperature: Annotated[float, Field(ge=0, le=2)] = 1.0
+    max_tokens: Annotated[int, Field(gt=0)] = 120
+    stop: tuple[str, ...] = ()
+    timeout_s: Annotated[float, Field(gt=0)] = 30.0
+    retries: Annotated[int, Field(ge=0)] = 2
+    prompt: str | None = None  # name of a shipped prompt template, or a path to a .j2 file
+    persona: dict[str, Any] = Field(default_factory=dict)
+    fallback: str | None = "eliza"  # what answers when the model fails: "eliza" or fixed text
+    script: str | None = None  # eliza: path of another script (default: DOCTOR)
+    timing: Timing = Timing()
+    postprocess: Postprocess = Postprocess()
+
+    @model_validator(mode="after")
+    def _kind_fields(self) -> "WitnessSpec":
+        if self.kind == "llm" and not self.model:
+            raise ValueError(
+                f"witness {self.codename!r}: kind 'llm' needs 'model' (e.g. model: gpt-4o-mini)"
+            )
+        return self
+
+
+class Allocation(_Strict):
+    """Matchmaking (Jones & Bergen)."""
+
+    human_ratio: Annotated[float, Field(ge=0, le=1)] = 0.5  # share of games with a human witness
+    ai_fallback_mean_s: Annotated[float, Field(ge=0)] = 45.0  # 45 + N(mu, sigma) seconds
+    ai_fallback_noise_mu: float = 1.0
+    ai_fallback_noise_sigma: Annotated[float, Field(ge=0)] = 7.0
+    wait_match_window: Annotated[int, Field(gt=0)] = 5  # AI games wait the mean of the last N human waits
+    witness_policy: Literal["thompson", "uniform"] = "thompson"
+
+
+class Study(_Strict):
+    name: Annotated[str, Field(min_length=1)]
+    version: Annotated[int, Field(ge=1)] = 1
+    format: Format = "two-player"
+    preset: str | None = None
+    rules: Rules = Rules()
+    witnesses: tuple[WitnessSpec, ...] = ()
+    allocation: Allocation = Allocation()
+    exclusions: tuple[str, ...] = ("three_previous_ai", "knows_witness")
+    content_filter: tuple[str, ...] = ()  # extra blocked words beyond the shipped list
+    consent_text: str | None = None
+    completion_url: str | None = None  # e.g. a Prolific completion redirect
+
+    @model_validator(mode="after")
+    def _unique_codenames(self) -> "Study":
+        names = [w.codename for w in self.witnesses]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"witness codenames must be unique; repeated: {', '.join(dupes)}")
+        return self
+
+
+def canonical_json(study: Study) -> str:
+    """The study as canonical JSON: sorted keys, defaults filled in, no whitespace."""
+    return json.dumps(study.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+
+
+def config_hash(study: Study) -> str:
+    """sha256 of the canonical JSON; stored with every game."""
+    return hashlib.sha256(canonical_json(study).encode()).hexdigest()
