@@ -1,0 +1,181 @@
+"""The waiting room (Jones & Bergen matchmaking), pure: the caller passes the time.
+
+Two-player:
+- On joining, a participant is assigned at random to a human game (probability
+  `Allocation.human_ratio`) or an AI game.
+- Two participants assigned to human games are matched as soon as both wait; their
+  roles (interrogator / witness A) are random.
+- An AI game starts after a wait equal to the mean wait of the participants of the
+  last `wait_match_window` human matches (so the wait does not reveal the witness kind;
+  before any human match, `initial_ai_wait_ms`).
+- A participant assigned to a human game who finds no partner within
+  `45 + N(1, 7)` s (drawn when joining, never below 0) is matched with an AI.
+- The AI witness is picked by Thompson sampling (or uniformly), with its selection
+  probability.
+
+Three-player: two humans and one AI. The interrogator is the one of the two who has
+interrogated fewer times in this room (ties at random), so roles rotate; the AI's side
+(A or B) is random. No AI fallback: a three-player game needs a second human.
+
+Call `join`, `leave`, `poll(now_ms)` (returns new matches) and `next_wakeup()`.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+from turinglab.game.config import Study
+from turinglab.matchmaking.thompson import WitnessStats, choose_witness
+
+Assignment = Literal["human", "ai", "three"]
+
+
+@dataclass(frozen=True)
+class Slot:
+    """Who sits in a witness seat (the Witness identity of the shared vocabulary)."""
+
+    kind: Literal["human", "ai"]
+    participant_id: str | None = None
+    witness: str | None = None
+    selection_prob: float | None = None
+
+    def identity(self) -> dict:
+        return {
+            "kind": self.kind,
+            "witness": self.witness,
+            "participant_id": self.participant_id,
+            "selection_prob": self.selection_prob,
+        }
+
+
+@dataclass(frozen=True)
+class Match:
+    format: str
+    interrogator: str
+    seats: dict[str, Slot]
+    waited_ms: dict[str, int]  # participant id -> how long they waited
+    reason: str  # "human" | "ai" | "fallback" | "three"
+
+    @property
+    def participants(self) -> list[str]:
+        return [self.interrogator] + [s.participant_id for s in self.seats.values() if s.participant_id]
+
+
+@dataclass
+class Waiting:
+    participant_id: str
+    joined_ms: int
+    assignment: Assignment
+    due_ms: int | None  # AI game start (ai) or AI fallback (human); None: wait for a human
+
+
+@dataclass
+class WaitingRoom:
+    study: Study
+    rng: np.random.Generator
+    stats: WitnessStats = field(default_factory=WitnessStats)
+    initial_ai_wait_ms: int = 10_000
+    prob_draws: int = 2000
+    waiting: dict[str, Waiting] = field(default_factory=dict)
+    human_waits: deque = field(default_factory=deque)  # one list of waits per human match
+    interrogated: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def codenames(self) -> list[str]:
+        return [w.codename for w in self.study.witnesses]
+
+    # ---- waits -------------------------------------------------------------
+    def mean_human_wait_ms(self) -> int:
+        """Mean wait of the participants of the last N human matches."""
+        waits = [w for match in self.human_waits for w in match]
+        return int(round(sum(waits) / len(waits))) if waits else self.initial_ai_wait_ms
+
+    def _fallback_ms(self) -> int:
+        a = self.study.allocation
+        noise = self.rng.normal(a.ai_fallback_noise_mu, a.ai_fallback_noise_sigma)
+        return max(0, int(round((a.ai_fallback_mean_s + noise) * 1000)))
+
+    # ---- entering and leaving ---------------------------------------------
+    def join(self, participant_id: str, now_ms: int) -> Waiting:
+        """Enter the waiting room (joining twice keeps the first entry)."""
+        if participant_id in self.waiting:
+            return self.waiting[participant_id]
+        if self.study.format == "three-player":
+            entry = Waiting(participant_id, now_ms, "three", None)
+        else:
+            has_ai = bool(self.codenames)
+            human = (not has_ai) or self.rng.random() < self.study.allocation.human_ratio
+            if human:
+                due = now_ms + self._fallback_ms() if has_ai else None
+                entry = Waiting(participant_id, now_ms, "human", due)
+            else:
+                entry = Waiting(participant_id, now_ms, "ai", now_ms + self.mean_human_wait_ms())
+        self.waiting[participant_id] = entry
+        return entry
+
+    def leave(self, participant_id: str) -> bool:
+        return self.waiting.pop(participant_id, None) is not None
+
+    def next_wakeup(self) -> int | None:
+        """The earliest time at which `poll` may produce a match without a new join."""
+        dues = [w.due_ms for w in self.waiting.values() if w.due_ms is not None]
+        return min(dues) if dues else None
+
+    # ---- matching ----------------------------------------------------------
+    def _ai_slot(self) -> Slot:
+        codename, prob = choose_witness(
+            self.study.allocation.witness_policy, self.stats, self.codenames, self.rng, self.prob_draws
+        )
+        return Slot("ai", witness=codename, selection_prob=prob)
+
+    def poll(self, now_ms: int) -> list[Match]:
+        """Every match that can be made at `now_ms`, in order of arrival."""
+        matches: list[Match] = []
+        queue = sorted(self.waiting.values(), key=lambda w: (w.joined_ms, w.participant_id))
+        if self.study.format == "three-player":
+            while len(queue) >= 2:
+                a, b = queue.pop(0), queue.pop(0)
+                matches.append(self._three(a, b, now_ms))
+        else:
+            humans = [w for w in queue if w.assignment == "human"]
+            while len(humans) >= 2:
+                a, b = humans.pop(0), humans.pop(0)
+                matches.append(self._two_humans(a, b, now_ms))
+            for w in queue:
+                if w.participant_id not in self.waiting or w.due_ms is None or now_ms < w.due_ms:
+                    continue
+                reason = "ai" if w.assignment == "ai" else "fallback"
+                del self.waiting[w.participant_id]
+                matches.append(
+                    Match("two-player", w.participant_id, {"A": self._ai_slot()},
+                          {w.participant_id: now_ms - w.joined_ms}, reason)
+                )
+        return matches
+
+    def _two_humans(self, a: Waiting, b: Waiting, now_ms: int) -> Match:
+        del self.waiting[a.participant_id], self.waiting[b.participant_id]
+        waits = {a.participant_id: now_ms - a.joined_ms, b.participant_id: now_ms - b.joined_ms}
+        self.human_waits.append(list(waits.values()))
+        while len(self.human_waits) > self.study.allocation.wait_match_window:
+            self.human_waits.popleft()
+        inter, wit = (a, b) if self.rng.random() < 0.5 else (b, a)
+        return Match("two-player", inter.participant_id,
+                     {"A": Slot("human", participant_id=wit.participant_id)}, waits, "human")
+
+    def _three(self, a: Waiting, b: Waiting, now_ms: int) -> Match:
+        del self.waiting[a.participant_id], self.waiting[b.participant_id]
+        na, nb = self.interrogated.get(a.participant_id, 0), self.interrogated.get(b.participant_id, 0)
+        if na == nb:
+            inter, wit = (a, b) if self.rng.random() < 0.5 else (b, a)
+        else:
+            inter, wit = (a, b) if na < nb else (b, a)
+        self.interrogated[inter.participant_id] = self.interrogated.get(inter.participant_id, 0) + 1
+        ai_seat = "A" if self.rng.random() < 0.5 else "B"
+        human_seat = "B" if ai_seat == "A" else "A"
+        seats = {ai_seat: self._ai_slot(), human_seat: Slot("human", participant_id=wit.participant_id)}
+        waits = {a.participant_id: now_ms - a.joined_ms, b.participant_id: now_ms - b.joined_ms}
+        return Match("three-player", inter.participant_id, dict(sorted(seats.items())), waits, "three")
