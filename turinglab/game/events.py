@@ -1,0 +1,131 @@
+"""Events of a game: the append-only record from which every state is rebuilt.
+
+An event is what happened, never what was intended: a refused action is an event too
+(`refused`, with the reason code), so the log holds every attempt.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+# Seats (docs/architecture.md): the interrogator and the witness seats A / B.
+INTERROGATOR = "interrogator"
+WITNESS_SEATS = ("A", "B")
+SYSTEM = "system"  # actor of events nobody caused (time up, game ended by the server)
+
+# Event types.
+GAME_STARTED = "game_started"
+MESSAGE = "message"
+REFUSED = "refused"
+PASTE = "paste"  # a paste attempt (blocked or not: payload["blocked"])
+TYPING = "typing"
+TIME_UP = "time_up"
+VERDICT = "verdict"
+ABUSE_REPORT = "abuse_report"
+LEFT = "left"
+DISCONNECTED = "disconnected"
+RECONNECTED = "reconnected"
+GAME_ENDED = "game_ended"
+
+EVENT_TYPES = (
+    GAME_STARTED,
+    MESSAGE,
+    REFUSED,
+    PASTE,
+    TYPING,
+    TIME_UP,
+    VERDICT,
+    ABUSE_REPORT,
+    LEFT,
+    DISCONNECTED,
+    RECONNECTED,
+    GAME_ENDED,
+)
+
+# Reason codes of refused actions.
+NOT_YOUR_TURN = "not_your_turn"
+TOO_LONG = "too_long"
+EMPTY = "empty"
+TIME_IS_UP = "time_up"
+GAME_OVER = "game_over"
+NOT_INTERROGATOR = "not_interrogator"
+BAD_VERDICT = "bad_verdict"
+UNKNOWN_CONVERSATION = "unknown_conversation"
+UNKNOWN_SEAT = "unknown_seat"
+TOO_MANY_MESSAGES = "too_many_messages"
+CHAT_CLOSED = "chat_closed"
+PASTE_BLOCKED = "paste_blocked"
+
+REFUSAL_CODES = (
+    NOT_YOUR_TURN,
+    TOO_LONG,
+    EMPTY,
+    TIME_IS_UP,
+    GAME_OVER,
+    NOT_INTERROGATOR,
+    BAD_VERDICT,
+    UNKNOWN_CONVERSATION,
+    UNKNOWN_SEAT,
+    TOO_MANY_MESSAGES,
+    CHAT_CLOSED,
+    PASTE_BLOCKED,
+)
+
+State = Literal["in_progress", "awaiting_verdict", "ended"]
+
+
+@dataclass(frozen=True)
+class Event:
+    """One entry of a game's log. `seq` counts from 0 within the game."""
+
+    seq: int
+    t_ms: int
+    type: str
+    actor: str
+    conversation: str | None = None
+    payload: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Event":
+        return cls(
+            seq=int(d["seq"]),
+            t_ms=int(d["t_ms"]),
+            type=str(d["type"]),
+            actor=str(d["actor"]),
+            conversation=d.get("conversation"),
+            payload=dict(d.get("payload") or {}),
+        )
+
+
+@dataclass(frozen=True)
+class Identity:
+    """The hidden identity of a witness seat. Never sent to the interrogator before the verdict."""
+
+    kind: Literal["human", "ai"]
+    witness: str | None = None  # codename of an AI witness
+    participant_id: str | None = None  # the human witness
+    selection_prob: float | None = None  # probability with which this witness was chosen
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("human", "ai"):
+            raise ValueError(f"identity kind must be 'human' or 'ai', got {self.kind!r}")
+        if self.kind == "ai" and not self.witness:
+            raise ValueError("an AI seat needs its witness codename (identity.witness)")
+        if self.selection_prob is not None and not 0 <= self.selection_prob <= 1:
+            raise ValueError(f"selection_prob must be within [0, 1], got {self.selection_prob}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: "Identity | dict[str, Any]") -> "Identity":
+        if isinstance(d, Identity):
+            return d
+        unknown = set(d) - {"kind", "witness", "participant_id", "selection_prob"}
+        if unknown:
+            raise ValueError(f"unknown identity field(s): {', '.join(sorted(unknown))}")
+        return cls(**d)
