@@ -1,0 +1,247 @@
+// turinglab game page: shows what the server sends; the server decides everything.
+// All user text is inserted with textContent, never innerHTML.
+"use strict";
+(function () {
+  const app = document.getElementById("app");
+  const token = app.dataset.token;
+  const $ = (id) => document.getElementById(id);
+  let ws = null, offset = 0, retry = 0, st = null, outbox = [], surveyPending = false;
+
+  function el(tag, cls, text) {
+    const e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+  function now() { return Date.now() + offset; }
+  function send(obj) { if (ws && ws.readyState === 1) ws.send(JSON.stringify(obj)); }
+  function toast(text) {
+    const t = $("toast");
+    t.textContent = text; t.hidden = false;
+    clearTimeout(toast.h); toast.h = setTimeout(() => { t.hidden = true; }, 4000);
+  }
+  function show(id) {
+    for (const s of document.querySelectorAll(".screen")) s.hidden = s.id !== id;
+    if (id === "s-verdict" || id === "s-game") window.scrollTo(0, 0);
+  }
+  function rid() { return Math.random().toString(36).slice(2) + Date.now().toString(36); }
+
+  // ---- connection ---------------------------------------------------------------
+  function connect() {
+    const proto = location.protocol === "https:" ? "wss" : "ws";
+    ws = new WebSocket(proto + "://" + location.host + "/ws/" + encodeURIComponent(token));
+    ws.onopen = () => { retry = 0; $("conn").hidden = true; };
+    ws.onmessage = (ev) => handle(JSON.parse(ev.data));
+    ws.onclose = () => {
+      $("conn").hidden = false;
+      setTimeout(connect, Math.min(5000, 300 * 2 ** retry++));
+    };
+  }
+  setInterval(() => send({ type: "ping" }), 20000);
+
+  function handle(f) {
+    if (f.type === "state") {
+      offset = f.server_now_ms - Date.now();
+      st = f; render();
+      // resend what the server has not acknowledged (it ignores repeats)
+      for (const m of outbox) send({ type: "message", conv: m.conv, text: m.text, client_id: m.client_id });
+    } else if (f.type === "message") {
+      if (!st || !st.game) return;
+      if (st.game.messages.some((m) => m.id === f.id)) return;
+      st.game.messages.push(f);
+      st.game.typing = st.game.typing.filter((c) => c !== f.conv);
+      if (f.from !== "you") st.game.your_turn[f.conv] = true;
+      addMessage(f); setTyping(f.conv, false); updateCompose(f.conv);
+    } else if (f.type === "ack") {
+      const i = outbox.findIndex((m) => m.client_id === f.client_id);
+      if (i < 0) return;
+      const m = outbox.splice(i, 1)[0];
+      const msg = { id: f.id, conv: m.conv, from: "you", text: m.text, t_ms: f.t_ms };
+      if (st && st.game && !st.game.messages.some((x) => x.id === f.id)) st.game.messages.push(msg);
+      const b = document.querySelector('[data-cid="' + m.client_id + '"]');
+      if (b) { b.classList.remove("pending"); b.dataset.id = f.id; b.removeAttribute("data-cid"); }
+      if (st && st.game) { st.game.your_turn[m.conv] = false; updateCompose(m.conv); }
+    } else if (f.type === "typing") {
+      if (st && st.game && !st.game.typing.includes(f.conv)) st.game.typing.push(f.conv);
+      setTyping(f.conv, true);
+    } else if (f.type === "error") {
+      if (f.client_id) {
+        const i = outbox.findIndex((m) => m.client_id === f.client_id);
+        if (i >= 0) {
+          const m = outbox.splice(i, 1)[0];
+          const b = document.querySelector('[data-cid="' + m.client_id + '"]');
+          if (b) b.remove();
+          const box = document.querySelector('.conv[data-conv="' + m.conv + '"] textarea');
+          if (box && !box.value) { box.value = m.text; box.dispatchEvent(new Event("input")); }
+        }
+      }
+      toast(f.message);
+    }
+  }
+
+  // ---- rendering ----------------------------------------------------------------
+  function render() {
+    const g = st.game;
+    $("timer").hidden = !(g && st.phase === "game");
+    $("played").textContent = st.participant.games_played ? "Games played: " + st.participant.games_played : "";
+    if (st.phase === "idle") show("s-idle");
+    else if (st.phase === "waiting") show("s-waiting");
+    else if (st.phase === "game") { buildGame(g); show("s-game"); }
+    else if (st.phase === "verdict") {
+      buildGame(g);
+      if (g.role === "interrogator") openVerdict(true); else show("s-wait-verdict");
+    } else if (st.phase === "reveal") { buildReveal(g); show("s-reveal"); }
+  }
+
+  function convTitle(g, c) {
+    if (g.role === "witness") return "Interrogator";
+    return g.convs.length > 1 ? "Witness " + c : "Witness";
+  }
+
+  function buildGame(g) {
+    $("role-line").textContent = g.role === "interrogator"
+      ? (g.convs.length > 1 ? "You are the interrogator. One of them is human, the other an AI."
+                            : "You are the interrogator. Is the witness a human or an AI?")
+      : "You are a witness. Convince the interrogator that you are human.";
+    $("btn-verdict").hidden = g.role !== "interrogator";
+    const box = $("convs");
+    box.replaceChildren();
+    box.classList.toggle("two", g.convs.length > 1);
+    for (const c of g.convs) {
+      const pane = el("section", "conv"); pane.dataset.conv = c;
+      pane.append(el("h3", "conv-title", convTitle(g, c)));
+      const list = el("ol", "msgs"); pane.append(list);
+      const typing = el("div", "typing", "typing…"); typing.hidden = !g.typing.includes(c); pane.append(typing);
+      const form = el("form", "compose");
+      const ta = el("textarea"); ta.rows = 2; ta.maxLength = g.max_chars; ta.placeholder = "Type a message";
+      ta.setAttribute("aria-label", "Message to " + convTitle(g, c));
+      const counter = el("span", "counter", "0/" + g.max_chars);
+      const btn = el("button", "primary", "Send"); btn.type = "submit";
+      form.append(ta, counter, btn); pane.append(form);
+      ta.addEventListener("input", () => {
+        counter.textContent = ta.value.length + "/" + g.max_chars;
+        counter.classList.toggle("over", ta.value.length >= g.max_chars);
+      });
+      if (g.block_paste) {
+        const block = (e) => { e.preventDefault(); send({ type: "paste", conv: c }); toast("Pasting is not allowed: please type your message."); };
+        ta.addEventListener("paste", block); ta.addEventListener("drop", block);
+      }
+      ta.addEventListener("keydown", (e) => { if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); form.requestSubmit(); } });
+      form.addEventListener("submit", (e) => {
+        e.preventDefault();
+        const text = ta.value.trim();
+        if (!text) return;
+        const m = { conv: c, text: text, client_id: rid() };
+        outbox.push(m);
+        send({ type: "message", conv: c, text: text, client_id: m.client_id });
+        const b = addMessage({ conv: c, from: "you", text: text }); b.dataset.cid = m.client_id; b.classList.add("pending");
+        ta.value = ""; ta.dispatchEvent(new Event("input"));
+      });
+      box.append(pane);
+      for (const m of g.messages.filter((m) => m.conv === c)) addMessage(m);
+      for (const m of outbox.filter((m) => m.conv === c)) {
+        const b = addMessage({ conv: c, from: "you", text: m.text }); b.dataset.cid = m.client_id; b.classList.add("pending");
+      }
+      updateCompose(c);
+    }
+  }
+
+  function addMessage(m) {
+    const pane = document.querySelector('.conv[data-conv="' + m.conv + '"]');
+    const li = el("li", "msg " + (m.from === "you" ? "mine" : "theirs"), m.text);
+    if (m.id) li.dataset.id = m.id;
+    if (pane) { const list = pane.querySelector(".msgs"); list.append(li); list.scrollTop = list.scrollHeight; }
+    return li;
+  }
+  function setTyping(c, on) {
+    const t = document.querySelector('.conv[data-conv="' + c + '"] .typing');
+    if (t) t.hidden = !on;
+  }
+  function updateCompose(c) {
+    const g = st.game, pane = document.querySelector('.conv[data-conv="' + c + '"]');
+    if (!pane) return;
+    const open = st.phase === "game" && g.your_turn[c];
+    pane.querySelector("button").disabled = !open;
+    pane.querySelector("textarea").placeholder = st.phase !== "game" ? "The chat is over"
+      : open ? "Type a message" : "Wait for a reply…";
+  }
+
+  function openVerdict(forced) {
+    const g = st.game, box = $("choices");
+    box.replaceChildren(el("legend", "", g.convs.length > 1 ? "Which one is the human?" : "Was the witness a human or an AI?"));
+    const opts = g.convs.length > 1
+      ? [["A", "A is human, B is a machine"], ["B", "A is a machine, B is human"]]
+      : [["human", "Human"], ["ai", "AI"]];
+    for (const [v, label] of opts) {
+      const l = el("label", "choice"); const r = el("input"); r.type = "radio"; r.name = "choice"; r.value = v; r.required = true;
+      l.append(r, document.createTextNode(" " + label)); box.append(l);
+    }
+    $("verdict-title").textContent = forced ? "Time is up: your verdict" : "Your verdict";
+    $("btn-back").hidden = forced;
+    show("s-verdict");
+  }
+  $("btn-verdict").onclick = () => openVerdict(false);
+  $("btn-back").onclick = () => show("s-game");
+  $("confidence").oninput = () => { $("conf-out").textContent = $("confidence").value; };
+  $("verdict-form").onsubmit = (e) => {
+    e.preventDefault();
+    const choice = new FormData(e.target).get("choice");
+    if (!choice) { toast("Choose an answer first."); return; }
+    send({ type: "verdict", choice: choice, confidence: parseInt($("confidence").value, 10), reason: $("reason").value });
+    $("reason").value = "";
+  };
+  $("btn-report").onclick = () => {
+    const reason = window.prompt("Report abuse: what happened? The game will end.");
+    if (reason !== null) send({ type: "report", reason: reason });
+  };
+
+  function kindText(k) { return k === "human" ? "a human" : "an AI"; }
+  function buildReveal(g) {
+    const body = $("reveal-body"); body.replaceChildren();
+    const why = { time: "Time ran out.", report: "The game was ended by a report of abuse.", left: "A player left the game.", verdict: "" }[g.end_reason] || "";
+    if (why) body.append(el("p", "small", why));
+    for (const c of Object.keys(g.reveal.seats)) {
+      const who = g.role === "witness" && c === g.seat ? "You (witness " + c + ") were " : (g.convs.length > 1 || g.role === "witness" ? "Witness " + c + " was " : "The witness was ");
+      body.append(el("p", "reveal-line", who + kindText(g.reveal.seats[c].kind) + "."));
+    }
+    if (g.verdict) {
+      const v = g.verdict;
+      const said = g.format === "three-player" ? v.choice + " is human" : (v.choice === "human" ? "human" : "AI");
+      const who = g.role === "interrogator" ? "Your verdict: " : "The interrogator's verdict: ";
+      body.append(el("p", "", who + said + " (confidence " + v.confidence + ")."));
+      if (g.reveal.correct !== null) body.append(el("p", g.reveal.correct ? "correct" : "wrong", g.reveal.correct ? "Correct." : "Incorrect."));
+      if (v.reason) body.append(el("p", "small", "Reason: " + v.reason));
+    } else body.append(el("p", "small", "No verdict was given."));
+    surveyPending = !st.participant.survey_done;
+    $("btn-done").hidden = false;
+  }
+  $("btn-again").onclick = () => {
+    if (surveyPending) { show("s-survey"); return; }
+    send({ type: "join" });
+  };
+  async function postSurvey(data) {
+    const r = await fetch("/p/" + encodeURIComponent(token) + "/survey", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(data) });
+    if (!r.ok) { const j = await r.json().catch(() => ({})); toast(j.detail || "Could not save the survey: check your answers."); return false; }
+    return true;
+  }
+  $("survey-form").onsubmit = async (e) => {
+    e.preventDefault();
+    const data = Object.fromEntries(new FormData(e.target).entries());
+    if (await postSurvey(data)) { st.participant.survey_done = true; surveyPending = false; send({ type: "join" }); }
+  };
+  $("btn-skip").onclick = async () => { if (await postSurvey({ skipped: true })) { st.participant.survey_done = true; surveyPending = false; send({ type: "join" }); } };
+  $("btn-join").onclick = () => send({ type: "join" });
+  $("btn-leave-queue").onclick = () => send({ type: "leave_queue" });
+
+  setInterval(() => {
+    if (!st) return;
+    if (st.phase === "waiting" && st.waiting_since_ms) $("wait-s").textContent = Math.max(0, Math.floor((now() - st.waiting_since_ms) / 1000));
+    if (st.game && st.phase === "game") {
+      const left = Math.max(0, Math.ceil((st.game.ends_ms - now()) / 1000));
+      $("timer").textContent = Math.floor(left / 60) + ":" + String(left % 60).padStart(2, "0");
+      $("timer").classList.toggle("low", left <= 30);
+    }
+  }, 250);
+
+  connect();
+})();
