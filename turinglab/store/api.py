@@ -1,0 +1,453 @@
+"""The store API: a small synchronous facade over the database (see docs/architecture.md, "Store API").
+
+Every method runs in its own transaction and returns plain frozen dataclasses, so callers
+(the web server from a worker thread, the analysis, the CLI) never hold ORM objects.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session, sessionmaker
+
+from turinglab.game import events as ev
+from turinglab.game.config import Study, config_hash
+from turinglab.game.events import Event, Identity
+from turinglab.store.db import StoreError, database_url, make_engine, migrate
+from turinglab.store.models import (
+    EventRow,
+    GameRow,
+    GameSeatRow,
+    ParticipantRow,
+    StudyRow,
+    TagRow,
+    VerdictRow,
+)
+
+FORMATS = {"two-player": ("A",), "three-player": ("A", "B")}
+_PARTICIPANT_FIELDS = ("label", "prolific_pid", "prolific_study_id", "prolific_session_id", "consent_ms")
+
+
+class StudyFrozen(StoreError):
+    """The study already has games under another config: make a new version instead."""
+
+
+class UnknownId(StoreError, KeyError):
+    """No study / participant / game with that id."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0])
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+@dataclass(frozen=True)
+class StudyInfo:
+    id: int
+    name: str
+    version: int
+    config_hash: str
+    study: Study
+    created_ms: int
+
+
+@dataclass(frozen=True)
+class ParticipantInfo:
+    id: str
+    label: str | None
+    prolific_pid: str | None
+    prolific_study_id: str | None
+    prolific_session_id: str | None
+    consent_ms: int | None
+    demographics: dict[str, Any]
+    created_ms: int
+
+
+@dataclass(frozen=True)
+class VerdictInfo:
+    choice: str
+    confidence: int
+    reason: str | None
+    correct: bool | None
+    forced: bool
+    t_ms: int
+
+
+@dataclass(frozen=True)
+class GameInfo:
+    id: str
+    study_id: int
+    study_hash: str
+    format: str
+    interrogator_id: str | None
+    status: str
+    started_ms: int
+    ended_ms: int | None
+    end_reason: str | None
+    flags: dict[str, Any]
+    seats: dict[str, Identity]
+    verdict: VerdictInfo | None = None
+
+
+@dataclass(frozen=True)
+class StoredEvent:
+    """An event as stored: the engine's event plus the hidden identities and the study hash."""
+
+    game_id: str
+    event: Event
+    identity: dict[str, dict[str, Any]] = field(default_factory=dict)
+    study_hash: str = ""
+
+
+@dataclass(frozen=True)
+class TagInfo:
+    id: int
+    game_id: str
+    tagger: str
+    taxonomy: str
+    category: str
+    t_ms: int
+
+
+class Store:
+    """`Store(url)` opens (and by default migrates) the database named by `database_url(url)`."""
+
+    def __init__(self, url: str | None = None, *, upgrade: bool = True) -> None:
+        self.url = database_url(url)
+        if upgrade:
+            migrate(self.url)
+        self.engine = make_engine(self.url)
+        self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+        self._seat_cache: dict[str, tuple[dict[str, dict[str, Any]], str]] = {}
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _tx(self) -> Any:
+        return self._sessions.begin()
+
+    # --- studies ---
+
+    def register_study(self, study: Study, *, new_version: bool = False) -> int:
+        """The id of `study`: an existing row if one has the same name and config (its version
+        number aside, so re-running a file whose config was stored with `new_version` finds it).
+
+        If the same name and version is stored under another hash: updated in place while it
+        has no games; with games, `StudyFrozen` (or, with `new_version=True`, a new row with
+        the next free version number).
+        """
+        h = config_hash(study)
+        with self._tx() as s:
+            rows = s.scalars(select(StudyRow).where(StudyRow.name == study.name)).all()
+            for row in sorted(rows, key=lambda r: r.version != study.version):
+                # the same config, stored under this version or (via new_version) a later one
+                if row.config_hash == config_hash(study.model_copy(update={"version": row.version})):
+                    return row.id
+            same = next((r for r in rows if r.version == study.version), None)
+            if same is not None:
+                n_games = s.scalar(select(func.count()).select_from(GameRow).where(GameRow.study_id == same.id))
+                if n_games == 0 and not new_version:
+                    same.config, same.config_hash = study.model_dump(mode="json"), h
+                    return same.id
+                if not new_version:
+                    raise StudyFrozen(
+                        f"study {study.name!r} version {study.version} already has {n_games} game(s) under "
+                        f"config {same.config_hash[:12]}; its config can no longer change. Raise `version:` "
+                        f"in the study file (next free: {max(r.version for r in rows) + 1}) or pass "
+                        f"new_version=True (--new-version)."
+                    )
+                study = study.model_copy(update={"version": max(r.version for r in rows) + 1})
+                h = config_hash(study)
+            row = StudyRow(name=study.name, version=study.version, config_hash=h,
+                           config=study.model_dump(mode="json"), created_ms=now_ms())
+            s.add(row)
+            s.flush()
+            return row.id
+
+    def get_study(self, study_id: int) -> StudyInfo:
+        with self._tx() as s:
+            row = s.get(StudyRow, study_id)
+            if row is None:
+                raise UnknownId(f"no study with id {study_id}")
+            return _study_info(row)
+
+    def studies(self) -> list[StudyInfo]:
+        with self._tx() as s:
+            return [_study_info(r) for r in s.scalars(select(StudyRow).order_by(StudyRow.id))]
+
+    # --- participants ---
+
+    def create_participant(self, *, label: str | None = None, prolific_pid: str | None = None,
+                           prolific_study_id: str | None = None, prolific_session_id: str | None = None,
+                           consent_ms: int | None = None, demographics: Mapping[str, Any] | None = None,
+                           t_ms: int | None = None) -> str:
+        """A new pseudonymous participant id."""
+        pid = "p" + secrets.token_hex(8)
+        with self._tx() as s:
+            s.add(ParticipantRow(id=pid, label=label, prolific_pid=prolific_pid,
+                                 prolific_study_id=prolific_study_id, prolific_session_id=prolific_session_id,
+                                 consent_ms=consent_ms, demographics=dict(demographics or {}),
+                                 created_ms=t_ms if t_ms is not None else now_ms()))
+        return pid
+
+    def get_participant(self, participant_id: str) -> ParticipantInfo:
+        with self._tx() as s:
+            return _participant_info(self._participant(s, participant_id))
+
+    def find_participant(self, *, prolific_pid: str) -> ParticipantInfo | None:
+        """The earliest participant with this Prolific id, if any."""
+        with self._tx() as s:
+            row = s.scalars(select(ParticipantRow).where(ParticipantRow.prolific_pid == prolific_pid)
+                            .order_by(ParticipantRow.created_ms)).first()
+            return _participant_info(row) if row else None
+
+    def update_participant(self, participant_id: str, *, demographics: Mapping[str, Any] | None = None,
+                           **fields: Any) -> ParticipantInfo:
+        """Set `consent_ms`, `label` or Prolific ids; `demographics` is merged into what is there."""
+        unknown = set(fields) - set(_PARTICIPANT_FIELDS)
+        if unknown:
+            raise StoreError(f"cannot update participant field(s) {sorted(unknown)}; "
+                             f"updatable: demographics, {', '.join(_PARTICIPANT_FIELDS)}")
+        with self._tx() as s:
+            row = self._participant(s, participant_id)
+            for k, v in fields.items():
+                setattr(row, k, v)
+            if demographics is not None:
+                row.demographics = {**row.demographics, **dict(demographics)}
+            return _participant_info(row)
+
+    @staticmethod
+    def _participant(s: Session, participant_id: str) -> ParticipantRow:
+        row = s.get(ParticipantRow, participant_id)
+        if row is None:
+            raise UnknownId(f"no participant with id {participant_id!r}")
+        return row
+
+    # --- games ---
+
+    def create_game(self, study_id: int, format: str, seats: Mapping[str, Identity | Mapping[str, Any]],
+                    interrogator_id: str | None, t_ms: int, *, game_id: str | None = None) -> str:
+        """Create a game with the hidden identity of each witness seat; returns its id."""
+        if format not in FORMATS:
+            raise StoreError(f"format must be one of {', '.join(FORMATS)}, got {format!r}")
+        if sorted(seats) != list(FORMATS[format]):
+            raise StoreError(f"a {format} game has witness seats {', '.join(FORMATS[format])}; got {sorted(seats)}")
+        try:
+            ids = {seat: Identity.from_dict(dict(v) if not isinstance(v, Identity) else v)
+                   for seat, v in seats.items()}
+        except (TypeError, ValueError) as exc:
+            raise StoreError(f"bad seat identity: {exc}") from None
+        if format == "three-player" and sorted(i.kind for i in ids.values()) != ["ai", "human"]:
+            raise StoreError("a three-player game has one human and one AI witness (a forced choice)")
+        gid = game_id or "g" + secrets.token_hex(8)
+        with self._tx() as s:
+            study = s.get(StudyRow, study_id)
+            if study is None:
+                raise UnknownId(f"no study with id {study_id}; register it first (Store.register_study)")
+            if study.config.get("format") != format:
+                raise StoreError(f"study {study.name!r} is {study.config.get('format')}, not {format}")
+            for pid in [interrogator_id] + [i.participant_id for i in ids.values()]:
+                if pid is not None:
+                    self._participant(s, pid)
+            s.add(GameRow(id=gid, study_id=study_id, study_hash=study.config_hash, format=format,
+                          interrogator_id=interrogator_id, status="in_progress", started_ms=t_ms,
+                          ended_ms=None, end_reason=None, flags={}))
+            s.flush()
+            for seat, i in ids.items():
+                s.add(GameSeatRow(game_id=gid, seat=seat, kind=i.kind, witness=i.witness,
+                                  participant_id=i.participant_id, selection_prob=i.selection_prob))
+        return gid
+
+    def append_events(self, game_id: str, events: Iterable[Event]) -> None:
+        """Append events atomically and in order (seq must continue the game's log).
+
+        When this returns, the events are committed to disk. Verdict, status and flag rows
+        derived from the events are written in the same transaction.
+        """
+        batch = list(events)
+        if not batch:
+            return
+        with self._tx() as s:
+            game = s.get(GameRow, game_id, with_for_update=True)
+            if game is None:
+                raise UnknownId(f"no game with id {game_id!r}")
+            identity, study_hash = self._identity(s, game)
+            last = s.scalar(select(func.max(EventRow.seq)).where(EventRow.game_id == game_id))
+            expected = 0 if last is None else last + 1
+            for i, e in enumerate(batch):
+                if e.seq != expected + i:
+                    raise StoreError(f"game {game_id}: event seq {e.seq} does not continue the log "
+                                     f"(expected {expected + i}); nothing was stored")
+                s.add(EventRow(game_id=game_id, seq=e.seq, t_ms=e.t_ms, type=e.type, actor=e.actor,
+                               conversation=e.conversation, payload=e.payload, identity=identity,
+                               study_hash=study_hash))
+                self._derive(s, game, e, identity)
+            try:
+                s.flush()
+            except IntegrityError as exc:
+                raise StoreError(f"game {game_id}: events could not be stored ({exc.orig}); "
+                                 "was the same event appended twice?") from None
+
+    def _identity(self, s: Session, game: GameRow) -> tuple[dict[str, dict[str, Any]], str]:
+        if game.id not in self._seat_cache:
+            seats = s.scalars(select(GameSeatRow).where(GameSeatRow.game_id == game.id)).all()
+            self._seat_cache[game.id] = ({r.seat: _identity(r).to_dict() for r in seats}, game.study_hash)
+        return self._seat_cache[game.id]
+
+    @staticmethod
+    def _derive(s: Session, game: GameRow, e: Event, identity: dict[str, dict[str, Any]]) -> None:
+        p = e.payload
+        if e.type == ev.VERDICT:
+            s.merge(VerdictRow(game_id=game.id, choice=p["choice"], confidence=p["confidence"],
+                               reason=p.get("reason"), correct=_correct(game.format, p["choice"], identity),
+                               forced=bool(p.get("forced")), t_ms=e.t_ms))
+        elif e.type == ev.GAME_ENDED:
+            game.status, game.ended_ms, game.end_reason = "ended", e.t_ms, p.get("reason")
+        elif e.type == ev.TIME_UP or (e.type == ev.LEFT and e.actor != ev.INTERROGATOR):
+            if game.status == "in_progress":
+                game.status = "awaiting_verdict"
+            if e.type == ev.LEFT:
+                game.flags = {**game.flags, "witness_left": True}
+        elif e.type == ev.ABUSE_REPORT:
+            game.flags = {**game.flags, "abuse_reported": True}
+
+    def record_verdict(self, game_id: str, choice: str, confidence: int, reason: str | None,
+                       t_ms: int, *, forced: bool = False) -> VerdictInfo:
+        """Write the verdict row directly (for imported data; live games get it from the `verdict` event)."""
+        with self._tx() as s:
+            game = s.get(GameRow, game_id)
+            if game is None:
+                raise UnknownId(f"no game with id {game_id!r}")
+            identity, _ = self._identity(s, game)
+            row = s.merge(VerdictRow(game_id=game_id, choice=choice, confidence=confidence, reason=reason,
+                                     correct=_correct(game.format, choice, identity), forced=forced, t_ms=t_ms))
+            return _verdict_info(row)
+
+    def set_flag(self, game_id: str, flag: str, value: Any = True) -> dict[str, Any]:
+        """Set (or with value=None, remove) an exclusion flag; games are flagged, never deleted."""
+        with self._tx() as s:
+            game = s.get(GameRow, game_id, with_for_update=True)
+            if game is None:
+                raise UnknownId(f"no game with id {game_id!r}")
+            flags = dict(game.flags)
+            if value is None:
+                flags.pop(flag, None)
+            else:
+                flags[flag] = value
+            game.flags = flags
+            return flags
+
+    def events(self, game_id: str) -> list[Event]:
+        """The game's log, ready for `Game.replay`."""
+        return [r.event for r in self.event_rows(game_id)]
+
+    def event_rows(self, game_id: str) -> list[StoredEvent]:
+        """The game's log with the hidden identities and the study hash of every event."""
+        with self._tx() as s:
+            if s.get(GameRow, game_id) is None:
+                raise UnknownId(f"no game with id {game_id!r}")
+            rows = s.scalars(select(EventRow).where(EventRow.game_id == game_id).order_by(EventRow.seq))
+            return [StoredEvent(game_id, Event(r.seq, r.t_ms, r.type, r.actor, r.conversation, dict(r.payload)),
+                                dict(r.identity), r.study_hash) for r in rows]
+
+    def game(self, game_id: str) -> GameInfo:
+        with self._tx() as s:
+            row = s.get(GameRow, game_id)
+            if row is None:
+                raise UnknownId(f"no game with id {game_id!r}")
+            return self._game_infos(s, [row])[0]
+
+    def games(self, study_id: int | None = None, *, interrogator_id: str | None = None,
+              status: str | None = None) -> list[GameInfo]:
+        """Games in start order, with seats and verdicts."""
+        q = select(GameRow).order_by(GameRow.started_ms, GameRow.id)
+        if study_id is not None:
+            q = q.where(GameRow.study_id == study_id)
+        if interrogator_id is not None:
+            q = q.where(GameRow.interrogator_id == interrogator_id)
+        if status is not None:
+            q = q.where(GameRow.status == status)
+        with self._tx() as s:
+            return self._game_infos(s, list(s.scalars(q)))
+
+    @staticmethod
+    def _game_infos(s: Session, rows: list[GameRow]) -> list[GameInfo]:
+        ids = [r.id for r in rows]
+        seats: dict[str, dict[str, Identity]] = {i: {} for i in ids}
+        verdicts: dict[str, VerdictInfo] = {}
+        for chunk in (ids[i:i + 500] for i in range(0, len(ids), 500)):
+            for seat in s.scalars(select(GameSeatRow).where(GameSeatRow.game_id.in_(chunk))):
+                seats[seat.game_id][seat.seat] = _identity(seat)
+            for v in s.scalars(select(VerdictRow).where(VerdictRow.game_id.in_(chunk))):
+                verdicts[v.game_id] = _verdict_info(v)
+        return [GameInfo(r.id, r.study_id, r.study_hash, r.format, r.interrogator_id, r.status, r.started_ms,
+                         r.ended_ms, r.end_reason, dict(r.flags), dict(sorted(seats[r.id].items())),
+                         verdicts.get(r.id)) for r in rows]
+
+    # --- tags ---
+
+    def add_tag(self, game_id: str, tagger: str, taxonomy: str, category: str, t_ms: int | None = None) -> int:
+        """Tag a game (e.g. taxonomy "reasons", category "linguistic_style.informal"); idempotent."""
+        with self._tx() as s:
+            if s.get(GameRow, game_id) is None:
+                raise UnknownId(f"no game with id {game_id!r}")
+            q = select(TagRow.id).where(TagRow.game_id == game_id, TagRow.tagger == tagger,
+                                        TagRow.taxonomy == taxonomy, TagRow.category == category)
+            existing = s.scalar(q)
+            if existing is not None:
+                return existing
+            row = TagRow(game_id=game_id, tagger=tagger, taxonomy=taxonomy, category=category,
+                         t_ms=t_ms if t_ms is not None else now_ms())
+            s.add(row)
+            s.flush()
+            return row.id
+
+    def tags(self, game_id: str | None = None, *, taxonomy: str | None = None) -> list[TagInfo]:
+        q = select(TagRow).order_by(TagRow.id)
+        if game_id is not None:
+            q = q.where(TagRow.game_id == game_id)
+        if taxonomy is not None:
+            q = q.where(TagRow.taxonomy == taxonomy)
+        with self._tx() as s:
+            return [TagInfo(r.id, r.game_id, r.tagger, r.taxonomy, r.category, r.t_ms) for r in s.scalars(q)]
+
+
+def _correct(format: str, choice: str, identity: dict[str, dict[str, Any]]) -> bool | None:
+    """Was the verdict right? Two-player: the choice names the witness's kind; three-player: the human seat."""
+    if format == "two-player":
+        kind = identity.get("A", {}).get("kind")
+        return None if kind is None else choice == kind
+    seat = identity.get(choice)
+    return None if seat is None else seat.get("kind") == "human"
+
+
+def _identity(r: GameSeatRow) -> Identity:
+    return Identity(kind=r.kind, witness=r.witness, participant_id=r.participant_id,  # type: ignore[arg-type]
+                    selection_prob=r.selection_prob)
+
+
+def _study_info(r: StudyRow) -> StudyInfo:
+    return StudyInfo(r.id, r.name, r.version, r.config_hash, Study.model_validate(r.config), r.created_ms)
+
+
+def _participant_info(r: ParticipantRow) -> ParticipantInfo:
+    return ParticipantInfo(r.id, r.label, r.prolific_pid, r.prolific_study_id, r.prolific_session_id,
+                           r.consent_ms, dict(r.demographics), r.created_ms)
+
+
+def _verdict_info(r: VerdictRow) -> VerdictInfo:
+    return VerdictInfo(r.choice, r.confidence, r.reason, r.correct, r.forced, r.t_ms)

@@ -1,0 +1,98 @@
+"""Where the database is and how to connect to it: the one place that resolves the URL."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import make_url
+
+DEFAULT_URL = "sqlite:///./turinglab.db"
+MIGRATIONS = Path(__file__).parent / "migrations"
+
+
+class StoreError(RuntimeError):
+    """A storage problem the user can act on (bad URL, unknown game, frozen study...)."""
+
+
+def database_url(explicit: str | None = None) -> str:
+    """`explicit` if given, else `$DATABASE_URL`, else SQLite at ./turinglab.db.
+
+    Plain `postgresql://` URLs are read as psycopg 3 (`postgresql+psycopg://`).
+    """
+    url = explicit or os.environ.get("DATABASE_URL") or DEFAULT_URL
+    try:
+        parsed = make_url(url)
+    except Exception as exc:  # noqa: BLE001 - sqlalchemy raises ArgumentError and friends
+        raise StoreError(
+            f"cannot read database URL {url!r} ({exc}); use e.g. sqlite:///./turinglab.db "
+            "or postgresql+psycopg://user@127.0.0.1:5432/dbname"
+        ) from None
+    if parsed.drivername in ("postgresql", "postgres"):
+        parsed = parsed.set(drivername="postgresql+psycopg")
+    if parsed.get_backend_name() not in ("sqlite", "postgresql"):
+        raise StoreError(f"unsupported database {parsed.get_backend_name()!r}: use SQLite or PostgreSQL")
+    return parsed.render_as_string(hide_password=False)
+
+
+def make_engine(url: str | None = None) -> Engine:
+    """An engine with the durability settings turinglab relies on."""
+    url = database_url(url)
+    if make_url(url).get_backend_name() == "sqlite":
+        return _sqlite_engine(url)
+    return create_engine(url, pool_pre_ping=True)
+
+
+def _sqlite_engine(url: str) -> Engine:
+    db = make_url(url).database
+    if db and db != ":memory:":
+        parent = Path(db).expanduser().resolve().parent
+        if not parent.is_dir():
+            raise StoreError(f"the folder of the SQLite database does not exist: {parent}; create it first")
+    engine = create_engine(url, connect_args={"timeout": 30})
+
+    @event.listens_for(engine, "connect")
+    def _pragmas(dbapi_conn, _record) -> None:  # noqa: ANN001 - DB-API connection
+        dbapi_conn.isolation_level = None  # we issue BEGIN ourselves (below)
+        cur = dbapi_conn.cursor()
+        cur.execute("PRAGMA journal_mode=WAL")
+        cur.execute("PRAGMA synchronous=FULL")  # a commit is on disk before it returns
+        cur.execute("PRAGMA foreign_keys=ON")
+        cur.execute("PRAGMA busy_timeout=30000")
+        cur.close()
+
+    @event.listens_for(engine, "begin")
+    def _begin(conn) -> None:  # noqa: ANN001
+        # take the write lock at the start, so concurrent writers wait instead of failing
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+    return engine
+
+
+def migrate(url: str | None = None, revision: str = "head") -> None:
+    """Upgrade the database schema to `revision` (creates every table on an empty database)."""
+    _alembic("upgrade", url, revision)
+
+
+def downgrade(url: str | None = None, revision: str = "base") -> None:
+    _alembic("downgrade", url, revision)
+
+
+def alembic_config(engine: Engine | None = None):  # noqa: ANN201 - alembic.config.Config
+    from alembic.config import Config
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    cfg.attributes["engine"] = engine
+    return cfg
+
+
+def _alembic(cmd: str, url: str | None, revision: str) -> None:
+    from alembic import command
+
+    engine = make_engine(url)
+    try:
+        getattr(command, cmd)(alembic_config(engine), revision)
+    finally:
+        engine.dispose()
