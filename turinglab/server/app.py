@@ -1,0 +1,209 @@
+"""The FastAPI app: participant pages, the game websocket, admin. Build it with `create_app`."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from fastapi import FastAPI, Form, Request, WebSocket
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from fastapi.staticfiles import StaticFiles
+from fastapi.templating import Jinja2Templates
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from starlette.websockets import WebSocketDisconnect
+
+from turinglab.game.config import Study, Timing
+from turinglab.server.content_filter import ContentFilter, ModerationHook
+from turinglab.server.hub import Clock, Hub, WitnessFactory
+from turinglab.store.api import Store
+
+HERE = Path(__file__).parent
+COOKIE = "turinglab_p"
+PROLIFIC = {"PROLIFIC_PID": "prolific_pid", "STUDY_ID": "prolific_study_id", "SESSION_ID": "prolific_session_id"}
+DEFAULT_CONSENT = (
+    "This is a research study about how people tell humans from AI systems in conversation.\n\n"
+    "You will chat with other participants or with AI programs for a few minutes per game, and judge "
+    "whether your partner is a human or an AI. Your messages, verdicts and optional survey answers are "
+    "stored under a random identifier and used for research; do not share personal information in the chat.\n\n"
+    "Taking part is voluntary: you can stop at any time by closing the page. Abusive messages are blocked, "
+    "and you can report abuse at any time."
+)
+log = logging.getLogger("turinglab.server")
+templates = Jinja2Templates(directory=str(HERE / "templates"))  # autoescape is on for .html
+
+Opt = Annotated[str | None, Field(max_length=40)]
+
+
+class Survey(BaseModel):
+    """The optional demographic survey (every answer may be left out)."""
+
+    model_config = ConfigDict(extra="forbid")
+    age: Annotated[int | None, Field(ge=16, le=120)] = None
+    gender: Literal["female", "male", "non-binary", "other", "prefer not to say"] | None = None
+    education: Literal["none", "high school", "some college", "bachelor", "master", "doctorate"] | None = None
+    chatbot_use: Literal["never", "monthly", "weekly", "daily"] | None = None
+    llm_knowledge: Literal["nothing", "a little", "some", "a lot", "I research them"] | None = None
+    skipped: bool = False
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _blank_is_none(cls, v: Any) -> Any:
+        return None if v == "" else v
+
+
+def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None = None,
+               rng_seed: int | None = None, human_timing: Timing | None = Timing(),
+               witness_factory: WitnessFactory | None = None, moderation: ModerationHook | None = None,
+               admin_password: str | None = None, waiting_grace_s: float = 15.0,
+               initial_ai_wait_s: float = 10.0) -> FastAPI:
+    """The turinglab web app for one study. `db_url` None: $DATABASE_URL or ./turinglab.db.
+
+    Migrations run when the app starts. `human_timing=None` turns the human witnesses'
+    designed delay off (benchmarks only: it breaks the blinding of timing).
+    `admin_password` None: read $TURINGLAB_ADMIN_PASSWORD.
+    """
+    store = Store(db_url)  # migrates
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        app.state.hub = Hub(study, store, clock=clock, rng_seed=rng_seed, human_timing=human_timing,
+                            witness_factory=witness_factory,
+                            content_filter=ContentFilter(study.content_filter, hook=moderation),
+                            waiting_grace_s=waiting_grace_s, initial_ai_wait_s=initial_ai_wait_s)
+        try:
+            yield
+        finally:
+            await app.state.hub.close()
+            store.close()
+
+    app = FastAPI(title=f"turinglab: {study.name}", lifespan=lifespan, docs_url=None, redoc_url=None)
+    app.state.study = study
+    app.state.store = store
+    app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
+    base = {"study_name": study.name}
+
+    def page(request: Request, name: str, status: int = 200, **ctx: Any) -> HTMLResponse:
+        return templates.TemplateResponse(request, name, {**base, **ctx}, status_code=status)
+
+    def message(request: Request, heading: str, text: str, status: int = 200, **kw: Any) -> HTMLResponse:
+        return page(request, "message.html", status, heading=heading, text=text, **kw)
+
+    def hub(request: Request) -> Hub:
+        return request.app.state.hub
+
+    def prolific(request: Request) -> dict[str, str]:
+        return {k: request.query_params[q][:64] for q, k in PROLIFIC.items() if request.query_params.get(q)}
+
+    def to_player(pid: str) -> RedirectResponse:
+        r = RedirectResponse(f"/p/{pid}", status_code=303)
+        r.set_cookie(COOKIE, pid, max_age=60 * 60 * 24 * 90, httponly=True, samesite="lax")
+        return r
+
+    @app.get("/", response_class=HTMLResponse)
+    async def landing(request: Request) -> Response:
+        if request.query_params.get("PROLIFIC_PID"):  # Prolific sends participants here with GET
+            return to_player(await hub(request).new_person(prolific(request)))
+        cookie = request.cookies.get(COOKIE)
+        if cookie and await hub(request).person(cookie):
+            return RedirectResponse(f"/p/{cookie}", status_code=303)
+        q = request.url.query
+        return page(request, "landing.html", query=f"?{q}" if q else "")
+
+    @app.post("/start")
+    async def start(request: Request) -> Response:
+        return to_player(await hub(request).new_person(prolific(request)))
+
+    @app.get("/p/{token}", response_class=HTMLResponse)
+    async def play(request: Request, token: str) -> Response:
+        p = await hub(request).person(token)
+        if p is None:
+            return message(request, "Link not found",
+                           "This personal link is not valid. Check that you copied all of it, or start again.",
+                           404, link="/", link_text="Start again")
+        if not p.consented:
+            resp = page(request, "consent.html", token=p.id, consent_text=study.consent_text or DEFAULT_CONSENT)
+        else:
+            r = study.rules
+            resp = page(request, "play.html", token=p.id, format=study.format, max_chars=r.max_chars,
+                        minutes=f"{r.time_limit_s / 60:g}")
+        resp.set_cookie(COOKIE, p.id, max_age=60 * 60 * 24 * 90, httponly=True, samesite="lax")
+        return resp
+
+    @app.post("/p/{token}/consent")
+    async def consent(request: Request, token: str, agree: Annotated[str | None, Form()] = None) -> Response:
+        p = await hub(request).person(token)
+        if p is None:
+            return message(request, "Link not found", "This personal link is not valid.", 404)
+        if agree != "yes":
+            return message(request, "Consent needed", "Tick the box to agree before you continue.", 400,
+                           link=f"/p/{p.id}", link_text="Back to the consent form")
+        await hub(request).consent(p.id)
+        return RedirectResponse(f"/p/{p.id}", status_code=303)
+
+    @app.post("/p/{token}/survey")
+    async def survey(request: Request, token: str) -> Response:
+        p = await hub(request).person(token)
+        if p is None:
+            return JSONResponse({"detail": "unknown participant link"}, status_code=404)
+        try:
+            answers = Survey.model_validate(await request.json())
+        except (ValidationError, ValueError) as exc:
+            detail = str(exc).splitlines()
+            msg = "; ".join(
+                f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:3]
+            ) if isinstance(exc, ValidationError) else "the body must be a JSON object"
+            log.info("survey refused: %s", detail[:1])
+            return JSONResponse({"detail": f"survey not saved: {msg}"}, status_code=422)
+        await hub(request).survey(p.id, answers.model_dump(exclude_none=True))
+        return JSONResponse({"ok": True})
+
+    @app.get("/p/{token}/done", response_class=HTMLResponse)
+    async def done(request: Request, token: str) -> Response:
+        p = await hub(request).person(token)
+        if p is None:
+            return message(request, "Link not found", "This personal link is not valid.", 404)
+        if study.completion_url:
+            return RedirectResponse(study.completion_url, status_code=303)
+        return message(request, "Thank you!", "Thank you for taking part. You can close this page.",
+                       link=f"/p/{p.id}", link_text="Play another game")
+
+    @app.get("/healthz")
+    async def healthz(request: Request) -> dict[str, Any]:
+        h = hub(request)
+        return {"ok": True, "waiting": len(h.room.waiting), "games": len(h.live)}
+
+    @app.websocket("/ws/{token}")
+    async def ws(websocket: WebSocket, token: str) -> None:
+        h: Hub = websocket.app.state.hub
+        p = await h.person(token)
+        if p is None:
+            await websocket.close(code=4404, reason="unknown participant link")
+            return
+        await websocket.accept()
+        await h.connect(p.id, websocket)
+        try:
+            while True:
+                msg = await websocket.receive()
+                if msg["type"] == "websocket.disconnect":
+                    break
+                raw = msg.get("text")
+                if raw is None:
+                    raw = (msg.get("bytes") or b"").decode("utf-8", "replace")
+                try:
+                    await h.handle(p.id, raw)
+                except Exception:  # noqa: BLE001 - keep the connection; tell the sender
+                    log.exception("handling a frame from %s failed", p.id)
+                    await h.send(p.id, {"type": "error", "code": "server_error", "client_id": None,
+                                        "message": "The server could not process that; please try again."})
+        except (WebSocketDisconnect, RuntimeError):
+            pass
+        finally:
+            await h.disconnect(p.id, websocket)
+
+    from turinglab.server.admin import add_admin
+
+    add_admin(app, admin_password, page, message)
+    return app

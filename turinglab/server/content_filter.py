@@ -1,0 +1,51 @@
+"""The content filter: a word list (shipped default + the study's words) and an optional
+moderation hook. It runs on every message of every side before anything is relayed."""
+
+from __future__ import annotations
+
+import inspect
+import re
+import unicodedata
+from collections.abc import Awaitable, Callable, Iterable
+from pathlib import Path
+
+DEFAULT_LIST = Path(__file__).with_name("blocked_words.txt")
+
+# hook(text) -> None when fine, else a short reason; sync or async
+ModerationHook = Callable[[str], "str | None | Awaitable[str | None]"]
+
+
+def load_words(path: Path = DEFAULT_LIST) -> list[str]:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [w.strip().lower() for w in lines if w.strip() and not w.lstrip().startswith("#")]
+
+
+def _fold(text: str) -> str:
+    """Lower case, accents removed, common digit-for-letter swaps undone."""
+    text = unicodedata.normalize("NFKD", text)
+    text = "".join(c for c in text if not unicodedata.combining(c)).lower()
+    return text.translate(str.maketrans("013457@$", "oieastas"))
+
+
+class ContentFilter:
+    def __init__(self, words: Iterable[str] = (), hook: ModerationHook | None = None, use_default: bool = True):
+        all_words = (load_words() if use_default else []) + [w.lower() for w in words if w.strip()]
+        self.words = sorted(set(all_words))
+        self.hook = hook
+        alternatives = "|".join(re.escape(_fold(w)) for w in self.words)
+        # whole words only (so "class" is not blocked by "ass"); phrases allowed
+        self._re = re.compile(rf"(?<![a-z])(?:{alternatives})(?![a-z])") if self.words else None
+
+    async def check(self, text: str) -> str | None:
+        """None if the text may be relayed, else why it was blocked (for the log)."""
+        if self._re is not None:
+            m = self._re.search(_fold(text))
+            if m:
+                return f"word list: {m.group(0)!r}"
+        if self.hook is not None:
+            verdict = self.hook(text)
+            if inspect.isawaitable(verdict):
+                verdict = await verdict
+            if verdict:
+                return f"moderation: {verdict}"
+        return None

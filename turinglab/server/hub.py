@@ -1,0 +1,338 @@
+"""The server's live state: connections, participants, the waiting room and running games.
+
+Everything here runs on the event loop; store calls run in worker threads (`Writer` keeps
+each game's events in order). The hub is created by `create_app` and driven by websocket
+frames and the matchmaking task.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import secrets
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from starlette.websockets import WebSocket
+
+from turinglab.game.config import Study, Timing, WitnessSpec
+from turinglab.game.events import Event, Identity
+from turinglab.matchmaking import Match, WaitingRoom, WitnessStats
+from turinglab.server import protocol as proto
+from turinglab.server.content_filter import ContentFilter
+from turinglab.server.session import GameSession, SeatInfo
+from turinglab.store.api import Store, UnknownId
+from turinglab.witnesses.base import GameContext, Turn, Witness
+
+log = logging.getLogger("turinglab.server")
+
+Clock = Callable[[], int]
+WitnessFactory = Callable[[WitnessSpec, int], Witness]
+
+
+def wall_clock() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def default_witness_factory(spec: WitnessSpec, seed: int) -> Witness:
+    from turinglab.witnesses.registry import build_witness
+
+    return build_witness(spec, seed=seed)
+
+
+class Writer:
+    """Appends events in worker threads; per game in order; a caller awaits its commit."""
+
+    def __init__(self, store: Store, workers: int) -> None:
+        self.store = store
+        self.queues: list[asyncio.Queue] = [asyncio.Queue() for _ in range(workers)]
+        self.tasks = [asyncio.create_task(self._run(q)) for q in self.queues]
+
+    async def append(self, game_id: str, events: Iterable[Event]) -> None:
+        fut = asyncio.get_running_loop().create_future()
+        self.queues[hash(game_id) % len(self.queues)].put_nowait((game_id, list(events), fut))
+        await fut
+
+    async def _run(self, q: asyncio.Queue) -> None:
+        while True:
+            batch = [await q.get()]
+            while not q.empty():
+                batch.append(q.get_nowait())
+            results = await asyncio.to_thread(self._write, batch)
+            for (_, _, fut), exc in zip(batch, results):
+                if fut.done():
+                    continue
+                if exc is None:
+                    fut.set_result(None)
+                else:
+                    fut.set_exception(exc)
+
+    def _write(self, batch: list) -> list[BaseException | None]:
+        out: list[BaseException | None] = []
+        for game_id, events, _ in batch:
+            try:
+                self.store.append_events(game_id, events)
+                out.append(None)
+            except Exception as exc:  # noqa: BLE001 - handed to the awaiting caller
+                log.exception("storing events of game %s failed", game_id)
+                out.append(exc)
+        return out
+
+    def stop(self) -> None:
+        for t in self.tasks:
+            t.cancel()
+
+
+@dataclass
+class Person:
+    id: str
+    consented: bool
+    games_played: int
+    survey_done: bool
+
+
+class Hub:
+    def __init__(self, study: Study, store: Store, *, clock: Clock | None = None, rng_seed: int | None = None,
+                 human_timing: Timing | None = Timing(), witness_factory: WitnessFactory | None = None,
+                 content_filter: ContentFilter | None = None, waiting_grace_s: float = 15.0,
+                 initial_ai_wait_s: float = 10.0, writers: int | None = None) -> None:
+        self.study = study
+        self.store = store
+        self.now: Clock = clock or wall_clock
+        seed = rng_seed if rng_seed is not None else secrets.randbits(32)
+        self.seeds = np.random.default_rng(seed)
+        self.human_timing = human_timing
+        self.witness_factory = witness_factory or default_witness_factory
+        self.filter = content_filter or ContentFilter(study.content_filter)
+        self.waiting_grace_s = waiting_grace_s
+        self.study_id = store.register_study(study)
+        self.room = WaitingRoom(study, np.random.default_rng(self.seeds.integers(2**32)),
+                                WitnessStats.for_codenames([w.codename for w in study.witnesses]),
+                                initial_ai_wait_ms=round(initial_ai_wait_s * 1000))
+        self._load_stats()
+        self.people: dict[str, Person] = {}
+        self.conns: dict[str, set[WebSocket]] = {}
+        self.session_of: dict[str, GameSession] = {}
+        self.live: dict[str, GameSession] = {}
+        self.finished = 0
+        backend_sqlite = store.url.startswith("sqlite")
+        self.writer = Writer(store, writers or (1 if backend_sqlite else 4))
+        self.wake = asyncio.Event()
+        self.task = asyncio.create_task(self._matchmaker())
+        self._eliza: Witness | None = None
+
+    def _load_stats(self) -> None:
+        """Thompson sampling continues from the verdicts already stored for this study."""
+        for g in self.store.games(self.study_id):
+            if g.verdict is None:
+                continue
+            for seat, ident in g.seats.items():
+                if ident.kind == "ai" and ident.witness:
+                    judged = g.verdict.choice == "human" if g.format == "two-player" else g.verdict.choice == seat
+                    self.room.stats.record(ident.witness, judged, g.verdict.confidence)
+
+    async def close(self) -> None:
+        self.task.cancel()
+        for s in list(self.live.values()):
+            for t in list(s.tasks):
+                t.cancel()
+        await asyncio.sleep(0)
+        self.writer.stop()
+
+    # ---- participants ------------------------------------------------------------
+    async def person(self, token: str) -> Person | None:
+        if token in self.people:
+            return self.people[token]
+        if not (1 <= len(token) <= 40):
+            return None
+        try:
+            info = await asyncio.to_thread(self.store.get_participant, token)
+        except UnknownId:
+            return None
+        played = len(await asyncio.to_thread(self.store.games, None, interrogator_id=info.id))
+        p = Person(info.id, info.consent_ms is not None, played, bool(info.demographics))
+        self.people[token] = p
+        return p
+
+    async def new_person(self, prolific: dict[str, str]) -> str:
+        """A participant id (the link token); the same Prolific id keeps its participant."""
+        if prolific.get("prolific_pid"):
+            found = await asyncio.to_thread(self.store.find_participant, prolific_pid=prolific["prolific_pid"])
+            if found is not None:
+                return found.id
+        return await asyncio.to_thread(self.store.create_participant, t_ms=self.now(), **prolific)
+
+    async def consent(self, pid: str) -> None:
+        await asyncio.to_thread(self.store.update_participant, pid, consent_ms=self.now())
+        p = await self.person(pid)
+        if p:
+            p.consented = True
+
+    async def survey(self, pid: str, answers: dict[str, Any]) -> None:
+        await asyncio.to_thread(self.store.update_participant, pid, demographics=answers)
+        p = await self.person(pid)
+        if p:
+            p.survey_done = True
+
+    # ---- frames out ----------------------------------------------------------------
+    async def send(self, pid: str | None, frame: dict[str, Any]) -> None:
+        if not pid:
+            return
+        data = json.dumps(frame)
+        for ws in list(self.conns.get(pid, ())):
+            try:
+                await ws.send_text(data)
+            except Exception:  # noqa: BLE001 - a closed socket: its handler cleans up
+                self.conns.get(pid, set()).discard(ws)
+
+    def phase(self, pid: str) -> str:
+        s = self.session_of.get(pid)
+        if s is not None:
+            return s.phase()
+        return "waiting" if pid in self.room.waiting else "idle"
+
+    def state_frame(self, pid: str) -> dict[str, Any]:
+        p = self.people[pid]
+        s = self.session_of.get(pid)
+        now = self.now()
+        w = self.room.waiting.get(pid)
+        return {
+            "type": "state",
+            "phase": self.phase(pid),
+            "server_now_ms": now,
+            "participant": {"games_played": p.games_played, "survey_done": p.survey_done,
+                            "completion_url": self.study.completion_url},
+            "waiting_since_ms": w.joined_ms if w else None,
+            "game": s.view(pid, now) if s is not None else None,
+        }
+
+    async def send_state(self, pid: str) -> None:
+        await self.send(pid, self.state_frame(pid))
+
+    # ---- connections ---------------------------------------------------------------
+    async def connect(self, pid: str, ws: WebSocket) -> None:
+        first = not self.conns.get(pid)
+        self.conns.setdefault(pid, set()).add(ws)
+        await ws.send_text(json.dumps(self.state_frame(pid)))
+        s = self.session_of.get(pid)
+        if first and s is not None and s.game.connected.get(s.seat_of[pid]) is False:
+            await s.on_connection(pid, True)
+
+    async def disconnect(self, pid: str, ws: WebSocket) -> None:
+        conns = self.conns.get(pid, set())
+        conns.discard(ws)
+        if conns:
+            return
+        s = self.session_of.get(pid)
+        if s is not None:
+            await s.on_connection(pid, False)
+        if pid in self.room.waiting:
+            asyncio.create_task(self._drop_if_gone(pid))
+
+    async def _drop_if_gone(self, pid: str) -> None:
+        await asyncio.sleep(self.waiting_grace_s)
+        if not self.conns.get(pid) and self.room.leave(pid):
+            log.info("participant %s left the waiting room (no connection)", pid)
+
+    # ---- frames in -------------------------------------------------------------------
+    async def handle(self, pid: str, raw: str) -> None:
+        try:
+            f = proto.parse(raw)
+        except proto.BadFrame as exc:
+            await self.send(pid, proto.error("bad_frame", str(exc)))
+            return
+        t = f.type  # type: ignore[attr-defined]
+        if t == "ping":
+            await self.send(pid, {"type": "pong"})
+        elif t == "join":
+            await self._join(pid)
+        elif t == "leave_queue":
+            self.room.leave(pid)
+            await self.send_state(pid)
+        else:
+            s = self.session_of.get(pid)
+            if s is None or (s.game.state == "ended" and t != "verdict"):
+                cid = getattr(f, "client_id", None)
+                await self.send(pid, proto.error("not_in_game", proto.TEXTS["not_in_game"], cid))
+                return
+            handler = {"message": s.on_message, "paste": s.on_paste, "verdict": s.on_verdict,
+                       "report": s.on_report}[t]
+            await handler(pid, f)
+
+    async def _join(self, pid: str) -> None:
+        p = self.people[pid]
+        if not p.consented:
+            await self.send(pid, proto.error("no_consent", proto.TEXTS["no_consent"]))
+            return
+        s = self.session_of.get(pid)
+        if s is not None and s.game.state != "ended":
+            await self.send(pid, proto.error("in_game", proto.TEXTS["in_game"]))
+            await self.send_state(pid)
+            return
+        self.session_of.pop(pid, None)
+        self.room.join(pid, self.now())
+        self.wake.set()
+        await self.send_state(pid)
+
+    # ---- matchmaking --------------------------------------------------------------------
+    async def _matchmaker(self) -> None:
+        while True:
+            self.wake.clear()
+            for m in self.room.poll(self.now()):
+                try:
+                    await self._start(m)
+                except Exception:  # noqa: BLE001 - one bad start must not stop matchmaking
+                    log.exception("starting a game failed")
+            nxt = self.room.next_wakeup()
+            timeout = None if nxt is None else max(0.0, (nxt - self.now()) / 1000)
+            try:
+                await asyncio.wait_for(self.wake.wait(), timeout)
+            except TimeoutError:
+                pass
+
+    async def _start(self, m: Match) -> None:
+        specs = {w.codename: w for w in self.study.witnesses}
+        seats: dict[str, SeatInfo] = {}
+        for name, slot in m.seats.items():
+            ident = Identity(slot.kind, slot.witness, slot.participant_id, slot.selection_prob)
+            if slot.kind == "ai":
+                spec = specs[slot.witness]
+                seats[name] = SeatInfo(ident, self.witness_factory(spec, int(self.seeds.integers(2**31))), spec)
+            else:
+                seats[name] = SeatInfo(ident)
+        gid = "g" + secrets.token_hex(8)
+        s = GameSession(self, gid, m.format, m.interrogator, seats, self.now(), int(self.seeds.integers(2**31)))
+        await asyncio.to_thread(
+            self.store.create_game, self.study_id, m.format, {k: v.identity for k, v in seats.items()},
+            m.interrogator, s.game.started_ms, game_id=gid,
+        )
+        self.live[gid] = s
+        for pid in s.participants():
+            self.session_of[pid] = s
+        await s.start()
+        for pid in s.participants():
+            await self.send_state(pid)
+
+    async def game_over(self, s: GameSession) -> None:
+        self.live.pop(s.id, None)
+        self.finished += 1
+        for pid in s.participants():
+            if pid in self.people:
+                self.people[pid].games_played += 1
+            await self.send_state(pid)
+
+    async def fallback_text(self, history: list[Turn], ctx: GameContext) -> str:
+        """ELIZA answers when a model fails (through the same path and timing)."""
+        if self._eliza is None:
+            from turinglab.witnesses.registry import available
+
+            self._eliza = self.witness_factory(available()["eliza"], 0)
+        try:
+            return (await self._eliza.reply(history, ctx)).text.strip() or "Please go on."
+        except Exception:  # noqa: BLE001
+            log.exception("the ELIZA fallback failed")
+            return "Please go on."

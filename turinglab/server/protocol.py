@@ -1,0 +1,96 @@
+"""Frames of the browser <-> server websocket (docs/protocol.md), validated with pydantic."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+Conv = Literal["A", "B"]
+MAX_FRAME_TEXT = 20_000  # anything larger is not a chat message (the study limit is far lower)
+
+
+class _In(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class JoinIn(_In):
+    type: Literal["join"]
+
+
+class LeaveQueueIn(_In):
+    type: Literal["leave_queue"]
+
+
+class MessageIn(_In):
+    type: Literal["message"]
+    conv: Conv | None = None
+    text: Annotated[str, Field(max_length=MAX_FRAME_TEXT)]
+    client_id: Annotated[str, Field(min_length=1, max_length=64)]
+
+
+class PasteIn(_In):
+    type: Literal["paste"]
+    conv: Conv | None = None
+    length: Annotated[int, Field(ge=0)] = 0
+
+
+class VerdictIn(_In):
+    type: Literal["verdict"]
+    choice: Annotated[str, Field(max_length=20)]
+    confidence: int
+    reason: Annotated[str | None, Field(max_length=2000)] = None
+
+
+class ReportIn(_In):
+    type: Literal["report"]
+    reason: Annotated[str | None, Field(max_length=2000)] = None
+
+
+class PingIn(_In):
+    type: Literal["ping"]
+
+
+Inbound = Annotated[
+    Union[JoinIn, LeaveQueueIn, MessageIn, PasteIn, VerdictIn, ReportIn, PingIn], Field(discriminator="type")
+]
+_adapter: TypeAdapter[Any] = TypeAdapter(Inbound)
+TYPES = ("join", "leave_queue", "message", "paste", "verdict", "report", "ping")
+
+
+class BadFrame(ValueError):
+    """A frame that is not valid JSON or does not match the protocol; the text says why."""
+
+
+def parse(raw: str) -> BaseModel:
+    """The validated frame, or BadFrame with a short explanation for the sender."""
+    try:
+        data = json.loads(raw)
+    except (json.JSONDecodeError, TypeError):
+        raise BadFrame("the frame is not valid JSON") from None
+    if not isinstance(data, dict) or data.get("type") not in TYPES:
+        got = data.get("type") if isinstance(data, dict) else type(data).__name__
+        raise BadFrame(f"unknown frame type {str(got)[:40]!r}; expected one of: {', '.join(TYPES)}")
+    try:
+        return _adapter.validate_python(data)
+    except ValidationError as exc:
+        parts = []
+        for err in exc.errors()[:3]:
+            loc = ".".join(str(x) for x in err["loc"][1:]) or "frame"
+            parts.append(f"{loc}: {err['msg']}")
+        raise BadFrame(f"bad {data['type']!r} frame: " + "; ".join(parts)) from None
+
+
+def error(code: str, message: str, client_id: str | None = None) -> dict[str, Any]:
+    return {"type": "error", "code": code, "message": message, "client_id": client_id}
+
+
+# Texts of the errors this server writes itself. Engine refusals carry the engine's detail.
+TEXTS = {
+    "not_in_game": "You are not in a game right now.",
+    "no_consent": "Please read and accept the consent form first: reload the page.",
+    "blocked": "This message was blocked by the content filter and was not sent. Please rephrase.",
+    "not_your_turn": "Wait for the reply before sending another message.",
+    "in_game": "You are already in a game.",
+}

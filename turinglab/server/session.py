@@ -1,0 +1,418 @@
+"""One running game on the server: the engine, its timers and its witnesses.
+
+Every change goes: engine (`Game.apply`) -> store (awaited, in a thread, in order) -> frames.
+One asyncio lock per game. Timers are asyncio tasks, so they fire whether or not any
+browser is connected. Human and AI witness replies follow one timing rule (docs/protocol.md):
+shown at t_q + max(elapsed, reply_delay(n)), the typing indicator at t_q + typing_delay.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import logging
+import secrets
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from turinglab.game import events as ev
+from turinglab.game.config import Timing, WitnessSpec
+from turinglab.game.engine import Disconnect, Game, GiveVerdict, Paste, Reconnect, ReportAbuse, Send, Tick, Typing
+from turinglab.game.events import INTERROGATOR, Event, Identity
+from turinglab.server import protocol as proto
+from turinglab.witnesses import timing
+from turinglab.witnesses.base import GameContext, Turn, Witness
+
+if TYPE_CHECKING:
+    from turinglab.server.hub import Hub
+
+log = logging.getLogger("turinglab.server")
+
+END_REASONS = {"verdict": "verdict", "abuse_report": "report", "interrogator_left": "left"}
+
+
+@dataclass
+class SeatInfo:
+    identity: Identity
+    witness: Witness | None = None  # AI seats
+    spec: WitnessSpec | None = None
+
+
+@dataclass
+class Held:
+    """A human witness's reply waiting for its release time."""
+
+    id: str
+    text: str
+    t_ms: int
+    release_ms: int
+
+
+def _dt(ms: int) -> datetime:
+    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
+
+
+class GameSession:
+    def __init__(self, hub: "Hub", game_id: str, fmt: str, interrogator: str,
+                 seats: dict[str, SeatInfo], now_ms: int, seed: int) -> None:
+        self.hub = hub
+        self.id = game_id
+        self.game = Game.start(fmt, hub.study.rules, now_ms)
+        self.seats = seats
+        self.interrogator = interrogator
+        self.seat_of = {interrogator: INTERROGATOR}
+        for name, s in seats.items():
+            if s.identity.participant_id:
+                self.seat_of[s.identity.participant_id] = name
+        self.lock = asyncio.Lock()
+        self.rng = np.random.default_rng(seed)
+        self.ids: dict[int, str] = {}  # engine seq of a message -> its public id
+        self.acks: dict[tuple[str, str], tuple[str, int]] = {}  # (participant, client_id) -> (id, t_ms)
+        self.held: dict[str, Held] = {}
+        self.typing_on: set[str] = set()
+        self.tasks: set[asyncio.Task] = set()
+        self.identity = {k: s.identity.to_dict() for k, s in seats.items()}
+        self.stats_recorded = False
+
+    # ---- helpers -----------------------------------------------------------
+    @property
+    def rules(self):
+        return self.game.rules
+
+    def participants(self) -> list[str]:
+        return list(self.seat_of)
+
+    def _spawn(self, coro) -> None:
+        task = asyncio.create_task(coro)
+        self.tasks.add(task)
+        task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Task) -> None:
+        self.tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("game %s: task failed", self.id, exc_info=task.exception())
+
+    async def _commit(self, events: list[Event]) -> None:
+        if events:
+            await self.hub.writer.append(self.id, events)
+
+    def _new_id(self) -> str:
+        return secrets.token_hex(8)
+
+    def _ctx(self, seat: str, now_ms: int) -> GameContext:
+        return GameContext(self.id, _dt(self.game.started_ms), _dt(now_ms), self.rules.time_limit_s,
+                           self.rules.max_chars, seat)
+
+    async def _send(self, pid: str, frame: dict[str, Any]) -> None:
+        await self.hub.send(pid, frame)
+
+    async def _broadcast_state(self) -> None:
+        for pid in self.participants():
+            await self.hub.send_state(pid)
+
+    # ---- start ---------------------------------------------------------------
+    async def start(self) -> None:
+        await self._commit(self.game.log)
+        for name, s in self.seats.items():
+            if s.witness is not None:
+                try:
+                    await s.witness.start(self._ctx(name, self.game.started_ms))
+                except Exception:  # noqa: BLE001 - a witness failure must not stop the game
+                    log.exception("game %s: witness %s failed to start", self.id, name)
+        self._spawn(self._clock_task())
+
+    async def _clock_task(self) -> None:
+        """Fire the time limit (and a verdict deadline, if the study has one)."""
+        await asyncio.sleep(max(0.0, (self.game.deadline_ms - self.hub.now()) / 1000))
+        async with self.lock:
+            out = self.game.apply(Tick(), max(self.hub.now(), self.game.deadline_ms))
+            await self._commit(out.events)
+        await self._after_change()
+        grace = self.rules.verdict_grace_s
+        if grace is not None and self.game.state == "awaiting_verdict":
+            await asyncio.sleep(grace)
+            async with self.lock:
+                out = self.game.apply(Tick(), self.hub.now())
+                await self._commit(out.events)
+            await self._after_change()
+
+    async def _after_change(self) -> None:
+        if self.game.state == "ended":
+            await self.finish()
+        else:
+            await self._broadcast_state()
+
+    # ---- what one participant sees ---------------------------------------------
+    def view(self, pid: str, now_ms: int) -> dict[str, Any]:
+        seat = self.seat_of[pid]
+        g = self.game
+        convs = list(g.seats) if seat == INTERROGATOR else [seat]
+        mine = "interrogator" if seat == INTERROGATOR else "witness"
+        messages = []
+        for c in convs:
+            for m in g.conversations[c].messages:
+                frm = "you" if (m.sender == INTERROGATOR) == (mine == "interrogator") else "them"
+                messages.append({"type": "message", "id": self.ids[m.seq], "conv": c, "from": frm,
+                                 "text": m.text, "t_ms": m.t_ms})
+            h = self.held.get(c)
+            if h is not None and seat != INTERROGATOR:
+                messages.append({"type": "message", "id": h.id, "conv": c, "from": "you", "text": h.text,
+                                 "t_ms": h.t_ms})
+        messages.sort(key=lambda m: m["t_ms"])
+        your_turn = {c: bool(g.may_send(seat, c) and (seat == INTERROGATOR or c not in self.held)) for c in convs}
+        ended = g.state == "ended"
+        verdict = None
+        if g.verdict is not None and ended:
+            verdict = {k: g.verdict[k] for k in ("choice", "confidence", "reason")}
+        reveal = None
+        if ended:
+            reveal = {"seats": {k: {"kind": s.identity.kind} for k, s in self.seats.items()},
+                      "correct": self.correct()}
+        return {
+            "game_id": self.id,
+            "format": g.format,
+            "role": "interrogator" if seat == INTERROGATOR else "witness",
+            "seat": seat,
+            "convs": convs,
+            "messages": messages,
+            "typing": sorted(self.typing_on) if seat == INTERROGATOR else [],
+            "your_turn": your_turn,
+            "started_ms": g.started_ms,
+            "ends_ms": g.deadline_ms,
+            "max_chars": self.rules.max_chars,
+            "block_paste": self.rules.block_paste,
+            "end_reason": END_REASONS.get(g.end_reason, g.end_reason) if ended else None,
+            "verdict": verdict,
+            "reveal": reveal,
+        }
+
+    def phase(self) -> str:
+        return {"in_progress": "game", "awaiting_verdict": "verdict", "ended": "reveal"}[self.game.state]
+
+    def correct(self) -> bool | None:
+        v = self.game.verdict
+        if v is None:
+            return None
+        if self.game.format == "two-player":
+            return (v["choice"] == "human") == (self.seats["A"].identity.kind == "human")
+        return self.seats[v["choice"]].identity.kind == "human"
+
+    # ---- actions -----------------------------------------------------------------
+    async def on_message(self, pid: str, f: proto.MessageIn) -> None:
+        async with self.lock:
+            seat = self.seat_of[pid]
+            key = (pid, f.client_id)
+            if key in self.acks:  # a resend after a reconnect: acknowledge again, relay nothing
+                mid, t = self.acks[key]
+                await self._send(pid, {"type": "ack", "client_id": f.client_id, "id": mid, "t_ms": t})
+                return
+            conv = (f.conv or "A") if seat == INTERROGATOR else seat
+            now = self.hub.now()
+            if seat != INTERROGATOR and conv in self.held and self.game.chat_open:
+                await self._send(pid, proto.error("not_your_turn", proto.TEXTS["not_your_turn"], f.client_id))
+                return
+            blocked = await self.hub.filter.check(f.text)
+            if blocked:
+                self._refuse(seat, conv, now, f.text, blocked)
+                await self._commit(self.game.log[-1:])
+                await self._send(pid, proto.error("blocked", proto.TEXTS["blocked"], f.client_id))
+                return
+            if seat == INTERROGATOR:
+                await self._interrogator_message(pid, conv, f, now)
+            else:
+                await self._witness_message(pid, conv, f, now)
+
+    def _refuse(self, seat: str, conv: str, now: int, text: str, why: str) -> None:
+        """Record a message the content filter blocked (the engine has no filter of its own)."""
+        self.game._emit(ev.REFUSED, seat, max(now, self.game.log[-1].t_ms), conv,
+                        {"action": "Send", "code": "blocked", "detail": why, "text": text})
+
+    async def _apply_send(self, pid: str, seat: str, conv: str, text: str, client_id: str | None,
+                          now: int, msg_id: str | None = None) -> Event | None:
+        out = self.game.apply(Send(seat, text, conv), now)
+        await self._commit(out.events)
+        if not out.ok:
+            if pid:
+                await self._send(pid, proto.error(out.code or "refused", out.detail or "refused", client_id))
+            return None
+        e = next(x for x in out.events if x.type == ev.MESSAGE)
+        self.ids[e.seq] = msg_id or self._new_id()
+        return e
+
+    async def _interrogator_message(self, pid: str, conv: str, f: proto.MessageIn, now: int) -> None:
+        e = await self._apply_send(pid, INTERROGATOR, conv, f.text, f.client_id, now)
+        if e is None:
+            return
+        mid = self.ids[e.seq]
+        self.acks[(pid, f.client_id)] = (mid, e.t_ms)
+        self.typing_on.discard(conv)
+        await self._send(pid, {"type": "ack", "client_id": f.client_id, "id": mid, "t_ms": e.t_ms})
+        seat = self.seats[conv]
+        if seat.identity.kind == "human":
+            await self._send(seat.identity.participant_id, {"type": "message", "id": mid, "conv": conv,
+                                                            "from": "them", "text": e.payload["text"], "t_ms": e.t_ms})
+        else:
+            self._spawn(self._ai_reply(conv, e))
+        self._spawn(self._typing(conv, e))
+
+    def _designed_ms(self, conv: str, n_chars: int, q: Event) -> int:
+        spec = self.seats[conv].spec
+        t = spec.timing if spec is not None else self.hub.human_timing
+        if t is None:  # delays off (benchmarks)
+            return 0
+        return round(1000 * timing.reply_delay(n_chars, t, self.rng, prev_chars=len(q.payload["text"])))
+
+    def _last_question(self, conv: str) -> Event | None:
+        msgs = self.game.conversations[conv].messages
+        for m in reversed(msgs):
+            if m.sender == INTERROGATOR:
+                return self.game.log[m.seq]
+        return None
+
+    async def _witness_message(self, pid: str, conv: str, f: proto.MessageIn, now: int) -> None:
+        q = self._last_question(conv)
+        release = now if q is None else q.t_ms + max(now - q.t_ms, self._designed_ms(conv, len(f.text), q))
+        if release <= now:
+            e = await self._apply_send(pid, conv, conv, f.text, f.client_id, now)
+            if e is not None:
+                await self._acked_and_delivered(pid, conv, f.client_id, e)
+            return
+        trial = copy.deepcopy(self.game).apply(Send(conv, f.text, conv), now)
+        if not trial.ok:  # refuse for real, so the attempt is recorded
+            await self._apply_send(pid, conv, conv, f.text, f.client_id, now)
+            return
+        h = Held(self._new_id(), f.text, now, release)
+        self.held[conv] = h
+        self.acks[(pid, f.client_id)] = (h.id, now)
+        await self._send(pid, {"type": "ack", "client_id": f.client_id, "id": h.id, "t_ms": now})
+        self._spawn(self._release(pid, conv, h))
+
+    async def _acked_and_delivered(self, pid: str, conv: str, client_id: str, e: Event) -> None:
+        mid = self.ids[e.seq]
+        self.acks[(pid, client_id)] = (mid, e.t_ms)
+        await self._send(pid, {"type": "ack", "client_id": client_id, "id": mid, "t_ms": e.t_ms})
+        await self._deliver(conv, e)
+
+    async def _deliver(self, conv: str, e: Event) -> None:
+        """Show a witness message to the interrogator (one path for human and AI)."""
+        self.typing_on.discard(conv)
+        await self._send(self.interrogator, {"type": "message", "id": self.ids[e.seq], "conv": conv,
+                                             "from": "them", "text": e.payload["text"], "t_ms": e.t_ms})
+
+    async def _release(self, pid: str, conv: str, h: Held) -> None:
+        await asyncio.sleep(max(0.0, (h.release_ms - self.hub.now()) / 1000))
+        async with self.lock:
+            if self.held.get(conv) is not h:
+                return
+            del self.held[conv]
+            # refused (and recorded) when the time is up meanwhile: the reply is undelivered
+            e = await self._apply_send("", conv, conv, h.text, None, self.hub.now(), msg_id=h.id)
+            if e is not None:
+                await self._deliver(conv, e)
+
+    async def _typing(self, conv: str, q: Event) -> None:
+        await asyncio.sleep(timing.typing_delay(self.rules, self.rng))
+        async with self.lock:
+            if not self.game.chat_open or self._last_question(conv) is not q:
+                return
+            msgs = self.game.conversations[conv].messages
+            if msgs and msgs[-1].seq != q.seq:  # the reply is already shown
+                return
+            out = self.game.apply(Typing(conv, conv), self.hub.now())
+            await self._commit(out.events)
+            self.typing_on.add(conv)
+            await self._send(self.interrogator, {"type": "typing", "conv": conv})
+
+    async def _ai_reply(self, conv: str, q: Event) -> None:
+        seat = self.seats[conv]
+        assert seat.witness is not None and seat.spec is not None
+        started = time.monotonic()
+        history = [Turn("interrogator" if m.sender == INTERROGATOR else "witness", m.text, m.t_ms)
+                   for m in self.game.conversations[conv].messages]
+        ctx = self._ctx(conv, self.hub.now())
+        left = max(1.0, (self.game.deadline_ms - self.hub.now()) / 1000)
+        text = ""
+        try:
+            reply = await asyncio.wait_for(seat.witness.reply(history, ctx), timeout=left)
+            text = (reply.text or "").strip()
+            if reply.error:
+                log.warning("game %s seat %s: %s (fallback=%s)", self.id, conv, reply.error, reply.fallback)
+        except Exception as exc:  # noqa: BLE001 - never show a model failure
+            log.warning("game %s seat %s: witness failed (%s); ELIZA answers", self.id, conv, exc)
+        if not text:
+            text = await self.hub.fallback_text(history, ctx)
+        text = text[: self.rules.max_chars]
+        elapsed_ms = round((time.monotonic() - started) * 1000)
+        designed = self._designed_ms(conv, len(text), q)
+        await asyncio.sleep(timing.hold_for(designed / 1000, elapsed_ms / 1000))
+        async with self.lock:
+            e = await self._apply_send("", conv, conv, text, None, self.hub.now())
+            if e is not None:
+                await self._deliver(conv, e)
+
+    async def on_paste(self, pid: str, f: proto.PasteIn) -> None:
+        async with self.lock:
+            seat = self.seat_of[pid]
+            conv = (f.conv or "A") if seat == INTERROGATOR else seat
+            out = self.game.apply(Paste(seat, f.length, conv), self.hub.now())
+            await self._commit(out.events)
+
+    async def on_verdict(self, pid: str, f: proto.VerdictIn) -> None:
+        async with self.lock:
+            seat = self.seat_of[pid]
+            out = self.game.apply(GiveVerdict(seat, f.choice, f.confidence, f.reason), self.hub.now())
+            await self._commit(out.events)
+        if not out.ok:
+            await self._send(pid, proto.error(out.code or "bad_verdict", out.detail or "refused"))
+            return
+        await self.finish()
+
+    async def on_report(self, pid: str, f: proto.ReportIn) -> None:
+        async with self.lock:
+            seat = self.seat_of[pid]
+            conv = seat if seat != INTERROGATOR else None
+            out = self.game.apply(ReportAbuse(seat, f.reason, conv), self.hub.now())
+            await self._commit(out.events)
+        if not out.ok:
+            await self._send(pid, proto.error(out.code or "refused", out.detail or "refused"))
+            return
+        await self.finish()
+
+    async def on_connection(self, pid: str, connected: bool) -> None:
+        if self.game.state == "ended":
+            return
+        async with self.lock:
+            seat = self.seat_of[pid]
+            out = self.game.apply(Reconnect(seat) if connected else Disconnect(seat), self.hub.now())
+            await self._commit(out.events)
+
+    # ---- the end ---------------------------------------------------------------
+    async def finish(self) -> None:
+        """After the game ended: stats, everyone sees the reveal, timers stop."""
+        async with self.lock:
+            if self.stats_recorded:
+                return
+            self.stats_recorded = True
+            self.held.clear()
+            self.typing_on.clear()
+        v = self.game.verdict
+        if v is not None:
+            for name, s in self.seats.items():
+                if s.identity.kind == "ai":
+                    judged_human = v["choice"] == "human" if self.game.format == "two-player" else v["choice"] == name
+                    self.hub.room.stats.record(s.identity.witness, judged_human, v["confidence"])
+        await self.hub.game_over(self)
+        current = asyncio.current_task()
+        for t in list(self.tasks):
+            if t is not current:
+                t.cancel()
+        for s in self.seats.values():
+            if s.witness is not None:
+                try:
+                    await s.witness.close()
+                except Exception:  # noqa: BLE001
+                    log.exception("game %s: witness close failed", self.id)
