@@ -49,6 +49,40 @@ def version() -> None:
 # === serve ===
 
 
+@app.command()
+def serve(
+    study: str = typer.Option(None, "--study", help="Study YAML file (default: two-player, ELIZA + the local model)."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on."),
+    port: int = typer.Option(8000, "--port", help="Port to listen on."),
+    db: str = typer.Option(None, "--db", help="Database URL (default: $DATABASE_URL, else sqlite:///./turinglab.db)."),
+) -> None:
+    """Run the live imitation game in the browser (participant pages, websockets, /admin)."""
+    import uvicorn
+
+    from turinglab.server.defaults import default_study
+    from turinglab.store.db import StoreError
+
+    if study:
+        from turinglab.game.study_file import StudyFileError, load_study
+
+        try:
+            chosen = load_study(study)
+        except StudyFileError as exc:
+            fail(str(exc))
+    else:
+        chosen = default_study()
+    from turinglab.server.app import create_app
+
+    try:
+        web = create_app(chosen, db)
+    except StoreError as exc:
+        fail(str(exc))
+    console.print(f"turinglab: study [bold]{chosen.name}[/bold] ({chosen.format}) on http://{host}:{port}/"
+                  f"  (admin: /admin)", highlight=False)
+    uvicorn.run(web, host=host, port=port, log_level="info")
+
+
+
 # === analysis: report / export / demo-data / tag ===
 
 
