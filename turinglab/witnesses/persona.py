@@ -1,0 +1,156 @@
+"""Persona prompts: Jinja templates filled at the start of each game.
+
+A template (``prompts/NAME.j2`` or a path to a .j2 file) sees:
+  persona      name, age, city, country, timezone, languages (list), plus any extra keys
+  start_time   when the game started, in the persona's time zone ("Sunday 22 November 2026, 3:14 pm")
+  now_time     the current time there; time_left ("4 minutes 30 seconds"), time_left_s
+  events       recent events: [{date, text}], newest first (see `recent_events`)
+  max_chars    the message limit
+The events file is a YAML list of ``{date: YYYY-MM-DD, text: ...}`` that the study owner edits;
+only events from the last ``events_days`` days (default 14) before the game are shown.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import jinja2
+import yaml
+
+from turinglab.witnesses.base import GameContext
+
+PROMPTS_DIR = Path(__file__).parent / "prompts"
+DEFAULT_PROMPT = "young"
+
+DEFAULT_PERSONA: dict[str, Any] = {
+    "name": "Jamie",
+    "age": 19,
+    "city": "Manchester",
+    "country": "the UK",
+    "timezone": "Europe/London",
+    "languages": ["English"],
+}
+
+
+class PersonaError(ValueError):
+    """A prompt template, persona or events file that cannot be used."""
+
+
+@dataclass(frozen=True)
+class Event:
+    date: date
+    text: str
+
+
+def shipped_prompts() -> list[str]:
+    return sorted(p.stem for p in PROMPTS_DIR.glob("*.j2"))
+
+
+def _template(prompt: str | None) -> jinja2.Template:
+    name = prompt or DEFAULT_PROMPT
+    env_kw: dict[str, Any] = {"undefined": jinja2.StrictUndefined, "keep_trailing_newline": False,
+                              "trim_blocks": True, "lstrip_blocks": True, "autoescape": False}
+    if name in shipped_prompts():
+        env = jinja2.Environment(loader=jinja2.FileSystemLoader(PROMPTS_DIR), **env_kw)
+        return env.get_template(f"{name}.j2")
+    path = Path(name)
+    if path.suffix == ".j2" and path.is_file():
+        env = jinja2.Environment(loader=jinja2.FileSystemLoader(path.parent), **env_kw)
+        return env.get_template(path.name)
+    raise PersonaError(
+        f"unknown prompt {name!r}: use one of {', '.join(shipped_prompts())} or the path of an existing .j2 file"
+    )
+
+
+def load_events(path: str | Path) -> list[Event]:
+    """Events from a YAML list of {date, text}; clear errors name the bad entry."""
+    p = Path(path)
+    try:
+        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise PersonaError(f"events file {p}: cannot read ({exc.strerror})") from None
+    except yaml.YAMLError as exc:
+        raise PersonaError(f"events file {p}: not valid YAML ({exc})") from None
+    if data is None:
+        return []
+    if not isinstance(data, list):
+        raise PersonaError(f"events file {p}: expected a list of {{date, text}} entries, got {type(data).__name__}")
+    out = []
+    for i, item in enumerate(data, 1):
+        if not isinstance(item, dict) or "date" not in item or "text" not in item:
+            raise PersonaError(f"events file {p}: entry {i} needs 'date' (YYYY-MM-DD) and 'text'")
+        d = item["date"]
+        if isinstance(d, str):
+            try:
+                d = date.fromisoformat(d)
+            except ValueError:
+                raise PersonaError(f"events file {p}: entry {i} has date {d!r}; write it as YYYY-MM-DD") from None
+        if isinstance(d, datetime):
+            d = d.date()
+        if not isinstance(d, date):
+            raise PersonaError(f"events file {p}: entry {i} has date {d!r}; write it as YYYY-MM-DD")
+        out.append(Event(d, str(item["text"]).strip()))
+    return out
+
+
+def recent_events(events: list[Event], today: date, days: int = 14, limit: int = 5) -> list[Event]:
+    """Events dated within `days` days up to `today` (none from the future), newest first."""
+    lo = today - timedelta(days=days)
+    keep = [e for e in events if lo <= e.date <= today]
+    return sorted(keep, key=lambda e: e.date, reverse=True)[:limit]
+
+
+def _fmt_time(t: datetime) -> str:
+    hour = t.hour % 12 or 12
+    return f"{t:%A} {t.day} {t:%B %Y}, {hour}:{t:%M} {'am' if t.hour < 12 else 'pm'}"
+
+
+def _fmt_left(seconds: float) -> str:
+    s = max(0, int(round(seconds)))
+    m, s = divmod(s, 60)
+    parts = ([f"{m} minute{'s' if m != 1 else ''}"] if m else []) + ([f"{s} second{'s' if s != 1 else ''}"] if s or not m else [])
+    return " ".join(parts)
+
+
+def persona_context(persona: dict[str, Any], ctx: GameContext, events: list[Event] | None = None) -> dict[str, Any]:
+    """The variables a template sees, for this persona and game."""
+    merged = {**DEFAULT_PERSONA, **{k: v for k, v in persona.items() if k not in ("events", "events_days")}}
+    try:
+        tz = ZoneInfo(str(merged["timezone"]))
+    except (ZoneInfoNotFoundError, ValueError):
+        raise PersonaError(
+            f"persona timezone {merged['timezone']!r} is not an IANA time zone (e.g. Europe/London, America/Chicago)"
+        ) from None
+    for label, t in (("started_at", ctx.started_at), ("now", ctx.now)):
+        if t.tzinfo is None:
+            raise PersonaError(f"game context {label} must be timezone-aware (UTC)")
+    if isinstance(merged.get("languages"), str):
+        merged["languages"] = [merged["languages"]]
+    start, now = ctx.started_at.astimezone(tz), ctx.now.astimezone(tz)
+    left = ctx.time_limit_s - (ctx.now - ctx.started_at).total_seconds()
+    days = int(persona.get("events_days", 14))
+    shown = recent_events(events or [], start.date(), days=days)
+    return {
+        "persona": merged,
+        "start_time": _fmt_time(start),
+        "now_time": _fmt_time(now),
+        "time_left": _fmt_left(left),
+        "time_left_s": max(0.0, left),
+        "events": [{"date": f"{e.date:%A} {e.date.day} {e.date:%B}", "text": e.text} for e in shown],
+        "max_chars": ctx.max_chars,
+    }
+
+
+def render(prompt: str | None, persona: dict[str, Any], ctx: GameContext, events_path: str | Path | None = None) -> str:
+    """The filled prompt. `events_path` defaults to ``persona['events']`` (a YAML file) if set."""
+    path = events_path or persona.get("events")
+    events = load_events(path) if path else []
+    try:
+        text = _template(prompt).render(**persona_context(persona, ctx, events))
+    except jinja2.UndefinedError as exc:
+        raise PersonaError(f"prompt {prompt or DEFAULT_PROMPT!r}: {exc.message}; add it to the persona") from None
+    return "\n".join(line.rstrip() for line in text.strip().splitlines())
