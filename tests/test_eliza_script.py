@@ -161,3 +161,17 @@ def test_comments_and_free_layout_are_accepted():
     script = parse_script("; c\n(HI) ; c\nSTART\n(A   ((0)\n\t(X  Y)))  ; c\n(NONE((0)(N)))")
     assert script.keywords["A"].rules[0].reassemblies[0].parts == ("X", "Y")
     assert Eliza(script).respond("a") == "X Y"
+
+
+def test_terminal_runner(tmp_path):
+    import subprocess
+    import sys
+
+    run = [sys.executable, "-m", "turinglab.witnesses.eliza"]
+    out = subprocess.run(run, input="Men are all alike.\n\n", capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0
+    assert out.stdout.splitlines() == ["HOW DO YOU DO. PLEASE TELL ME YOUR PROBLEM", "IN WHAT WAY"]
+    bad = tmp_path / "bad.txt"
+    bad.write_text("(HI)\nSTART\n(A ((0 A 0) (X 4)))\n", encoding="utf-8")
+    out = subprocess.run([*run, str(bad)], input="", capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1 and "bad.txt:3:16: part number 4" in out.stderr
