@@ -102,7 +102,7 @@ class Eliza:
         script: Script | None = None,
         *,
         memory_choice: str = "hash",
-        seed: int | None = None,
+        seed: int | str | None = None,
         word_delimiters: tuple[str, ...] = WORD_DELIMITERS,
     ) -> None:
         if memory_choice not in ("hash", "random"):

@@ -41,7 +41,7 @@ class ElizaWitness(Witness):
 
     def _fresh(self, ctx: GameContext) -> Eliza:
         seed = None if self.seed is None else f"{self.seed}:{ctx.game_id}:{ctx.seat}"
-        return Eliza(self.script, memory_choice=self.memory_choice, seed=seed)  # type: ignore[arg-type]
+        return Eliza(self.script, memory_choice=self.memory_choice, seed=seed)
 
     def _keep(self, key: tuple[str, str], state: Eliza, answered: int) -> None:
         self._games[key] = (state, answered)
