@@ -107,8 +107,8 @@ def _first_true(pred: Callable[[np.ndarray], np.ndarray], a: np.ndarray, b: np.n
 
     pred must be monotone (false then true) on (a, b]; a and b themselves are never evaluated.
     """
-    a = a.astype(np.int64).copy()
-    b = b.astype(np.int64).copy()
+    a = np.asarray(a, dtype=np.int64).copy()
+    b = np.asarray(b, dtype=np.int64).copy()
     while True:
         active = b - a > 1
         if not active.any():
@@ -119,9 +119,16 @@ def _first_true(pred: Callable[[np.ndarray], np.ndarray], a: np.ndarray, b: np.n
         a = np.where(active & ~t, mid, a)
 
 
-def sterne_split(k: int, n: int, p) -> tuple[np.ndarray, np.ndarray]:
-    """(lo, hi) such that Sterne's test counts outcomes {0..lo} U {hi..n} at each p in (0, 1)."""
-    p = np.atleast_1d(np.asarray(p, dtype=float))
+def sterne_split(k, n, p) -> tuple[np.ndarray, np.ndarray]:
+    """(lo, hi) such that Sterne's test counts outcomes {0..lo} U {hi..n} at each p in (0, 1).
+
+    k, n and p broadcast against each other.
+    """
+    k, n, p = np.broadcast_arrays(
+        np.atleast_1d(np.asarray(k, dtype=np.int64)),
+        np.asarray(n, dtype=np.int64),
+        np.asarray(p, dtype=float),
+    )
     L = logit(p)
     lck = log_choose(n, k)
 
@@ -131,29 +138,29 @@ def sterne_split(k: int, n: int, p) -> tuple[np.ndarray, np.ndarray]:
     mode = np.clip(np.floor((n + 1) * p), 0, n).astype(np.int64)
     everything = r(mode) <= LOG_RTOL
     lo = _first_true(lambda j: r(np.clip(j, 0, n)) > LOG_RTOL, np.full_like(mode, -1), mode) - 1
-    hi = _first_true(lambda j: r(np.clip(j, 0, n)) <= LOG_RTOL, mode, np.full_like(mode, n + 1))
+    hi = _first_true(lambda j: r(np.clip(j, 0, n)) <= LOG_RTOL, mode, n + 1)
     lo = np.where(everything, n, lo)
     hi = np.where(everything, n + 1, hi)
     return lo, hi
 
 
-def blaker_split(k: int, n: int, p) -> tuple[np.ndarray, np.ndarray]:
+def blaker_split(k, n, p) -> tuple[np.ndarray, np.ndarray]:
     """(lo, hi) such that Blaker's test counts outcomes {0..lo} U {hi..n} at each p in (0, 1).
 
     Blaker counts the outcomes x whose smaller tail min(P(X <= x), P(X >= x)) is no larger
-    than that of k (within the relative tolerance).
+    than that of k (within the relative tolerance). k, n and p broadcast.
     """
-    p = np.atleast_1d(np.asarray(p, dtype=float))
+    k, n, p = np.broadcast_arrays(
+        np.atleast_1d(np.asarray(k, dtype=np.int64)),
+        np.asarray(n, dtype=np.int64),
+        np.asarray(p, dtype=float),
+    )
     gk = np.minimum(cdf(k, n, p), sf(k - 1, n, p))
     c = gk * (1.0 + RTOL)
     # m: first x whose lower tail is at least its upper tail; below m the smaller tail is F(x).
-    m = _first_true(
-        lambda x: cdf(x, n, p) + cdf(x - 1, n, p) >= 1.0,
-        np.full(p.shape, -1, dtype=np.int64),
-        np.full(p.shape, n, dtype=np.int64),
-    )
+    m = _first_true(lambda x: cdf(x, n, p) + cdf(x - 1, n, p) >= 1.0, np.full(p.shape, -1, dtype=np.int64), n)
     lo = _first_true(lambda x: cdf(x, n, p) > c, np.full_like(m, -1), m) - 1
-    hi = _first_true(lambda x: sf(x - 1, n, p) <= c, m - 1, np.full_like(m, n + 1))
+    hi = _first_true(lambda x: sf(x - 1, n, p) <= c, m - 1, n + 1)
     return lo, hi
 
 

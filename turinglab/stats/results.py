@@ -162,6 +162,9 @@ class TwoPlayerResult:
     p_value: float
     decision: Decision
     humanness: Estimate
+    test: str = "boschloo exact unconditional, one-sided"
+    machine_interval: IntervalSet | None = None
+    threshold_interval: IntervalSet | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -171,7 +174,8 @@ class TwoPlayerResult:
             "alpha": self.alpha,
             "method": self.method,
             "ratio_method": self.ratio_method,
-            "test": "boschloo one-sided, H0: p_m >= p_h",
+            "test": self.test,
+            "null": "p_m >= p_h",
             "machine_success": self.machine_success.to_dict(),
             "threshold": self.threshold.to_dict(),
             "p_value": _num(self.p_value),

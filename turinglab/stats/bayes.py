@@ -1,0 +1,131 @@
+"""Bayesian summaries of a rate and an always-valid confidence sequence for watched data.
+
+``beta_posterior``: the conjugate Beta posterior after k successes in n, with an
+equal-tailed credible interval, P(rate >= threshold) and the mass in a region of practical
+equivalence (ROPE).
+
+``confidence_sequence``: Robbins' beta-binomial mixture martingale. For a candidate rate p,
+
+    M_t(p) = B(a + S_t, b + t - S_t) / B(a, b) / (p^S_t (1 - p)^(t - S_t))
+
+is a nonnegative martingale with mean 1 when p is the true rate, so by Ville's inequality
+P(exists t: M_t(p) >= 1/alpha) <= alpha. The set {p: M_t(p) < 1/alpha} therefore covers the
+true rate at every time simultaneously with probability >= 1 - alpha: a dashboard may look
+after every game and stop whenever it likes. log M_t(p) is convex in p, so the set is one
+interval; along a path we also intersect it with all earlier ones (still valid).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+from scipy import optimize, special, stats
+
+from .binomial import check_alpha, check_counts, check_prob
+from .results import BetaPosterior, ConfidenceSequence
+
+
+def _check_prior(prior: tuple[float, float]) -> tuple[float, float]:
+    try:
+        a, b = (float(v) for v in prior)
+    except (TypeError, ValueError):
+        raise ValueError(f"prior must be two positive numbers (a, b), got {prior!r}") from None
+    if not (a > 0 and b > 0):
+        raise ValueError(f"prior parameters must be positive, got {prior!r}")
+    return a, b
+
+
+def beta_posterior(
+    k: int,
+    n: int,
+    threshold: float = 0.5,
+    rope: tuple[float, float] | None = None,
+    prior: tuple[float, float] = (1, 1),
+    level: float = 0.95,
+) -> BetaPosterior:
+    """Beta(a + k, b + n - k) posterior summaries (equal-tailed interval at ``level``)."""
+    k, n = check_counts(k, n)
+    a0, b0 = _check_prior(prior)
+    threshold = check_prob(threshold, "threshold")
+    level = check_prob(level, "level")
+    if not 0 < level < 1:
+        raise ValueError(f"level must be strictly between 0 and 1, got {level}")
+    d = stats.beta(a0 + k, b0 + n - k)
+    in_rope = None
+    if rope is not None:
+        lo, hi = (check_prob(v, "rope") for v in rope)
+        if lo > hi:
+            raise ValueError(f"rope must be (low, high) with low <= high, got {rope!r}")
+        rope = (lo, hi)
+        in_rope = float(d.cdf(hi) - d.cdf(lo))
+    tail = (1 - level) / 2
+    return BetaPosterior(
+        a=a0 + k,
+        b=b0 + n - k,
+        level=level,
+        mean=float(d.mean()),
+        low=float(d.ppf(tail)),
+        high=float(d.isf(tail)),
+        threshold=threshold,
+        prob_at_or_above=float(d.sf(threshold)),
+        rope=rope,
+        prob_in_rope=in_rope,
+    )
+
+
+def log_mixture_martingale(s, t, p, prior: tuple[float, float] = (1, 1)):
+    """log M_t(p) of the beta-binomial mixture (vectorised over s, t, p)."""
+    a, b = prior
+    s, t, p = (np.asarray(v, dtype=float) for v in (s, t, p))
+    log_mix = special.betaln(a + s, b + t - s) - special.betaln(a, b)
+    return log_mix - special.xlogy(s, p) - special.xlog1py(t - s, -p)
+
+
+def _cs_bounds(s: int, t: int, alpha: float, prior: tuple[float, float]) -> tuple[float, float]:
+    if t == 0:
+        return 0.0, 1.0
+    thr = math.log(1 / alpha)
+    f = lambda p: float(log_mixture_martingale(s, t, p, prior)) - thr  # noqa: E731
+    centre = s / t
+    # the martingale is smallest near s/t; the mixture's own mean is a safe interior point
+    inner = (s + prior[0]) / (t + prior[0] + prior[1])
+    m = centre if 0 < centre < 1 else inner
+    if f(m) >= 0:  # cannot happen for the MLE since M_t(s/t) <= 1 < 1/alpha; guard anyway
+        m = inner
+    low = 0.0 if f(0.0) < 0 else optimize.brentq(f, 0.0, m, xtol=1e-14)
+    high = 1.0 if f(1.0) < 0 else optimize.brentq(f, m, 1.0, xtol=1e-14)
+    return low, high
+
+
+def confidence_sequence(
+    successes_so_far: Sequence[int] | tuple[int, int],
+    alpha: float = 0.05,
+    prior: tuple[float, float] = (1, 1),
+) -> ConfidenceSequence:
+    """Always-valid (time-uniform) 1 - alpha confidence sequence for a rate.
+
+    ``successes_so_far`` is either the 0/1 outcomes in order (the result then also holds the
+    bounds after every game, intersected over time) or a pair ``(k, n)`` giving the current
+    counts (the bound at time n, valid however often it has been looked at before).
+    Method: Robbins' beta-binomial mixture martingale with a Beta(prior) mixing distribution.
+    """
+    alpha = check_alpha(alpha)
+    prior = _check_prior(prior)
+    if isinstance(successes_so_far, tuple) and len(successes_so_far) == 2:
+        k, n = check_counts(*successes_so_far)
+        low, high = _cs_bounds(k, n, alpha, prior)
+        return ConfidenceSequence(alpha, prior, k, n, low, high)
+    x = np.asarray(successes_so_far)
+    if x.ndim != 1 or x.size == 0 or not np.isin(x, (0, 1)).all():
+        raise ValueError("successes_so_far must be a non-empty sequence of 0/1 outcomes, or a (k, n) pair")
+    s = np.cumsum(x.astype(np.int64))
+    lows, highs = [], []
+    lo_run, hi_run = 0.0, 1.0
+    for t, st in enumerate(s, start=1):
+        lo, hi = _cs_bounds(int(st), t, alpha, prior)
+        lo_run, hi_run = max(lo_run, lo), min(hi_run, hi)
+        lows.append(lo_run)
+        highs.append(hi_run)
+    return ConfidenceSequence(alpha, prior, int(s[-1]), int(x.size), lows[-1], highs[-1], tuple(lows), tuple(highs))

@@ -1,0 +1,148 @@
+"""Giunti's pass criteria for three-player and two-player Turing tests, and the binomial test.
+
+Three-player: the two identifications in a game are one event, so the machine's success
+rate is one binomial and the absolute criterion is P(S_m) >= 0.5; the degree of humanness
+is P(S_m) / 0.5. Two-player: machine and human witnesses are two independent binomials;
+the machine passes when P(S_m) >= P(S_h) and its degree of humanness is P(S_m) / P(S_h).
+A decision is always made from a confidence set at a stated alpha (see results.decide).
+"""
+
+from __future__ import annotations
+
+import math
+
+from scipy import stats
+
+from .binomial import (
+    binom_pvalue,
+    blaker_pvalue,
+    check_alpha,
+    check_alternative,
+    check_counts,
+    check_prob,
+)
+from .intervals import check_method, interval, one_sided_interval
+from .ratio import RATIO_METHODS, ratio_interval
+from .results import BinomResult, Estimate, IntervalSet, ThreePlayerResult, TwoPlayerResult, decide
+
+# Above this many (n_m * n_h) cells scipy's Boschloo test takes seconds; the score test is then used.
+BOSCHLOO_MAX_CELLS = 250_000
+
+
+def _two_sided_p(k: int, n: int, p0: float, method: str) -> float:
+    """The two-sided p-value that matches the interval method (Sterne's for the approximate ones)."""
+    if method == "blaker":
+        return blaker_pvalue(k, n, p0)
+    if method == "clopper-pearson":
+        return min(1.0, 2 * min(binom_pvalue(k, n, p0, "less"), binom_pvalue(k, n, p0, "greater")))
+    return binom_pvalue(k, n, p0)
+
+
+def binom_test(
+    k: int,
+    n: int,
+    p0: float = 0.5,
+    alpha: float = 0.05,
+    method: str = "sterne",
+    alternative: str = "two-sided",
+    grid_step: float | None = None,
+) -> BinomResult:
+    """Exact test of p = p0 for k successes in n, with the matching confidence set.
+
+    Two-sided: the p-value is Giunti's (Sterne's) unless ``method`` is blaker or
+    clopper-pearson, whose own tests are used. One-sided: P(X >= k) or P(X <= k) and the
+    exact one-sided Clopper-Pearson bound.
+    """
+    k, n = check_counts(k, n)
+    p0 = check_prob(p0, "p0")
+    alpha = check_alpha(alpha)
+    check_method(method)
+    check_alternative(alternative)
+    if alternative == "two-sided":
+        p = _two_sided_p(k, n, p0, method)
+        ci = interval(k, n, alpha, method, grid_step)
+    else:
+        p = binom_pvalue(k, n, p0, alternative)
+        ci = one_sided_interval(k, n, alpha, alternative)
+    return BinomResult(k, n, p0, alpha, k / n, p, ci, alternative)
+
+
+def three_player(k: int, n: int, alpha: float = 0.05, method: str = "sterne") -> ThreePlayerResult:
+    """Three-player criteria from k games (of n) in which the machine was chosen as the human."""
+    k, n = check_counts(k, n)
+    alpha = check_alpha(alpha)
+    check_method(method)
+    ci = interval(k, n, alpha, method)
+    est = k / n
+    return ThreePlayerResult(
+        k=k,
+        n=n,
+        alpha=alpha,
+        method=method,
+        machine_success=Estimate(est, ci.low, ci.high),
+        interval=ci,
+        p_value=_two_sided_p(k, n, 0.5, method),
+        decision=decide(ci.pieces, 0.5),
+        humanness=Estimate(est / 0.5, ci.low / 0.5, ci.high / 0.5),
+    )
+
+
+def _one_sided_less_p(k_m: int, n_m: int, k_h: int, n_h: int) -> tuple[float, str]:
+    """p-value of H0: p_m >= p_h against H1: p_m < p_h."""
+    if n_m * n_h <= BOSCHLOO_MAX_CELLS:
+        table = [[k_m, k_h], [n_m - k_m, n_h - k_h]]
+        res = stats.boschloo_exact(table, alternative="less")
+        p = float(res.pvalue)
+        return (1.0 if math.isnan(p) else min(1.0, p)), "boschloo exact unconditional, one-sided"
+    from statsmodels.stats.proportion import test_proportions_2indep
+
+    res = test_proportions_2indep(k_m, n_m, k_h, n_h, method="score", compare="diff", alternative="smaller")
+    return float(res.pvalue), "score (Miettinen-Nurminen), one-sided; Boschloo too slow at this size"
+
+
+def two_player(
+    k_m: int,
+    n_m: int,
+    k_h: int,
+    n_h: int,
+    alpha: float = 0.05,
+    method: str = "sterne",
+    ratio_method: str = "koopman",
+) -> TwoPlayerResult:
+    """Two-player criteria: machine witnesses judged human k_m of n_m, humans judged human k_h of n_h.
+
+    p_value: one-sided exact unconditional (Boschloo) test of H0 p_m >= p_h; a small value is
+    evidence that the machine is judged human less often than humans are. The decision and
+    the degree of humanness come from the interval of p_m / p_h (``ratio_method``) against 1.
+    """
+    k_m, n_m = check_counts(k_m, n_m, "k_m", "n_m")
+    k_h, n_h = check_counts(k_h, n_h, "k_h", "n_h")
+    alpha = check_alpha(alpha)
+    check_method(method)
+    if ratio_method not in RATIO_METHODS:
+        raise ValueError(f"unknown ratio_method {ratio_method!r}; choose one of {', '.join(RATIO_METHODS)}")
+    cm, ch = interval(k_m, n_m, alpha, method), interval(k_h, n_h, alpha, method)
+    pm, ph = k_m / n_m, k_h / n_h
+    lo, hi = ratio_interval(k_m, n_m, k_h, n_h, alpha, ratio_method)
+    ratio = pm / ph if ph > 0 else (math.inf if pm > 0 else math.nan)
+    p, test = _one_sided_less_p(k_m, n_m, k_h, n_h)
+    return TwoPlayerResult(
+        k_m=k_m,
+        n_m=n_m,
+        k_h=k_h,
+        n_h=n_h,
+        alpha=alpha,
+        method=method,
+        ratio_method=ratio_method,
+        machine_success=Estimate(pm, cm.low, cm.high),
+        threshold=Estimate(ph, ch.low, ch.high),
+        p_value=p,
+        decision=decide([(lo, hi)], 1.0),
+        humanness=Estimate(ratio, lo, hi),
+        test=test,
+        machine_interval=cm,
+        threshold_interval=ch,
+    )
+
+
+__all__ = ["binom_test", "three_player", "two_player", "IntervalSet"]
