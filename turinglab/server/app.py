@@ -66,13 +66,15 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
     `admin_password` None: read $TURINGLAB_ADMIN_PASSWORD.
     """
     store = Store(db_url)  # migrates
+    study_id = store.register_study(study)  # StudyFrozen if its config changed after games were played
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
         app.state.hub = Hub(study, store, clock=clock, rng_seed=rng_seed, human_timing=human_timing,
                             witness_factory=witness_factory,
                             content_filter=ContentFilter(study.content_filter, hook=moderation),
-                            waiting_grace_s=waiting_grace_s, initial_ai_wait_s=initial_ai_wait_s)
+                            waiting_grace_s=waiting_grace_s, initial_ai_wait_s=initial_ai_wait_s,
+                            study_id=study_id)
         try:
             yield
         finally:

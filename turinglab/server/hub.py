@@ -99,7 +99,8 @@ class Hub:
     def __init__(self, study: Study, store: Store, *, clock: Clock | None = None, rng_seed: int | None = None,
                  human_timing: Timing | None = Timing(), witness_factory: WitnessFactory | None = None,
                  content_filter: ContentFilter | None = None, waiting_grace_s: float = 15.0,
-                 initial_ai_wait_s: float = 10.0, writers: int | None = None) -> None:
+                 initial_ai_wait_s: float = 10.0, writers: int | None = None,
+                 study_id: int | None = None) -> None:
         self.study = study
         self.store = store
         self.now: Clock = clock or wall_clock
@@ -109,7 +110,7 @@ class Hub:
         self.witness_factory = witness_factory or default_witness_factory
         self.filter = content_filter or ContentFilter(study.content_filter)
         self.waiting_grace_s = waiting_grace_s
-        self.study_id = store.register_study(study)
+        self.study_id = study_id if study_id is not None else store.register_study(study)
         self.room = WaitingRoom(study, np.random.default_rng(self.seeds.integers(2**32)),
                                 WitnessStats.for_codenames([w.codename for w in study.witnesses]),
                                 initial_ai_wait_ms=round(initial_ai_wait_s * 1000))

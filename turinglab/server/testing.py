@@ -37,3 +37,83 @@ def serve_in_thread(app: FastAPI, port: int | None = None, **uvicorn_kw) -> Iter
     finally:
         server.should_exit = True
         thread.join(timeout=15)
+
+
+class WsPlayer:
+    """A scripted participant over a real websocket: records every frame it receives."""
+
+    def __init__(self, base: str, pid: str) -> None:
+        self.base = base
+        self.pid = pid
+        self.frames: list[dict] = []
+        self.recv_times: list[float] = []  # time.monotonic() of each frame
+        self._cursor = 0
+        self._new = None
+        self.ws = None
+        self._reader = None
+
+    @classmethod
+    async def create(cls, base: str, consent: bool = True, query: str = "") -> "WsPlayer":
+        import httpx
+
+        async with httpx.AsyncClient(base_url=base) as c:
+            r = await c.post("/start" + query)
+            pid = r.headers["location"].rsplit("/", 1)[-1]
+            if consent:
+                await c.post(f"/p/{pid}/consent", data={"agree": "yes"})
+        return cls(base, pid)
+
+    async def connect(self) -> "WsPlayer":
+        import asyncio
+
+        import websockets
+
+        self._new = asyncio.Event()
+        self.ws = await websockets.connect(self.base.replace("http", "ws", 1) + f"/ws/{self.pid}", max_queue=None)
+        self._reader = asyncio.create_task(self._read())
+        return self
+
+    async def _read(self) -> None:
+        import json
+
+        try:
+            async for raw in self.ws:
+                self.frames.append(json.loads(raw))
+                self.recv_times.append(time.monotonic())
+                self._new.set()
+        except Exception:  # noqa: BLE001 - closed
+            pass
+
+    async def close(self) -> None:
+        if self.ws is not None:
+            await self.ws.close()
+            await self._reader
+
+    async def send(self, obj: dict | str) -> None:
+        import json
+
+        await self.ws.send(obj if isinstance(obj, str) else json.dumps(obj))
+
+    async def next(self, type_: str | None = None, timeout: float = 10.0, **match) -> dict:
+        """The next unread frame of `type_` (and matching fields); earlier frames are skipped."""
+        import asyncio
+
+        deadline = time.monotonic() + timeout
+        while True:
+            while self._cursor < len(self.frames):
+                f = self.frames[self._cursor]
+                self._cursor += 1
+                if (type_ is None or f.get("type") == type_) and all(f.get(k) == v for k, v in match.items()):
+                    return f
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"{self.pid}: no {type_} frame {match or ''} within {timeout} s; "
+                                   f"last frames: {self.frames[-3:]}")
+            self._new.clear()
+            try:
+                await asyncio.wait_for(self._new.wait(), left)
+            except TimeoutError:
+                pass
+
+    async def phase(self, phase: str, timeout: float = 10.0) -> dict:
+        return await self.next("state", timeout, phase=phase)

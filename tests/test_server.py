@@ -1,0 +1,337 @@
+"""The live game server over real websockets and a real database (SQLite and PostgreSQL)."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import time
+from contextlib import contextmanager
+
+import httpx
+import pandas as pd
+import pytest
+
+from turinglab.game.config import Allocation, Rules, Study, Timing, WitnessSpec
+from turinglab.server.app import create_app
+from turinglab.server.testing import WsPlayer, serve_in_thread
+from turinglab.store.api import Store
+from turinglab.witnesses.base import Reply, Witness
+
+FAST = Timing(base_s=0.05, s_per_char=0.002, gamma_shape=1.0, gamma_scale=0.01)
+RULES = Rules(time_limit_s=20, typing_min_s=0.1, typing_jitter_s=0.1)
+ELIZA = WitnessSpec(codename="Eliza", kind="eliza", fallback=None, timing=FAST)
+
+
+def study(fmt="two-player", ratio=1.0, witnesses=(), rules=RULES, **kw) -> Study:
+    name = f"test-{fmt}-" + "-".join(w.codename for w in witnesses)
+    return Study(name=name, format=fmt, rules=rules, witnesses=witnesses,
+                 allocation=Allocation(human_ratio=ratio, ai_fallback_mean_s=0.2, ai_fallback_noise_sigma=0.01), **kw)
+
+
+@contextmanager
+def running(s: Study, url: str, **kw):
+    kw.setdefault("human_timing", FAST)
+    kw.setdefault("initial_ai_wait_s", 0.1)
+    app = create_app(s, url, rng_seed=kw.pop("seed", 7), **kw)
+    with serve_in_thread(app) as base:
+        yield base
+
+
+async def players(base: str, n: int) -> list[WsPlayer]:
+    ps = [await (await WsPlayer.create(base)).connect() for _ in range(n)]
+    for p in ps:
+        await p.phase("idle")
+        await p.send({"type": "join"})
+    return ps
+
+
+async def in_game(ps: list[WsPlayer]) -> dict[str, WsPlayer]:
+    """Wait until everyone is in a game; return players by seat."""
+    out = {}
+    for p in ps:
+        st = await p.phase("game")
+        out[st["game"]["seat"]] = p
+    return out
+
+
+async def say(p: WsPlayer, text: str, conv: str | None = "A", cid: str | None = None) -> dict:
+    cid = cid or f"c{time.monotonic_ns()}"
+    await p.send({"type": "message", "conv": conv, "text": text, "client_id": cid})
+    return await p.next(None, client_id=cid)
+
+
+async def test_human_game_to_stored_verdict(db_url):
+    with running(study(), db_url) as base:
+        seats = await in_game(await players(base, 2))
+        i, w = seats["interrogator"], seats["A"]
+        ack = await say(i, "hello, who are you?")
+        assert ack["type"] == "ack"
+        got = await w.next("message")
+        assert got["text"] == "hello, who are you?" and got["from"] == "them" and got["id"] == ack["id"]
+        ack2 = await say(w, "just me :)", conv=None)
+        shown = await i.next("message")
+        assert shown["text"] == "just me :)" and shown["id"] == ack2["id"]
+        await i.send({"type": "verdict", "choice": "ai", "confidence": 70, "reason": "too quick"})
+        for p in (i, w):
+            st = await p.phase("reveal")
+            assert st["game"]["reveal"]["seats"] == {"A": {"kind": "human"}}
+            assert st["game"]["reveal"]["correct"] is False
+            assert st["game"]["verdict"] == {"choice": "ai", "confidence": 70, "reason": "too quick"}
+        gid = st["game"]["game_id"]
+    with Store(db_url) as store:
+        g = store.game(gid)
+        assert g.status == "ended" and g.verdict.choice == "ai" and g.verdict.correct is False
+        assert g.seats["A"].kind == "human" and g.seats["A"].participant_id == w.pid
+        assert g.interrogator_id == i.pid
+        types = [e.type for e in store.events(gid)]
+        assert types[0] == "game_started" and types.count("message") == 2 and types[-1] == "game_ended"
+
+
+async def test_refusals_are_clear_and_lose_nothing(sqlite_url):
+    with running(study(), sqlite_url) as base:
+        seats = await in_game(await players(base, 2))
+        i, w = seats["interrogator"], seats["A"]
+        err = await say(w, "I speak first", conv=None)
+        assert err["type"] == "error" and err["code"] == "not_your_turn"
+        err = await say(i, "x" * 301)
+        assert err["code"] == "too_long" and "300" in err["message"]
+        err = await say(i, "   ")
+        assert err["code"] == "empty"
+        await i.send("{not json")
+        assert (await i.next("error"))["code"] == "bad_frame"
+        await i.send({"type": "dance"})
+        bad = await i.next("error")
+        assert bad["code"] == "bad_frame" and "dance" in bad["message"] and "message" in bad["message"]
+        await i.send({"type": "message", "conv": "Z", "text": "hi", "client_id": "q"})
+        assert "conv" in (await i.next("error"))["message"]
+        await i.send({"type": "verdict", "choice": "maybe", "confidence": 50})
+        assert (await i.next("error"))["code"] == "bad_verdict"
+        await w.send({"type": "verdict", "choice": "human", "confidence": 50})
+        assert (await w.next("error"))["code"] == "not_interrogator"
+        # the game goes on: a valid message still goes through, exactly once
+        ack = await say(i, "still there?", cid="same")
+        again = await say(i, "still there?", cid="same")  # a resend after a reconnect
+        assert again["type"] == "ack" and again["id"] == ack["id"]
+        await w.next("message", text="still there?")
+        await asyncio.sleep(0.3)
+        assert [f["text"] for f in w.frames if f["type"] == "message"] == ["still there?"]
+        err = await say(i, "two in a row")
+        assert err["code"] == "not_your_turn"
+    with Store(sqlite_url) as store:
+        (g,) = store.games()
+        refused = [e.payload["code"] for e in store.events(g.id) if e.type == "refused"]
+        assert {"not_your_turn", "too_long", "empty", "bad_verdict", "not_interrogator"} <= set(refused)
+        texts = [e.payload.get("text") for e in store.events(g.id) if e.type == "refused"]
+        assert "x" * 301 in texts  # the refused attempt is kept
+
+
+async def test_content_filter_symmetric_and_hook(sqlite_url):
+    def hook(text: str):
+        return "spam link" if "http://" in text else None
+
+    with running(study(content_filter=("pineapple",)), sqlite_url, moderation=hook) as base:
+        seats = await in_game(await players(base, 2))
+        i, w = seats["interrogator"], seats["A"]
+        err = await say(i, "you F-U-C-K fuck")
+        assert err["code"] == "blocked" and "not sent" in err["message"]
+        err2 = await say(i, "visit http://x.example")
+        assert err2["code"] == "blocked" and err2["message"] == err["message"]
+        await say(i, "hello")
+        await w.next("message", text="hello")
+        err3 = await say(w, "I love PINEAPPLE", conv=None)
+        assert err3["code"] == "blocked" and err3["message"] == err["message"]  # same for both sides
+        await asyncio.sleep(0.3)
+        assert [f["text"] for f in i.frames if f["type"] == "message"] == []
+        assert [f["text"] for f in w.frames if f["type"] == "message"] == ["hello"]
+        await say(w, "I love apples", conv=None)
+        await i.next("message", text="I love apples")
+    with Store(sqlite_url) as store:
+        (g,) = store.games()
+        blocked = [e for e in store.events(g.id) if e.type == "refused" and e.payload["code"] == "blocked"]
+        assert [e.actor for e in blocked] == ["interrogator", "interrogator", "A"]
+
+
+async def test_timers_fire_with_every_browser_closed_and_reconnect_resumes(sqlite_url):
+    rules = Rules(time_limit_s=2.0, typing_min_s=0.1, typing_jitter_s=0.0)
+    with running(study(rules=rules), sqlite_url) as base:
+        seats = await in_game(await players(base, 2))
+        i, w = seats["interrogator"], seats["A"]
+        await say(i, "first question")
+        await w.next("message")
+        await w.close()
+        # the witness reloads: a new connection resumes from the snapshot
+        w2 = await WsPlayer(base, w.pid).connect()
+        st = await w2.next("state")
+        assert st["phase"] == "game" and [m["text"] for m in st["game"]["messages"]] == ["first question"]
+        assert st["game"]["your_turn"] == {"A": True}
+        await say(w2, "back again", conv=None)
+        await i.next("message", text="back again")
+        await i.close()
+        await w2.close()
+        await asyncio.sleep(2.5)  # nobody is connected when the time runs out
+        i2 = await WsPlayer(base, i.pid).connect()
+        st = await i2.next("state")
+        assert st["phase"] == "verdict"
+        assert [m["text"] for m in st["game"]["messages"]] == ["first question", "back again"]
+        err = await say(i2, "too late")
+        assert err["code"] == "time_up"
+        await i2.send({"type": "verdict", "choice": "human", "confidence": 90})
+        st = await i2.phase("reveal")
+        assert st["game"]["reveal"]["correct"] is True
+    with Store(sqlite_url) as store:
+        (g,) = store.games()
+        types = [e.type for e in store.events(g.id)]
+        assert "time_up" in types and "disconnected" in types and "reconnected" in types
+        assert g.verdict.forced is True
+
+
+class Broken(Witness):
+    codename, kind = "Broken", "llm"
+
+    async def reply(self, history, ctx):
+        raise ConnectionError("model server down")
+
+
+async def test_ai_game_eliza_and_hidden_model_failure(sqlite_url):
+    broken = WitnessSpec(codename="Broken", kind="local", timing=FAST)
+    from turinglab.witnesses.registry import build_witness
+
+    def factory(spec, seed):
+        return Broken() if spec.codename == "Broken" else build_witness(spec, seed=seed)
+
+    for spec in (ELIZA, broken):
+        with running(study(ratio=0.0, witnesses=(spec,)), sqlite_url, witness_factory=factory) as base:
+            (i,) = await players(base, 1)
+            st = await i.phase("game")
+            assert st["game"]["role"] == "interrogator" and st["game"]["convs"] == ["A"]
+            t0 = time.monotonic()
+            await say(i, "I feel sad about my mother")
+            reply = await i.next("message")
+            assert reply["from"] == "them" and reply["text"].strip()
+            assert time.monotonic() - t0 >= FAST.base_s  # held until the designed delay
+            assert not [f for f in i.frames if f["type"] == "error"]
+            await i.send({"type": "verdict", "choice": "ai", "confidence": 100})
+            st = await i.phase("reveal")
+            assert st["game"]["reveal"] == {"seats": {"A": {"kind": "ai"}}, "correct": True}
+    with Store(sqlite_url) as store:
+        games = store.games()
+        assert [g.seats["A"].witness for g in games] == ["Eliza", "Broken"]
+        assert all(g.seats["A"].selection_prob == 1.0 for g in games)
+
+
+async def test_typing_indicator_after_interrogator_message(sqlite_url):
+    rules = Rules(time_limit_s=20, typing_min_s=0.3, typing_jitter_s=0.2)
+    with running(study(rules=rules), sqlite_url) as base:
+        seats = await in_game(await players(base, 2))
+        i = seats["interrogator"]
+        t0 = time.monotonic()
+        await say(i, "hi")
+        await i.next("typing", timeout=3, conv="A")
+        dt = time.monotonic() - t0
+        assert 0.3 <= dt <= 0.5 + 0.3
+
+
+async def test_abuse_report_ends_and_flags(db_url):
+    with running(study(), db_url) as base:
+        seats = await in_game(await players(base, 2))
+        i, w = seats["interrogator"], seats["A"]
+        await say(i, "hey")
+        await w.send({"type": "report", "reason": "insults"})
+        for p in (i, w):
+            st = await p.phase("reveal")
+            assert st["game"]["end_reason"] == "report"
+        gid = st["game"]["game_id"]
+    with Store(db_url) as store:
+        g = store.game(gid)
+        assert g.flags.get("abuse_reported") is True and g.status == "ended"
+
+
+async def test_three_player_game(sqlite_url):
+    s = study(fmt="three-player", witnesses=(ELIZA,))
+    with running(s, sqlite_url) as base:
+        seats = await in_game(await players(base, 2))
+        i = seats["interrogator"]
+        (hseat,) = [k for k in seats if k != "interrogator"]
+        aseat = "B" if hseat == "A" else "A"
+        await say(i, "hello A", conv="A")
+        await say(i, "hello B", conv="B")
+        await seats[hseat].next("message", text=f"hello {hseat}")
+        await say(seats[hseat], "hi, human here", conv=None)
+        await i.next("message", conv=hseat, text="hi, human here")
+        ai = await i.next("message", conv=aseat)
+        assert ai["text"]
+        await i.send({"type": "verdict", "choice": hseat, "confidence": 60})
+        st = await i.phase("reveal")
+        assert st["game"]["reveal"]["correct"] is True
+        assert st["game"]["reveal"]["seats"][aseat] == {"kind": "ai"}
+
+
+async def test_pages_prolific_consent_and_survey(sqlite_url):
+    s = study(completion_url="https://example.org/done?cc=ABC")
+    with running(s, sqlite_url) as base:
+        async with httpx.AsyncClient(base_url=base) as c:
+            r = await c.get("/")
+            assert r.status_code == 200 and "Start" in r.text
+            r = await c.get("/?PROLIFIC_PID=pp1&STUDY_ID=st1&SESSION_ID=se1")
+            assert r.status_code == 303
+            pid = r.headers["location"].rsplit("/", 1)[-1]
+            again = await c.get("/?PROLIFIC_PID=pp1&STUDY_ID=st1&SESSION_ID=se2")
+            assert again.headers["location"].endswith(pid)  # one identity per Prolific id
+            r = await c.get(f"/p/{pid}")
+            assert "Consent" in r.text and "turinglab_p" in r.headers.get("set-cookie", "")
+            p = WsPlayer(base, pid)
+            await p.connect()
+            await p.send({"type": "join"})
+            assert (await p.next("error"))["code"] == "no_consent"
+            r = await c.post(f"/p/{pid}/consent", data={})
+            assert r.status_code == 400 and "Tick the box" in r.text
+            r = await c.post(f"/p/{pid}/consent", data={"agree": "yes"})
+            assert r.status_code == 303
+            r = await c.get(f"/p/{pid}")
+            assert 'id="s-game"' in r.text
+            r = await c.post(f"/p/{pid}/survey", json={"age": 7, "gender": "robot"})
+            assert r.status_code == 422 and "age" in r.json()["detail"] and "gender" in r.json()["detail"]
+            r = await c.post(f"/p/{pid}/survey", json={"age": "34", "gender": "female", "education": "",
+                                                        "chatbot_use": "weekly", "llm_knowledge": "some"})
+            assert r.status_code == 200
+            r = await c.get(f"/p/{pid}/done")
+            assert r.status_code == 303 and r.headers["location"] == "https://example.org/done?cc=ABC"
+            r = await c.get("/p/nonexistent")
+            assert r.status_code == 404 and "not valid" in r.text
+            await p.close()
+    with Store(sqlite_url) as store:
+        info = store.get_participant(pid)
+        assert (info.prolific_pid, info.prolific_study_id, info.prolific_session_id) == ("pp1", "st1", "se1")
+        assert info.consent_ms is not None
+        assert info.demographics == {"age": 34, "gender": "female", "chatbot_use": "weekly",
+                                     "llm_knowledge": "some", "skipped": False}
+
+
+async def test_admin_password_monitor_and_exports(sqlite_url, monkeypatch):
+    monkeypatch.delenv("TURINGLAB_ADMIN_PASSWORD", raising=False)
+    with running(study(), sqlite_url) as base:
+        async with httpx.AsyncClient(base_url=base) as c:
+            r = await c.get("/admin")
+            assert r.status_code == 503 and "TURINGLAB_ADMIN_PASSWORD" in r.text
+    with running(study(witnesses=(ELIZA,)), sqlite_url, admin_password="s3cret") as base:
+        seats = await in_game(await players(base, 2))
+        await say(seats["interrogator"], "<script>alert(1)</script>")
+        async with httpx.AsyncClient(base_url=base) as c:
+            assert (await c.get("/admin")).status_code == 401
+            assert (await c.get("/admin", auth=("x", "wrong"))).status_code == 401
+            r = await c.get("/admin", auth=("admin", "s3cret"))
+            assert r.status_code == 200 and "Games in progress (1)" in r.text and "Eliza" in r.text
+            await seats["interrogator"].send({"type": "verdict", "choice": "human", "confidence": 80})
+            await seats["interrogator"].phase("reveal")
+            r = await c.get("/admin/export/messages.csv", auth=("admin", "s3cret"))
+            df = pd.read_csv(io.StringIO(r.text))
+            assert list(df["text"]) == ["<script>alert(1)</script>"]
+            r = await c.get("/admin/export/verdicts.parquet", auth=("admin", "s3cret"))
+            v = pd.read_parquet(io.BytesIO(r.content))
+            assert list(v["choice"]) == ["human"] and list(v["correct"]) == [True]
+            for t in ("games", "participants", "events"):
+                r = await c.get(f"/admin/export/{t}.csv", auth=("admin", "s3cret"))
+                assert r.status_code == 200 and len(pd.read_csv(io.StringIO(r.text))) >= 1
+            r = await c.get("/admin/export/secrets.csv", auth=("admin", "s3cret"))
+            assert r.status_code == 404 and "messages.csv" in r.text
