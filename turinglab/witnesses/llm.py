@@ -186,7 +186,8 @@ class LLMWitness(Witness):
 
                 self._eliza = ElizaWitness(codename=self.codename, seed=self.seed)
             r = await self._eliza.reply(history, ctx)
-            text = postprocess(r.text, self.spec.postprocess, ctx.max_chars, self.rng)
+            # ELIZA speaks teletype capitals; lowercase so the switch does not show
+            text = postprocess(r.text.lower(), self.spec.postprocess, ctx.max_chars, self.rng)
         else:
             text = postprocess(fb, self.spec.postprocess, ctx.max_chars, self.rng)
         return Reply(

@@ -1,0 +1,184 @@
+"""LLM witness against real loopback HTTP servers: requests, errors, fallback, Retry-After.
+
+The servers here are tiny real HTTP servers speaking the OpenAI chat-completions shape; the
+real local model is exercised in test_local_model.py.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from datetime import datetime, timedelta, timezone
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from turinglab.game.config import Postprocess, WitnessSpec
+from turinglab.witnesses.base import GameContext, Turn
+from turinglab.witnesses.llm import LLMWitness, WitnessConfigError, to_messages
+
+T0 = datetime(2026, 11, 22, 15, 0, tzinfo=timezone.utc)
+CTX = GameContext(game_id="g1", started_at=T0, now=T0 + timedelta(seconds=20), time_limit_s=300, max_chars=300)
+HISTORY = [Turn("interrogator", "hi", 0), Turn("witness", "hey", 1), Turn("interrogator", "where are you from?", 2)]
+
+
+def completion(text: str) -> dict:
+    return {
+        "id": "c1", "object": "chat.completion", "created": 0, "model": "m",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 12, "completion_tokens": 5, "total_tokens": 17, "cost": 0.0001},
+    }
+
+
+class Script:
+    """What the loopback server answers, request by request: (status, headers, body, sleep_s)."""
+
+    def __init__(self, steps):
+        self.steps = list(steps)
+        self.requests: list[tuple[float, dict]] = []
+
+
+def serve(script: Script):
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *a):  # quiet
+            pass
+
+        def do_POST(self):
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            script.requests.append((time.monotonic(), body))
+            status, headers, payload, sleep_s = script.steps.pop(0) if len(script.steps) > 1 else script.steps[0]
+            if sleep_s:
+                time.sleep(sleep_s)
+            data = json.dumps(payload).encode()
+            try:
+                self.send_response(status)
+                for k, v in headers.items():
+                    self.send_header(k, v)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return httpd, f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+
+
+@pytest.fixture
+def loopback():
+    servers = []
+
+    def start(*steps):
+        script = Script(steps)
+        httpd, url = serve(script)
+        servers.append(httpd)
+        return script, url
+
+    yield start
+    for s in servers:
+        s.shutdown()
+        s.server_close()
+
+
+def spec(url: str, **kw) -> WitnessSpec:
+    base = dict(codename="Sierra", kind="llm", model="test-model", base_url=url, api_key_env="TL_TEST_KEY",
+                timeout_s=2.0, retries=0, prompt="young", temperature=0.7, max_tokens=33, stop=("\n\n",))
+    return WitnessSpec(**{**base, **kw})
+
+
+async def test_request_carries_the_spec_and_the_conversation(loopback, monkeypatch):
+    monkeypatch.setenv("TL_TEST_KEY", "sk-secret")
+    script, url = loopback((200, {}, completion("**manchester**, you?"), 0))
+    w = LLMWitness(spec(url, persona={"name": "Robin", "city": "Leeds"}), seed=5)
+    await w.start(CTX)
+    r = await w.reply(HISTORY, CTX)
+    assert r.text == "manchester, you?"  # markdown stripped by the default post-processing
+    assert r.meta["raw"] == "**manchester**, you?"
+    assert (r.fallback, r.error, r.tokens, r.cost) == (False, None, 5, 0.0001)
+    body = script.requests[0][1]
+    assert body["model"] == "test-model" and body["temperature"] == 0.7 and body["max_tokens"] == 33
+    assert body["stop"] == ["\n\n"] and body["seed"] == 6
+    assert [m["role"] for m in body["messages"]] == ["system", "user", "assistant", "user"]
+    assert "Robin" in body["messages"][0]["content"] and "Leeds" in body["messages"][0]["content"]
+    assert body["messages"][-1]["content"] == "where are you from?"
+    await w.close()
+
+
+async def test_http_500_falls_back_to_eliza_and_logs(loopback, caplog):
+    script, url = loopback((500, {}, {"error": {"message": "boom"}}, 0))
+    w = LLMWitness(spec(url, retries=1), seed=1)
+    await w.start(CTX)
+    with caplog.at_level("WARNING", logger="turinglab.witnesses"):
+        r = await w.reply([Turn("interrogator", "I am unhappy.", 0)], CTX)
+    assert r.fallback is True and "500" in r.error
+    assert r.text and r.text == r.text.strip()
+    assert len(script.requests) == 2  # one retry, then the fallback
+    assert "fallback" in caplog.text and "Sierra" in caplog.text
+    await w.close()
+
+
+async def test_fixed_text_fallback_on_timeout(loopback):
+    script, url = loopback((200, {}, completion("too late"), 3.0))
+    w = LLMWitness(spec(url, timeout_s=0.5, fallback="sorry, my wifi is dying"), seed=1)
+    t0 = time.monotonic()
+    r = await w.reply(HISTORY, CTX)
+    assert time.monotonic() - t0 < 2.5
+    assert r.fallback and r.text == "sorry, my wifi is dying" and "Timeout" in r.error
+    await w.close()
+
+
+async def test_stopped_server_falls_back(monkeypatch):
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()  # nothing listens there now
+    w = LLMWitness(spec(f"http://127.0.0.1:{port}/v1", fallback="eliza"), seed=1)
+    r = await w.reply([Turn("interrogator", "My mother hates me.", 0)], CTX)
+    assert r.fallback and "Connection" in r.error
+    assert len(r.text) > 0
+    await w.close()
+
+
+async def test_retry_after_is_honoured(loopback):
+    script, url = loopback(
+        (429, {"Retry-After": "1"}, {"error": {"message": "slow down"}}, 0),
+        (200, {}, completion("ok fine"), 0),
+    )
+    w = LLMWitness(spec(url, retries=2), seed=1)
+    r = await w.reply(HISTORY, CTX)
+    assert r.text == "ok fine" and not r.fallback
+    (t1, _), (t2, _) = script.requests
+    assert t2 - t1 >= 0.95  # waited as told, not the client's default sub-second backoff
+
+
+async def test_empty_answer_uses_fallback(loopback):
+    script, url = loopback((200, {}, completion("   "), 0))
+    w = LLMWitness(spec(url, fallback="hm?"), seed=1)
+    r = await w.reply(HISTORY, CTX)
+    assert r.fallback and r.text == "hm?" and "EmptyReply" in r.error
+
+
+async def test_postprocess_applies_to_model_text(loopback):
+    long = "Honestly " + "really " * 80 + "tired"
+    script, url = loopback((200, {}, completion(long), 0))
+    w = LLMWitness(spec(url, postprocess=Postprocess(lowercase=True)), seed=1)
+    ctx = GameContext(game_id="g", started_at=T0, now=T0, time_limit_s=300, max_chars=40)
+    r = await w.reply(HISTORY, ctx)
+    assert len(r.text) <= 40 and r.text.startswith("honestly really") and not r.text.endswith(" ")
+
+
+def test_missing_key_is_a_clear_error(monkeypatch):
+    monkeypatch.delenv("TL_NO_SUCH_KEY", raising=False)
+    with pytest.raises(WitnessConfigError, match="TL_NO_SUCH_KEY"):
+        LLMWitness(WitnessSpec(codename="X", kind="llm", model="gpt-4o-mini", api_key_env="TL_NO_SUCH_KEY"))
+
+
+def test_roles_map_interrogator_to_user():
+    msgs = to_messages("sys", HISTORY)
+    assert msgs[0] == {"role": "system", "content": "sys"}
+    assert [m["role"] for m in msgs[1:]] == ["user", "assistant", "user"]

