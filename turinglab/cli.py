@@ -375,6 +375,63 @@ def db_games(
     console.print(games_table(games))
 
 
+witness_app = typer.Typer(no_args_is_help=True, help="The named witnesses: list them, show one's settings and prompt.")
+app.add_typer(witness_app, name="witness")
+
+
+@witness_app.command("list")
+def witness_list(as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+    """List the witnesses `--witness NAME` accepts (LLM personas need OPENAI_API_KEY or OPENAI_BASE_URL)."""
+    import json
+
+    from rich.table import Table
+
+    from turinglab.witnesses.describe import rows
+    from turinglab.witnesses.registry import available, llm_configured
+
+    table_rows = rows(available())
+    if as_json:
+        print(json.dumps(table_rows, indent=2))
+        return
+    table = Table("name", "codename", "kind", "model", "prompt")
+    for r in table_rows:
+        table.add_row(*(r[k] for k in ("name", "codename", "kind", "model", "prompt")))
+    console.print(table)
+    if not llm_configured():
+        err_console.print("(set OPENAI_API_KEY or OPENAI_BASE_URL to add the LLM personas young, baseline, ai-aware)",
+                          markup=False, highlight=False)
+
+
+@witness_app.command("show")
+def witness_show(
+    name: str = typer.Argument(..., help="witness name or codename (see `turinglab witness list`)"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON (spec, model, sample prompt)"),
+    events: str | None = typer.Option(None, "--events", help="YAML file of recent events {date, text} to fill in"),
+) -> None:
+    """Show a witness's settings and its prompt filled for a sample game starting now."""
+    import json
+
+    from turinglab.witnesses.describe import show
+    from turinglab.witnesses.persona import PersonaError
+    from turinglab.witnesses.registry import UnknownWitness, resolve
+
+    try:
+        info = show(resolve(name), events_path=events)
+    except (UnknownWitness, PersonaError) as exc:
+        fail(str(exc))
+    if as_json:
+        print(json.dumps(info, ensure_ascii=False, indent=2))
+        return
+    spec = info["spec"]
+    console.print(f"{name}: codename {spec['codename']}, kind {spec['kind']}, {info['model']}",
+                  markup=False, highlight=False, soft_wrap=True)
+    t = spec["timing"]
+    console.print(f"timing: {t['base_s']} + {t['s_per_char']}*chars + Gamma({t['gamma_shape']}, {t['gamma_scale']})"
+                  f" s; fallback: {spec['fallback']}", markup=False, highlight=False)
+    if "prompt" in info:
+        console.print(f"--- prompt for a sample game (now {info['sample_game']['now']}) ---", markup=False)
+        print(info["prompt"])
+
 # === serve ===
 
 
