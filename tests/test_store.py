@@ -90,6 +90,10 @@ def test_participants(store):
     assert p.consent_ms == T0 and p.demographics == {"age": 30, "llm_knowledge": "some"}
     assert store.find_participant(prolific_pid="PRO1").id == pid
     assert store.find_participant(prolific_pid="nobody") is None
+    other = store.create_participant(label="terminal user")
+    assert store.find_participant(label="terminal user").id == other
+    with pytest.raises(StoreError, match="exactly one"):
+        store.find_participant()
     with pytest.raises(StoreError, match="cannot update participant field"):
         store.update_participant(pid, nmae="x")
     with pytest.raises(UnknownId, match="no participant"):

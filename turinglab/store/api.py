@@ -208,11 +208,14 @@ class Store:
         with self._tx() as s:
             return _participant_info(self._participant(s, participant_id))
 
-    def find_participant(self, *, prolific_pid: str) -> ParticipantInfo | None:
-        """The earliest participant with this Prolific id, if any."""
+    def find_participant(self, *, prolific_pid: str | None = None, label: str | None = None) -> ParticipantInfo | None:
+        """The earliest participant with this Prolific id (or label), if any."""
+        if (prolific_pid is None) == (label is None):
+            raise StoreError("find_participant needs exactly one of prolific_pid= or label=")
+        col, value = (ParticipantRow.prolific_pid, prolific_pid) if label is None else (ParticipantRow.label, label)
         with self._tx() as s:
-            row = s.scalars(select(ParticipantRow).where(ParticipantRow.prolific_pid == prolific_pid)
-                            .order_by(ParticipantRow.created_ms)).first()
+            row = s.scalars(select(ParticipantRow).where(col == value)
+                            .order_by(ParticipantRow.created_ms, ParticipantRow.id)).first()
             return _participant_info(row) if row else None
 
     def update_participant(self, participant_id: str, *, demographics: Mapping[str, Any] | None = None,

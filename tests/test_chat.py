@@ -1,0 +1,185 @@
+"""`turinglab chat` with the real ELIZA witness, stored in a real database; `turinglab db`."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import pty
+import select
+import subprocess
+import sys
+import time
+
+import pytest
+
+from typer.testing import CliRunner, Result
+
+from turinglab.cli import app
+from turinglab.game.study_file import load_preset, parse_study
+from turinglab.game.terminal import run_chat
+from turinglab.store import Store
+from turinglab.witnesses.eliza.engine import Eliza, doctor_script
+
+CLI = [sys.executable, "-m", "turinglab"]
+
+
+def cli(*args: str, stdin: str = "") -> subprocess.CompletedProcess:
+    """The real command line in a subprocess."""
+    return subprocess.run(CLI + list(args), input=stdin, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "COLUMNS": "200"})
+
+
+def run(*args: str, stdin: str = "") -> Result:
+    """The same command line in-process (faster; stdin is not a terminal)."""
+    return CliRunner().invoke(app, list(args), input=stdin, env={"COLUMNS": "200"})
+
+
+def test_script_mode_prints_only_replies_and_stores_the_game(sqlite_url):
+    lines = ["Men are all alike.", "", "x" * 301, "They're always bugging us about something or other."]
+    r = cli("chat", "--witness", "eliza", "--no-delay", "--seed", "3", "--db", sqlite_url,
+            stdin="\n".join(lines) + "\n")
+    assert r.returncode == 0, r.stderr
+    # an independent ELIZA fed the accepted lines gives the same replies
+    eliza = Eliza(doctor_script())
+    expected = [eliza.respond(lines[0]), eliza.respond(lines[3])]
+    assert r.stdout.splitlines() == expected
+    game_id = r.stderr.strip().splitlines()[-1]
+    assert "refused (empty)" in r.stderr and "refused (too_long)" in r.stderr
+    with Store(sqlite_url) as store:
+        info = store.game(game_id)
+        assert (info.status, info.end_reason, info.verdict) == ("ended", "stdin_closed", None)
+        assert info.seats["A"].kind == "ai" and info.seats["A"].witness == "ELIZA"
+        assert store.get_participant(info.interrogator_id).label == "terminal user"
+        types = [e.type for e in store.events(game_id)]
+        assert types == ["game_started", "message", "message", "refused", "refused", "message", "message",
+                         "game_ended"]
+        assert store.get_study(info.study_id).name == "jones-bergen-2023"
+
+    shown = run("db", "show", game_id, "--db", sqlite_url)
+    assert shown.exit_code == 0 and "stdin_closed" in shown.stdout and "Men are all alike." in shown.stdout
+    data = json.loads(run("db", "show", game_id, "--db", sqlite_url, "--json").stdout)
+    assert data["game"]["id"] == game_id and len(data["events"]) == 8
+    assert data["events"][1]["identity"]["A"]["witness"] == "ELIZA"
+    listed = run("db", "games", "--db", sqlite_url)
+    assert game_id in listed.stdout
+
+
+def test_script_verdict_and_second_game_reuses_participant(sqlite_url):
+    r = run("chat", "--no-delay", "--db", sqlite_url, stdin="hello\n/verdict ai 85 canned replies\n")
+    r2 = run("chat", "--no-delay", "--db", sqlite_url, stdin="hello\n")
+    with Store(sqlite_url) as store:
+        g1 = store.game(r.stderr.split()[-1])
+        g2 = store.game(r2.stderr.split()[-1])
+        assert (g1.verdict.choice, g1.verdict.confidence, g1.verdict.reason) == ("ai", 85, "canned replies")
+        assert g1.verdict.correct is True and g1.end_reason == "verdict"
+        assert g1.interrogator_id == g2.interrogator_id and g1.study_id == g2.study_id
+
+
+def test_bad_input_exits_2_with_a_clear_message(sqlite_url, tmp_path):
+    r = run("chat", "--witness", "nobody", "--no-delay", "--db", sqlite_url, stdin="hi\n")
+    assert r.exit_code == 2 and "unknown witness 'nobody'" in r.stderr and "eliza" in r.stderr
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("preset: jones-bergen-2023\nrules:\n  max_chars: 0\n")
+    r = run("chat", "--study", str(bad), "--no-delay", "--db", sqlite_url, stdin="hi\n")
+    assert r.exit_code == 2 and "rules.max_chars (line 3)" in r.stderr
+    three = tmp_path / "three.yaml"
+    three.write_text("preset: jones-bergen-2025\n")
+    r = run("chat", "--study", str(three), "--no-delay", "--db", sqlite_url, stdin="hi\n")
+    assert r.exit_code == 2 and "two-player" in r.stderr
+    r = run("db", "show", "g-missing", "--db", sqlite_url)
+    assert r.exit_code == 2 and "no game with id 'g-missing'" in r.stderr
+
+
+def test_changed_study_is_refused_once_it_has_games(sqlite_url, tmp_path):
+    f = tmp_path / "s.yaml"
+    f.write_text("preset: jones-bergen-2023\nname: frozen\nrules: {time_limit_s: 200}\n")
+    assert run("chat", "--study", str(f), "--no-delay", "--db", sqlite_url, stdin="hi\n").exit_code == 0
+    f.write_text("preset: jones-bergen-2023\nname: frozen\nrules: {time_limit_s: 100}\n")
+    r = run("chat", "--study", str(f), "--no-delay", "--db", sqlite_url, stdin="hi\n")
+    assert r.exit_code == 2 and "already has 1 game" in r.stderr and "version" in r.stderr
+
+
+def test_interactive_verdict_flow_and_reveal(sqlite_url):
+    answers = "hello there\n/verdict\nmaybe\nai\nlots\nai\n80\nno typos at all\n"
+    out = io.StringIO()
+    gid = run_chat("eliza", load_preset("jones-bergen-2023"), sqlite_url, delay=False, seed=1, script=False,
+                   inp=io.StringIO(answers), out=out, err=io.StringIO())
+    text = out.getvalue()
+    assert "witness> " in text
+    assert "Please answer 'human' or 'ai'" in text and "not 'lots'" in text
+    assert "The witness was an AI: ELIZA" in text and "correct." in text
+    with Store(sqlite_url) as store:
+        v = store.game(gid).verdict
+        assert (v.choice, v.confidence, v.reason, v.forced) == ("ai", 80, "no typos at all", False)
+
+
+def test_interactive_too_long_message_is_explained(sqlite_url):
+    study = parse_study("preset: jones-bergen-2023\nname: short\nrules: {max_chars: 10}\n")
+    out = io.StringIO()
+    gid = run_chat("eliza", study, sqlite_url, delay=False, seed=1, script=False,
+                   inp=io.StringIO("this is far too long\nok\n/quit\n"), out=out)
+    assert "has 20 characters; the limit is 10" in out.getvalue() and "shorten it" in out.getvalue()
+    with Store(sqlite_url) as store:
+        assert store.game(gid).end_reason == "interrogator_left"
+
+
+def test_reply_is_held_for_the_designed_delay(sqlite_url):
+    study = parse_study(
+        "preset: jones-bergen-2023\nname: fast\n"
+        "rules: {typing_min_s: 0.1, typing_jitter_s: 0}\n"
+        "witnesses:\n  - codename: ELIZA\n    kind: eliza\n"
+        "    timing: {base_s: 0.5, s_per_char: 0.002, gamma_shape: 1, gamma_scale: 0.01}\n"
+    )
+    out = io.StringIO()
+    gid = run_chat("eliza", study, sqlite_url, delay=True, seed=2, script=False,
+                   inp=io.StringIO("hello\n/quit\n"), out=out)
+    assert "(typing…)" in out.getvalue()
+    with Store(sqlite_url) as store:
+        ev = store.events(gid)
+    q = next(e for e in ev if e.type == "message" and e.actor == "interrogator")
+    typing = next(e for e in ev if e.type == "typing")
+    a = next(e for e in ev if e.type == "message" and e.actor == "A")
+    assert typing.t_ms - q.t_ms >= 100
+    assert a.t_ms - q.t_ms >= 500 + 2 * len(a.payload["text"])  # base + s_per_char * n, at least
+
+
+def test_time_runs_out_in_a_real_terminal(sqlite_url, tmp_path):
+    f = tmp_path / "s.yaml"
+    f.write_text("preset: jones-bergen-2023\nname: tiny\nrules: {time_limit_s: 1.5}\n")
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(CLI + ["chat", "--study", str(f), "--db", sqlite_url, "--no-delay"],
+                            stdin=slave, stdout=slave, stderr=slave, close_fds=True)
+    os.close(slave)
+    seen = b""
+
+    def wait_for(marker: bytes, timeout: float = 30) -> None:
+        nonlocal seen
+        end = time.monotonic() + timeout
+        while marker not in seen and time.monotonic() < end:
+            if select.select([master], [], [], 0.2)[0]:
+                try:
+                    seen += os.read(master, 4096)
+                except OSError:
+                    break
+        assert marker in seen, seen.decode(errors="replace")
+
+    try:
+        wait_for(b"you> ")
+        wait_for(b"Time is up")  # nobody typed: the timer closes the chat
+        wait_for(b"[human/ai]")
+        os.write(master, b"human\n")
+        wait_for(b"(0-100)")
+        os.write(master, b"30\n")
+        wait_for(b"optional")
+        os.write(master, b"\n")
+        wait_for(b"db show")
+        assert proc.wait(timeout=30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        os.close(master)
+    with Store(sqlite_url) as store:
+        (g,) = store.games()
+        assert g.verdict.forced and g.verdict.choice == "human" and g.verdict.correct is False
+        assert [e.type for e in store.events(g.id)][:2] == ["game_started", "time_up"]

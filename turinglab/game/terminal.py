@@ -1,0 +1,324 @@
+"""`turinglab chat`: play a two-player game in the terminal as the interrogator.
+
+The only module of `turinglab.game` that does I/O (terminal, clock, database); the engine
+never imports it. Every action goes through the engine and every event is stored as it
+happens, so a game interrupted at any point is still in the database.
+
+Two modes:
+- interactive (a terminal): timer in the prompt, "typing…", human-like delays, the verdict
+  at the end (or earlier with /verdict), then the reveal;
+- script (`--no-delay` and stdin not a terminal): interrogator lines from stdin, each
+  witness reply on its own stdout line and nothing else; notes and the game id on stderr.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import select
+import sys
+import time
+import unicodedata
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import IO, Any
+
+from turinglab.game.config import Study, WitnessSpec
+from turinglab.game.engine import End, Game, GiveVerdict, Leave, Outcome, Send, Tick, Typing
+from turinglab.game.events import INTERROGATOR, MESSAGE
+
+TERMINAL_USER = "terminal user"
+HELP = "commands: /verdict (decide now), /time (time left), /quit (leave without a verdict)"
+
+
+class ChatError(ValueError):
+    """Bad input for `turinglab chat` (exit code 2)."""
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def clean(text: str) -> str:
+    """Untrusted text made safe for a terminal: control characters (escape codes) removed."""
+    return "".join(ch for ch in text if ch in "\n\t" or unicodedata.category(ch)[0] != "C")
+
+
+def pick_witness(name: str, study: Study) -> WitnessSpec:
+    """The study's witness with this codename, else a named witness from the registry."""
+    for spec in study.witnesses:
+        if spec.codename.lower() == name.strip().lower():
+            return spec
+    from turinglab.witnesses.registry import UnknownWitness, resolve
+
+    try:
+        return resolve(name)
+    except UnknownWitness as exc:
+        in_study = ", ".join(w.codename for w in study.witnesses)
+        raise ChatError(f"{exc}" + (f"; in study {study.name!r}: {in_study}" if in_study else "")) from None
+
+
+@dataclass
+class ChatGame:
+    """One terminal game: the engine, the witness, and the store, kept in step."""
+
+    study: Study
+    spec: WitnessSpec
+    store: Any  # turinglab.store.Store
+    study_id: int
+    delay: bool
+    seed: int | None
+    out: IO[str] = field(default_factory=lambda: sys.stdout)
+    err: IO[str] = field(default_factory=lambda: sys.stderr)
+
+    def __post_init__(self) -> None:
+        from turinglab.witnesses.registry import build_witness
+
+        self.rng = random.Random(self.seed)
+        self.witness = build_witness(self.spec, seed=self.seed)
+        user = self.store.find_participant(label=TERMINAL_USER)
+        self.participant = user.id if user else self.store.create_participant(label=TERMINAL_USER)
+        t0 = now_ms()
+        identity = {"kind": "ai", "witness": self.spec.codename, "selection_prob": 1.0}
+        self.game_id: str = self.store.create_game(self.study_id, "two-player", {"A": identity},
+                                                   self.participant, t0)
+        self.game = Game.start("two-player", self.study.rules, t0)
+        self.stored = 0
+        self._save()
+
+    # --- engine + store in step ---
+
+    def _save(self) -> None:
+        self.store.append_events(self.game_id, self.game.log[self.stored:])
+        self.stored = len(self.game.log)
+
+    def act(self, action: Any) -> Outcome:
+        out = self.game.apply(action, now_ms())
+        self._save()
+        return out
+
+    def _ctx(self):  # noqa: ANN202 - GameContext
+        from turinglab.witnesses.base import GameContext
+
+        start = datetime.fromtimestamp(self.game.started_ms / 1000, tz=timezone.utc)
+        return GameContext(game_id=self.game_id, started_at=start, now=datetime.now(timezone.utc),
+                           time_limit_s=self.study.rules.time_limit_s, max_chars=self.study.rules.max_chars)
+
+    def _history(self):  # noqa: ANN202 - list[Turn]
+        from turinglab.witnesses.base import Turn
+
+        return [Turn("interrogator" if e.actor == INTERROGATOR else "witness", e.payload["text"], e.t_ms)
+                for e in self.game.log if e.type == MESSAGE]
+
+    async def witness_turn(self, sent_ms: int, prev_chars: int, show_typing: bool) -> str | None:
+        """Ask the witness, hold the reply for its human-like delay, send it through the engine."""
+        from turinglab.witnesses.timing import hold_for, reply_delay, typing_delay
+
+        reply = await self.witness.reply(self._history(), self._ctx())
+        text = reply.text.strip()[: self.study.rules.max_chars] or "..."
+        if self.delay:
+            designed = reply_delay(len(text), self.spec.timing, self.rng, prev_chars=prev_chars)
+            typing_at = typing_delay(self.study.rules, self.rng)
+            elapsed = (now_ms() - sent_ms) / 1000
+            if show_typing and typing_at < designed:
+                await asyncio.sleep(hold_for(typing_at, elapsed))
+                self.act(Typing("A"))
+                print("  (typing…)", file=self.out, flush=True)
+                elapsed = (now_ms() - sent_ms) / 1000
+            await asyncio.sleep(hold_for(designed, elapsed))
+        out = self.act(Send("A", text))
+        return text if out.ok else None
+
+    async def close(self) -> None:
+        await self.witness.close()
+
+    # --- script mode ---
+
+    async def run_script(self, lines: IO[str]) -> None:
+        await self.witness.start(self._ctx())
+        for raw in lines:
+            line = raw.rstrip("\r\n")
+            if self.game.state == "ended":
+                print(f"ignored after the end of the game: {line[:40]!r}", file=self.err)
+                continue
+            if line.startswith("/verdict"):
+                self._script_verdict(line)
+                continue
+            sent = now_ms()
+            out = self.act(Send(INTERROGATOR, line))
+            if not out.ok:
+                print(f"refused ({out.code}): {out.detail}", file=self.err)
+                continue
+            text = await self.witness_turn(sent, len(line), show_typing=False)
+            if text is None:
+                print("the witness's reply came after the time limit", file=self.err)
+                continue
+            print(clean(text).replace("\n", " "), file=self.out, flush=True)
+        if self.game.state != "ended":
+            self.act(End("stdin_closed"))
+
+    def _script_verdict(self, line: str) -> None:
+        """`/verdict human|ai CONFIDENCE [reason]`."""
+        parts = line.split(maxsplit=3)
+        try:
+            choice, conf = parts[1], int(parts[2])
+        except (IndexError, ValueError):
+            print("usage: /verdict human|ai CONFIDENCE [reason]", file=self.err)
+            return
+        out = self.act(GiveVerdict(INTERROGATOR, choice, conf, parts[3] if len(parts) > 3 else None))
+        if not out.ok:
+            print(f"verdict refused ({out.code}): {out.detail}", file=self.err)
+
+    # --- interactive mode ---
+
+    async def run_interactive(self, inp: IO[str]) -> None:
+        rules = self.study.rules
+        p = self._say
+        p(f"Study {self.study.name!r} v{self.study.version}: you are the interrogator. You are chatting with "
+          "a human or an AI.")
+        p(f"You write first. {rules.max_chars} characters per message; {fmt_time(rules.time_limit_s * 1000)} "
+          f"in all; then you decide. {HELP}")
+        await self.witness.start(self._ctx())
+        while self.game.state == "in_progress":
+            left = self.game.time_left_ms(now_ms())
+            self.out.write(f"[{fmt_time(left)}] you> ")
+            self.out.flush()
+            line = read_line(inp, left / 1000)
+            if line is None:  # the time ran out while waiting for input
+                p("\nTime is up.")
+                self.act(Tick())  # fires time_up
+                break
+            if line == "":  # end of input
+                self.act(End("stdin_closed"))
+                p("\n(input closed: the game ends without a verdict)")
+                break
+            text = line.rstrip("\r\n")
+            cmd = text.strip().lower()
+            if cmd in ("/verdict", "/v"):
+                break
+            if cmd in ("/quit", "/q"):
+                self.act(Leave(INTERROGATOR))
+                p("You left the game.")
+                break
+            if cmd == "/time":
+                p(f"{fmt_time(self.game.time_left_ms(now_ms()))} left")
+                continue
+            if cmd in ("/help", "/?"):
+                p(HELP)
+                continue
+            sent = now_ms()
+            out = self.act(Send(INTERROGATOR, text))
+            if not out.ok:
+                p(explain_refusal(out))
+                continue
+            reply = await self.witness_turn(sent, len(text), show_typing=True)
+            if reply is None:
+                p("Time is up (the witness's reply came too late).")
+                break
+            p(f"[{fmt_time(self.game.time_left_ms(now_ms()))}] witness> {clean(reply)}")
+        if self.game.state != "ended":
+            self._ask_verdict(inp)
+        self._reveal()
+
+    def _say(self, text: str) -> None:
+        print(text, file=self.out, flush=True)
+
+    def _ask_verdict(self, inp: IO[str]) -> None:
+        p = self._say
+        while self.game.state != "ended":
+            choice = ask(inp, self.out, "Was the witness a human or an AI? [human/ai] ")
+            if choice is None:
+                self.act(End("stdin_closed"))
+                return
+            choice = {"h": "human", "a": "ai"}.get(choice.strip().lower(), choice.strip().lower())
+            if choice not in ("human", "ai"):
+                p("Please answer 'human' or 'ai' (or h / a).")
+                continue
+            conf_text = ask(inp, self.out, "How confident are you? (0-100) ")
+            if conf_text is None:
+                self.act(End("stdin_closed"))
+                return
+            try:
+                conf = int(conf_text.strip().rstrip("%"))
+            except ValueError:
+                p(f"Confidence is a whole number from 0 to 100, not {conf_text.strip()!r}. Let's try again.")
+                continue
+            reason = ask(inp, self.out, "Why? (optional, press Enter to skip) ") or None
+            out = self.act(GiveVerdict(INTERROGATOR, choice, conf, reason.strip() if reason else None))
+            if not out.ok:
+                p(explain_refusal(out))
+
+    def _reveal(self) -> None:
+        v = self.game.verdict
+        p = self._say
+        p(f"\nThe witness was an AI: {self.spec.codename} ({self.spec.kind}).")
+        if v is not None:
+            right = v["choice"] == "ai"
+            p(f"You said {v['choice']} with confidence {v['confidence']}: "
+              + ("correct." if right else "it fooled you."))
+        p(f"Game {self.game_id} stored ({len(self.game.log)} events). Inspect it: turinglab db show {self.game_id}")
+
+
+def explain_refusal(out: Outcome) -> str:
+    hints = {
+        "too_long": "Nothing was sent: shorten it and send again.",
+        "empty": "Type something first.",
+        "not_your_turn": "Wait for the witness's reply.",
+    }
+    return f"Not sent: {out.detail}. {hints.get(out.code or '', '')}".strip()
+
+
+def fmt_time(ms: float) -> str:
+    s = max(0, int(ms // 1000))
+    return f"{s // 60}:{s % 60:02d}"
+
+
+def read_line(inp: IO[str], timeout_s: float) -> str | None:
+    """A line from `inp`; '' at end of input; None if `timeout_s` passes first (terminals only)."""
+    try:
+        ready, _, _ = select.select([inp], [], [], max(0.0, timeout_s))
+    except (ValueError, OSError, TypeError):  # not selectable (e.g. a StringIO in tests)
+        return inp.readline()
+    return inp.readline() if ready else None
+
+
+def ask(inp: IO[str], out: IO[str], prompt: str) -> str | None:
+    out.write(prompt)
+    out.flush()
+    line = inp.readline()
+    return None if line == "" else line.rstrip("\r\n")
+
+
+def run_chat(witness: str, study: Study, db: str | None, *, delay: bool, seed: int | None,
+             script: bool, inp: IO[str] | None = None, out: IO[str] | None = None,
+             err: IO[str] | None = None) -> str:
+    """Play one game; returns the stored game id. Raises ChatError on bad input."""
+    from turinglab.store import Store
+
+    if study.format != "two-player":
+        raise ChatError(f"turinglab chat plays two-player games; study {study.name!r} is {study.format} "
+                        "(use a two-player study, e.g. --study with preset: jones-bergen-2023)")
+    spec = pick_witness(witness, study)
+    store = Store(db)
+    try:
+        study_id = store.register_study(study)
+        game = ChatGame(study, spec, store, study_id, delay, seed, out or sys.stdout, err or sys.stderr)
+
+        async def main() -> None:
+            try:
+                if script:
+                    await game.run_script(inp or sys.stdin)
+                else:
+                    await game.run_interactive(inp or sys.stdin)
+            finally:
+                await game.close()
+
+        try:
+            asyncio.run(main())
+        except KeyboardInterrupt:
+            if game.game.state != "ended":
+                game.act(Leave(INTERROGATOR))
+            raise
+        return game.game_id
+    finally:
+        store.close()

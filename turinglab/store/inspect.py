@@ -1,0 +1,73 @@
+"""Showing a stored game to a researcher: `turinglab db show` and `turinglab db games`."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from datetime import datetime, timezone
+from typing import Any
+
+from rich.markup import escape
+from rich.table import Table
+
+from turinglab.store.api import GameInfo, Store
+
+
+def iso(ms: int | None) -> str:
+    if ms is None:
+        return ""
+    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).isoformat(timespec="milliseconds")
+
+
+def game_json(store: Store, game_id: str) -> dict[str, Any]:
+    """The game, its seats and verdict, and every event (with hidden identities), as JSON data."""
+    info = store.game(game_id)
+    return {
+        "game": asdict(info),
+        "events": [
+            {**r.event.to_dict(), "identity": r.identity, "study_hash": r.study_hash}
+            for r in store.event_rows(game_id)
+        ],
+    }
+
+
+def game_table(store: Store, game_id: str) -> tuple[str, Table]:
+    """A header line and a table of the game's events (user text escaped for rich)."""
+    info = store.game(game_id)
+    seats = ", ".join(f"{s}={i.kind}" + (f":{i.witness}" if i.witness else "") for s, i in info.seats.items())
+    verdict = "none"
+    if info.verdict:
+        v = info.verdict
+        verdict = f"{v.choice} ({v.confidence}) correct={v.correct}" + (" forced" if v.forced else "")
+    head = (f"game {info.id}  study {info.study_id} ({info.study_hash[:12]})  {info.format}  "
+            f"status {info.status}  end {info.end_reason or '-'}  seats {seats}  verdict {verdict}  "
+            f"flags {json.dumps(info.flags)}")
+    t0 = info.started_ms
+    table = Table(show_lines=False)
+    for col in ("seq", "+s", "type", "actor", "conv", "payload"):
+        table.add_column(col, justify="right" if col in ("seq", "+s") else "left", overflow="fold")
+    for r in store.event_rows(game_id):
+        e = r.event
+        table.add_row(str(e.seq), f"{(e.t_ms - t0) / 1000:.3f}", e.type, e.actor, e.conversation or "",
+                      escape(_payload(e.payload)))
+    return head, table
+
+
+def _payload(p: dict[str, Any]) -> str:
+    if set(p) == {"text"}:
+        return repr(p["text"])
+    return json.dumps(p, ensure_ascii=False)
+
+
+def games_table(games: list[GameInfo]) -> Table:
+    table = Table()
+    for col in ("game", "study", "format", "started (UTC)", "status", "end", "seats", "verdict", "flags"):
+        table.add_column(col, overflow="fold", no_wrap=col == "game")
+    for g in games:
+        seats = " ".join(f"{s}:{i.witness or i.kind}" for s, i in g.seats.items())
+        v = g.verdict
+        verdict = f"{v.choice}/{v.confidence}{'' if v.correct is None else (' ✓' if v.correct else ' ✗')}" if v else ""
+        started = datetime.fromtimestamp(g.started_ms / 1000, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+        table.add_row(g.id, str(g.study_id), g.format, started, g.status, g.end_reason or "",
+                      escape(seats), escape(verdict), escape(",".join(sorted(g.flags))))
+    return table
