@@ -1,0 +1,130 @@
+"""Blinding: before the verdict, nothing the interrogator receives tells a human witness from an AI.
+
+Records every frame the interrogator gets in a human game and in an AI (ELIZA) game and
+compares frame types, key sets, value types, ids, error texts and reply timing.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+
+import numpy as np
+from scipy import stats
+
+from turinglab.game.config import Allocation, Rules, Study, Timing, WitnessSpec
+from turinglab.server.app import create_app
+from turinglab.server.testing import WsPlayer, serve_in_thread
+
+TIMING = Timing(base_s=0.15, s_per_char=0.004, gamma_shape=2.5, gamma_scale=0.04)
+RULES = Rules(time_limit_s=30, typing_min_s=0.05, typing_jitter_s=0.05)
+ELIZA = WitnessSpec(codename="Eliza", kind="eliza", fallback=None, timing=TIMING)
+QUESTIONS = [f"question number {k}: how are you feeling today?" for k in range(10)]
+
+
+def shape(x, path="", out=None) -> set:
+    """Every (path, type) pair in a frame; list items share the path `[]`."""
+    out = set() if out is None else out
+    if isinstance(x, dict):
+        out.add((path, "object:" + ",".join(sorted(x))))
+        for k, v in x.items():
+            shape(v, f"{path}.{k}", out)
+    elif isinstance(x, list):
+        out.add((path, "list"))
+        for v in x:
+            shape(v, path + "[]", out)
+    else:
+        out.add((path, type(x).__name__))
+    return out
+
+
+async def play(base: str, ai: bool) -> tuple[WsPlayer, list[float], str]:
+    """Play one scripted game; return the interrogator, reply delays, and the witness's secret."""
+    if ai:
+        inter = await (await WsPlayer.create(base)).connect()
+        await inter.send({"type": "join"})
+        await inter.phase("game")
+        witness = None
+    else:
+        a, b = [await (await WsPlayer.create(base)).connect() for _ in range(2)]
+        for p in (a, b):
+            await p.send({"type": "join"})
+        sa = await a.phase("game")
+        sb = await b.phase("game")
+        assert {sa["game"]["role"], sb["game"]["role"]} == {"interrogator", "witness"}
+        inter, witness = (a, b) if sa["game"]["role"] == "interrogator" else (b, a)
+    # the same refusals in both games
+    await inter.send("{oops")
+    await inter.send({"type": "message", "conv": "A", "text": "x" * 400, "client_id": "long"})
+    delays = []
+    for k, q in enumerate(QUESTIONS):
+        t0 = time.monotonic()
+        await inter.send({"type": "message", "conv": "A", "text": q, "client_id": f"q{k}"})
+        await inter.next("ack", client_id=f"q{k}")
+        if k == 0:
+            await inter.send({"type": "message", "conv": "A", "text": "again", "client_id": "twice"})
+        if witness is not None:
+            await witness.next("message", text=q)
+            # a human types the same reply as ELIZA's length class: echo a fixed sentence
+            await witness.send({"type": "message", "text": f"I am fine, thanks for asking ({k})",
+                                "client_id": f"w{k}"})
+        await _reply(inter)
+        delays.append(time.monotonic() - t0)
+    secret = witness.pid if witness else "Eliza"
+    return inter, delays, secret
+
+
+async def _reply(p: WsPlayer) -> dict:
+    while True:
+        f = await p.next("message", timeout=10)
+        if f["from"] == "them":
+            return f
+
+
+async def test_interrogator_cannot_tell_human_from_ai(sqlite_url, tmp_path):
+    recorded = {}
+    for ai in (False, True):
+        s = Study(name=f"blind-{ai}", rules=RULES, witnesses=(ELIZA,) if ai else (),
+                  allocation=Allocation(human_ratio=0.0 if ai else 1.0))
+        app = create_app(s, f"sqlite:///{tmp_path}/b{int(ai)}.db", rng_seed=3, human_timing=TIMING,
+                         initial_ai_wait_s=0.1)
+        with serve_in_thread(app) as base:
+            inter, delays, secret = await play(base, ai)
+            before = list(inter.frames)  # everything before the verdict
+            await inter.send({"type": "verdict", "choice": "human", "confidence": 50})
+            await inter.phase("reveal")
+            recorded[ai] = (before, delays, secret)
+            await inter.close()
+
+    (h_frames, h_delays, h_secret), (a_frames, a_delays, a_secret) = recorded[False], recorded[True]
+    # 1. the same frame types, and for each type the same key sets and value types
+    types = {f["type"] for f in h_frames}
+    assert types == {f["type"] for f in a_frames} == {"state", "ack", "message", "error", "typing"}
+    for t in types:
+        hs = set().union(*(shape(f) for f in h_frames if f["type"] == t))
+        as_ = set().union(*(shape(f) for f in a_frames if f["type"] == t))
+        assert hs == as_, f"{t} frames differ: human-only {hs - as_}, AI-only {as_ - hs}"
+    # 2. no identity anywhere: no codename, no witness participant id, no kind field
+    for frames, secret in ((h_frames, h_secret), (a_frames, a_secret)):
+        blob = json.dumps(frames)
+        assert secret not in blob and "Eliza" not in blob and '"kind"' not in blob
+    # 3. ids are random 16-hex strings, never reused across games
+    ids = [[f["id"] for f in frames if f["type"] in ("message", "ack")] for frames in (h_frames, a_frames)]
+    for group in ids:
+        assert all(re.fullmatch(r"[0-9a-f]{16}", i) for i in group)
+    assert not set(ids[0]) & set(ids[1])
+    gids = [next(f["game"]["game_id"] for f in fr if f["type"] == "state" and f["game"]) for fr in (h_frames, a_frames)]
+    assert all(re.fullmatch(r"g[0-9a-f]{16}", g) for g in gids)
+    # 4. the same error codes and texts
+    errs = [[(f["code"], f["message"]) for f in fr if f["type"] == "error"] for fr in (h_frames, a_frames)]
+    assert errs[0] == errs[1] and {c for c, _ in errs[0]} == {"bad_frame", "too_long", "not_your_turn"}
+    # 5. timing: every reply is held at least the designed minimum, and the two kinds' delays
+    #    are not distinguishable (exact two-sample Kolmogorov-Smirnov test)
+    floor = TIMING.base_s
+    assert min(h_delays) >= floor and min(a_delays) >= floor
+    assert stats.ks_2samp(h_delays, a_delays).pvalue > 0.01, (np.round(h_delays, 3), np.round(a_delays, 3))
+    # typing indicators came before every reply in both games
+    for fr in (h_frames, a_frames):
+        seq = [f["type"] for f in fr if f["type"] in ("typing", "message")]
+        assert seq.count("typing") == len(QUESTIONS)
