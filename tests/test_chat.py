@@ -183,3 +183,14 @@ def test_time_runs_out_in_a_real_terminal(sqlite_url, tmp_path):
         (g,) = store.games()
         assert g.verdict.forced and g.verdict.choice == "human" and g.verdict.correct is False
         assert [e.type for e in store.events(g.id)][:2] == ["game_started", "time_up"]
+
+
+def test_db_upgrade_command(sqlite_url):
+    r = run("db", "upgrade", "--db", sqlite_url)
+    assert r.exit_code == 0 and "database at head" in r.stderr
+    with Store(sqlite_url, upgrade=False) as store:
+        assert store.games() == []  # the tables exist
+    r = run("db", "upgrade", "--db", "postgresql+psycopg://nobody@127.0.0.1:1/none")
+    assert r.exit_code == 2 and "cannot use the database" in r.stderr and "--db" in r.stderr
+    r = run("db", "upgrade", "--db", "mysql://x@y/z")
+    assert r.exit_code == 2 and "unsupported database" in r.stderr

@@ -90,9 +90,14 @@ def alembic_config(engine: Engine | None = None):  # noqa: ANN201 - alembic.conf
 
 def _alembic(cmd: str, url: str | None, revision: str) -> None:
     from alembic import command
+    from sqlalchemy.exc import OperationalError
 
     engine = make_engine(url)
     try:
         getattr(command, cmd)(alembic_config(engine), revision)
+    except OperationalError as exc:
+        shown = engine.url.render_as_string(hide_password=True)
+        raise StoreError(f"cannot use the database at {shown}: {str(exc.orig).strip().splitlines()[0]}; "
+                         "is the server running and the URL right? (--db or $DATABASE_URL)") from None
     finally:
         engine.dispose()
