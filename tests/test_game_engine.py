@@ -81,6 +81,18 @@ def test_length_and_empty_limits():
     assert g.apply(Send(I, "x" * 10), T0 + 3).ok
 
 
+def test_free_alternation_once_the_interrogator_has_opened():
+    g = two(Rules(strict_alternation=False))
+    assert g.apply(Send("A", "early"), T0 + 1).code == "not_your_turn"
+    assert g.apply(Send(I, "one"), T0 + 2).ok
+    assert g.apply(Send(I, "two"), T0 + 3).ok
+    assert g.apply(Send("A", "a"), T0 + 4).ok
+    assert g.apply(Send("A", "b"), T0 + 5).ok
+    g2 = two(Rules(interrogator_first=False))
+    assert g2.apply(Send("A", "I start"), T0 + 1).ok
+    assert g2.apply(Send("A", "again"), T0 + 2).code == "not_your_turn"
+
+
 def test_message_count_limit():
     g = two(Rules(max_messages=1))
     assert g.apply(Send(I, "one"), T0 + 1).ok
@@ -287,6 +299,14 @@ def test_random_games_replay_exactly(seed):
         assert out.ok == (not any(e.type == "refused" for e in out.events))
         assert all(e.seq == i for i, e in enumerate(g.log))
         assert all(x.t_ms <= y.t_ms for x, y in zip(g.log, g.log[1:]))
-        for c in g.conversations.values():  # the limit can never be broken
-            assert all(len(m.text) <= rules.max_chars and m.text.strip() for m in c.messages)
+    for c in g.conversations.values():  # the rules can never be broken, whatever was attempted
+        assert all(len(m.text) <= rules.max_chars and m.text.strip() for m in c.messages)
+        assert all(m.t_ms < g.deadline_ms for m in c.messages)
+        sides = ["i" if m.sender == I else "w" for m in c.messages]
+        if rules.interrogator_first and sides:
+            assert sides[0] == "i"
+        if rules.strict_alternation:
+            assert all(x != y for x, y in zip(sides, sides[1:]))
+        if rules.max_messages:
+            assert max(sides.count("i"), sides.count("w")) <= rules.max_messages
     assert Game.replay(list(g.log)).state_dict() == g.state_dict()

@@ -419,8 +419,8 @@ class Game:
             role = _role(e.actor)
             c.messages.append(Message(e.seq, e.t_ms, e.actor, p["text"]))
             c.sent[role] += 1
-            if self.rules.strict_alternation:
-                c.turn = "witness" if role == INTERROGATOR else INTERROGATOR
+            # strict alternation: the other side writes next; otherwise anyone, once the chat is opened
+            c.turn = ("witness" if role == INTERROGATOR else INTERROGATOR) if self.rules.strict_alternation else None
         elif e.type == ev.REFUSED:
             self.refusals += 1
         elif e.type == ev.PASTE:
