@@ -211,3 +211,25 @@ def test_record_verdict_for_imports(store):
     gid, _ = new_game(store)
     v = store.record_verdict(gid, "human", 90, None, T0)
     assert v.correct is False and store.game(gid).verdict == v
+
+
+def test_concurrent_appends_from_threads(store):
+    from concurrent.futures import ThreadPoolExecutor
+
+    sid = store.register_study(study())
+    games = {store.create_game(sid, "two-player", {"A": AI}, None, T0): Game.start("two-player", Rules(), T0)
+             for _ in range(4)}
+
+    def play(gid: str) -> int:
+        g = games[gid]
+        store.append_events(gid, g.log)
+        for k in range(15):
+            out = g.apply(Send(I if k % 2 == 0 else "A", f"m{k}"), T0 + k + 1)
+            store.append_events(gid, out.events)
+        return len(g.log)
+
+    with ThreadPoolExecutor(4) as pool:
+        counts = list(pool.map(play, list(games)))
+    assert counts == [16] * 4
+    for gid, g in games.items():
+        assert store.events(gid) == g.log
