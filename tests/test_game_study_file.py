@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from turinglab.game.config import config_hash
 from turinglab.game.study_file import (
@@ -90,3 +93,30 @@ def test_error_in_a_list_item_points_at_its_line():
 def test_dotted():
     assert dotted(("witnesses", 1, "timing", "s_per_char")) == "witnesses[1].timing.s_per_char"
     assert dotted(()) == ""
+
+
+_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 500) | st.floats(-1, 1e4, allow_nan=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    max_leaves=8,
+)
+_keys = st.sampled_from(["name", "format", "preset", "rules", "witnesses", "allocation", "version", "timing",
+                         "time_limit_s", "max_chars", "codename", "kind", "temperature", "exclusions", "x"])
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text(max_size=200))
+def test_any_text_is_a_study_or_a_clear_error(text):
+    try:
+        parse_study(text)
+    except StudyFileError as exc:
+        assert exc.problems and all(isinstance(p, str) and p for p in exc.problems)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.dictionaries(_keys, _values | st.dictionaries(_keys, _values, max_size=4), max_size=6))
+def test_any_mapping_is_a_study_or_a_clear_error(data):
+    try:
+        parse_study(yaml.safe_dump(data))
+    except StudyFileError as exc:
+        assert exc.problems and all(isinstance(p, str) and p for p in exc.problems)

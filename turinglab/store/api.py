@@ -307,6 +307,8 @@ class Store:
 
     def _identity(self, s: Session, game: GameRow) -> tuple[dict[str, dict[str, Any]], str]:
         if game.id not in self._seat_cache:
+            if len(self._seat_cache) >= 10_000:  # seats never change; keep the newest games only
+                self._seat_cache.pop(next(iter(self._seat_cache)))
             seats = s.scalars(select(GameSeatRow).where(GameSeatRow.game_id == game.id)).all()
             self._seat_cache[game.id] = ({r.seat: _identity(r).to_dict() for r in seats}, game.study_hash)
         return self._seat_cache[game.id]
