@@ -171,6 +171,8 @@ class LLMWitness(Witness):
                 "prompt_tokens": getattr(usage, "prompt_tokens", None),
                 "finish_reason": resp.choices[0].finish_reason,
                 "raw": raw,
+                # llama.cpp servers add their own timings (prompt/generation tokens per second)
+                "timings": (getattr(resp, "model_extra", None) or {}).get("timings"),
             },
         )
 

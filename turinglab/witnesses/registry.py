@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 
-from turinglab.game.config import WitnessSpec
+from turinglab.game.config import Postprocess, WitnessSpec
 from turinglab.witnesses.base import Witness
 
 DEFAULT_LLM_MODEL = "gpt-4o-mini"
@@ -24,6 +24,14 @@ _PERSONAS: dict[str, tuple[str, str]] = {
     "baseline": ("Bravo", "baseline"),
     "ai-aware": ("Dragon", "ai-aware"),
 }
+
+
+# the small local model: short answers, a little less random than the API default
+_LOCAL: dict = {"max_tokens": 60, "temperature": 0.7, "timeout_s": 30.0, "retries": 1}
+
+
+# the terse young persona writes in lowercase whatever the model does
+_YOUNG_PP = Postprocess(lowercase=True)
 
 
 class UnknownWitness(ValueError):
@@ -38,16 +46,17 @@ def available() -> dict[str, WitnessSpec]:
     """The named witnesses a user can pick (e.g. ``turinglab chat --witness NAME``)."""
     out: dict[str, WitnessSpec] = {
         "eliza": WitnessSpec(codename="ELIZA", kind="eliza", fallback=None),
-        "local": WitnessSpec(codename="Local", kind="local", prompt="young", max_tokens=60),
-        "local-baseline": WitnessSpec(codename="LocalBaseline", kind="local", prompt="baseline", max_tokens=60),
-        "local-aware": WitnessSpec(codename="LocalAware", kind="local", prompt="ai-aware", max_tokens=60),
+        "local": WitnessSpec(codename="Local", kind="local", prompt="young", postprocess=_YOUNG_PP, **_LOCAL),
+        "local-baseline": WitnessSpec(codename="LocalBaseline", kind="local", prompt="baseline", **_LOCAL),
+        "local-aware": WitnessSpec(codename="LocalAware", kind="local", prompt="ai-aware", **_LOCAL),
     }
     if llm_configured():
         model = os.environ.get("TURINGLAB_LLM_MODEL", DEFAULT_LLM_MODEL)
         base_url = os.environ.get("OPENAI_BASE_URL") or None
         for name, (codename, prompt) in _PERSONAS.items():
             out[name] = WitnessSpec(
-                codename=codename, kind="llm", model=model, base_url=base_url, prompt=prompt, temperature=1.0
+                codename=codename, kind="llm", model=model, base_url=base_url, prompt=prompt, temperature=1.0,
+                postprocess=_YOUNG_PP if prompt == "young" else Postprocess(),
             )
     return out
 

@@ -1,0 +1,96 @@
+"""Benchmark the embedded local model as a witness: latency, tokens/s, delays absorbed.
+
+    python benchmarks/bench_local_model.py [--games 2] [--threads 1] [--read-time 8]
+
+Plays scripted interrogator messages against the `local` witness (young persona) through the
+same OpenAI-compatible path as a real game. Each game's prompt is pre-read at game start
+(as the engine's `start` call does) while the "interrogator" types the first message for
+`--read-time` seconds. Prints the model latency p50/p95, generation tokens/s, and the share
+of replies whose model latency exceeded their designed human-like delay (SPEC §1), i.e. the
+replies that came later than the timing model intended.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import statistics
+import time
+from datetime import datetime, timedelta, timezone
+
+import numpy as np
+
+from turinglab.witnesses.base import GameContext, Turn
+from turinglab.witnesses.llm import LLMWitness
+from turinglab.witnesses.local.server import LocalServer
+from turinglab.witnesses.registry import resolve
+from turinglab.witnesses.timing import reply_delay
+
+MESSAGES = [
+    "hi",
+    "where are you from?",
+    "what did you do this weekend",
+    "are you a bot?",
+    "whats 17 times 23",
+    "what's the weather like there right now",
+    "ok last one: favourite food?",
+]
+
+
+async def play(server: LocalServer, game: int, read_time: float, rng: np.random.Generator) -> list[dict]:
+    spec = resolve("local")
+    w = LLMWitness(spec, seed=game, local_server=server)
+    t0 = datetime.now(timezone.utc)
+    ctx = GameContext(game_id=f"bench{game}", started_at=t0, now=t0, time_limit_s=300, max_chars=300)
+    await w.start(ctx)
+    await asyncio.sleep(read_time)  # the interrogator types the first message
+    history: list[Turn] = []
+    rows = []
+    for i, msg in enumerate(MESSAGES):
+        history.append(Turn("interrogator", msg, i))
+        now = t0 + timedelta(seconds=read_time + i * 20)
+        r = await w.reply(history, GameContext(ctx.game_id, t0, now, 300, 300))
+        designed = reply_delay(len(r.text), spec.timing, rng, prev_chars=len(msg))
+        tm = r.meta.get("timings") or {}
+        rows.append({"latency": r.latency_s, "designed": designed, "tokens": r.tokens or 0,
+                     "gen_tps": tm.get("predicted_per_second"), "prompt_n": tm.get("prompt_n"),
+                     "fallback": r.fallback, "text": r.text, "msg": msg})
+        history.append(Turn("witness", r.text, i))
+    await w.close()
+    return rows
+
+
+async def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--games", type=int, default=2)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--read-time", type=float, default=8.0, help="seconds before the first message")
+    ap.add_argument("--quiet", action="store_true", help="do not print the conversation")
+    args = ap.parse_args()
+    server = LocalServer(threads=args.threads)
+    t = time.monotonic()
+    await server.astart()
+    print(f"model loaded in {time.monotonic() - t:.1f} s (threads={args.threads}, slots={server.slots})")
+    rng = np.random.default_rng(0)
+    rows: list[dict] = []
+    for g in range(args.games):
+        rows += await play(server, g, args.read_time, rng)
+    server.stop()
+    if not args.quiet:
+        for r in rows:
+            print(f"  {r['latency']:5.2f}s / designed {r['designed']:5.2f}s  {r['msg']!r} -> {r['text']!r}")
+    lat = np.array([r["latency"] for r in rows])
+    tps = [r["gen_tps"] for r in rows if r["gen_tps"]]
+    late = sum(r["latency"] > r["designed"] for r in rows)
+    print(f"replies: {len(rows)}  fallbacks: {sum(r['fallback'] for r in rows)}")
+    print(f"model latency p50 {np.percentile(lat, 50):.2f} s  p95 {np.percentile(lat, 95):.2f} s  max {lat.max():.2f} s")
+    if tps:
+        print(f"generation: {statistics.median(tps):.1f} tokens/s (median over replies, llama.cpp timings)")
+    print(f"tokens per reply: median {statistics.median(r['tokens'] for r in rows):.0f}")
+    print(f"model latency > designed delay: {late}/{len(rows)} = {late / len(rows):.1%}")
+
+
+if __name__ == "__main__":
+    random.seed(0)
+    asyncio.run(main())
