@@ -97,6 +97,11 @@ def test_changed_study_is_refused_once_it_has_games(sqlite_url, tmp_path):
     f.write_text("preset: jones-bergen-2023\nname: frozen\nrules: {time_limit_s: 100}\n")
     r = run("chat", "--study", str(f), "--no-delay", "--db", sqlite_url, stdin="hi\n")
     assert r.exit_code == 2 and "already has 1 game" in r.stderr and "version" in r.stderr
+    r = run("chat", "--study", str(f), "--no-delay", "--new-version", "--db", sqlite_url, stdin="hi\n")
+    assert r.exit_code == 0
+    with Store(sqlite_url) as store:
+        versions = sorted((s.version, s.study.rules.time_limit_s) for s in store.studies())
+    assert versions == [(1, 200), (2, 100)]
 
 
 def test_interactive_verdict_flow_and_reveal(sqlite_url):

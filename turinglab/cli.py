@@ -288,11 +288,15 @@ def chat(
     db: str | None = typer.Option(None, "--db", help=_DB_HELP),
     no_delay: bool = typer.Option(False, "--no-delay", help="show replies at once (no human-like delay)"),
     seed: int | None = typer.Option(None, "--seed", help="seed for the witness and the delays"),
+    new_version: bool = typer.Option(
+        False, "--new-version", help="if the study already has games under another config, store it as a new version"
+    ),
 ) -> None:
     """Play a two-player game in the terminal as the interrogator; the game is stored.
 
     With --no-delay and input from a pipe, reads one interrogator message per line and prints
-    one witness reply per line (the game id goes to stderr).
+    one witness reply per line (the game id goes to stderr); a line
+    `/verdict human|ai CONFIDENCE [reason]` gives the verdict.
     """
     from turinglab.game.study_file import StudyFileError, load_preset, load_study
     from turinglab.game.terminal import ChatError, run_chat
@@ -304,7 +308,9 @@ def chat(
         fail(str(exc))
     script = no_delay and not sys.stdin.isatty()
     try:
-        game_id = run_chat(witness, spec, db, delay=not no_delay, seed=seed, script=script)
+        # the default preset may change between releases: then it simply becomes a new version
+        game_id = run_chat(witness, spec, db, delay=not no_delay, seed=seed, script=script,
+                           new_version=new_version or study is None)
     except (ChatError, StoreError) as exc:
         fail(str(exc))
     except KeyboardInterrupt:

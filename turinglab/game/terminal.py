@@ -290,9 +290,13 @@ def ask(inp: IO[str], out: IO[str], prompt: str) -> str | None:
 
 
 def run_chat(witness: str, study: Study, db: str | None, *, delay: bool, seed: int | None,
-             script: bool, inp: IO[str] | None = None, out: IO[str] | None = None,
-             err: IO[str] | None = None) -> str:
-    """Play one game; returns the stored game id. Raises ChatError on bad input."""
+             script: bool, new_version: bool = False, inp: IO[str] | None = None,
+             out: IO[str] | None = None, err: IO[str] | None = None) -> str:
+    """Play one game; returns the stored game id. Raises ChatError (or StoreError) on bad input.
+
+    `new_version`: if the study's name and version already have games under another config,
+    store this config as the next version instead of refusing (see Store.register_study).
+    """
     from turinglab.store import Store
 
     if study.format != "two-player":
@@ -301,7 +305,7 @@ def run_chat(witness: str, study: Study, db: str | None, *, delay: bool, seed: i
     spec = pick_witness(witness, study)
     store = Store(db)
     try:
-        study_id = store.register_study(study)
+        study_id = store.register_study(study, new_version=new_version)
         game = ChatGame(study, spec, store, study_id, delay, seed, out or sys.stdout, err or sys.stderr)
 
         async def main() -> None:
