@@ -1,0 +1,249 @@
+"""The game in a real browser (Debian chromium driven by Playwright), against a real server.
+
+Screenshots of every page at 360 px and desktop width go to /tmp/turinglab-shots/.
+"""
+
+from __future__ import annotations
+
+import re
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pytest
+
+from turinglab.game.config import Allocation, Rules, Study, Timing, WitnessSpec
+from turinglab.server.app import create_app
+from turinglab.server.testing import serve_in_thread
+from turinglab.store.api import Store
+
+pytestmark = pytest.mark.browser
+SHOTS = Path("/tmp/turinglab-shots")
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+FAST = Timing(base_s=0.2, s_per_char=0.005, gamma_shape=2.0, gamma_scale=0.05)
+RULES = Rules(time_limit_s=20, typing_min_s=0.1, typing_jitter_s=0.2)
+ELIZA = WitnessSpec(codename="Eliza", kind="eliza", fallback=None, timing=FAST)
+PHONE = {"width": 360, "height": 740}
+DESKTOP = {"width": 1280, "height": 800}
+
+
+def study(name: str, fmt="two-player", ratio=1.0, witnesses=()) -> Study:
+    return Study(name=name, format=fmt, rules=RULES, witnesses=witnesses,
+                 allocation=Allocation(human_ratio=ratio, ai_fallback_mean_s=1.0, ai_fallback_noise_sigma=0.01))
+
+
+@asynccontextmanager
+async def world(chromium_path: str, s: Study, url: str):
+    from playwright.async_api import async_playwright
+
+    app = create_app(s, url, rng_seed=5, human_timing=FAST, initial_ai_wait_s=0.3)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    with serve_in_thread(app) as base:
+        async with async_playwright() as pw:
+            browser = await pw.chromium.launch(executable_path=chromium_path, args=ARGS)
+            try:
+                yield base, browser
+            finally:
+                await browser.close()
+
+
+async def shot(page, name: str) -> None:
+    await page.screenshot(path=str(SHOTS / f"{name}-{page.viewport_size['width']}.png"), full_page=True)
+
+
+async def newcomer(browser, base: str, viewport=DESKTOP, tag: str | None = None):
+    """A participant from the landing page through consent to the instructions; returns the page."""
+    ctx = await browser.new_context(viewport=viewport)
+    page = await ctx.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.js_errors = errors
+    await page.goto(base + "/")
+    if tag:
+        await shot(page, f"{tag}-landing")
+    await page.click("text=Start")
+    await page.wait_for_selector("text=Consent")
+    if tag:
+        await shot(page, f"{tag}-consent")
+    await page.check("input[name=agree]")
+    await page.click("text=Continue")
+    await page.wait_for_selector("#s-idle:not([hidden])")
+    if tag:
+        await shot(page, f"{tag}-instructions")
+    return page
+
+
+async def join(page) -> None:
+    await page.click("#btn-join")
+
+
+async def role(page) -> str:
+    await page.wait_for_selector("#s-game:not([hidden])", timeout=15000)
+    return "interrogator" if (await page.text_content("#role-line")).startswith("You are the interrogator") else "witness"
+
+
+async def type_send(page, text: str, conv: str = "A") -> None:
+    box = page.locator(f'.conv[data-conv="{conv}"] textarea')
+    await page.wait_for_selector(f'.conv[data-conv="{conv}"] button:not([disabled])')
+    await box.fill(text)
+    await box.press("Enter")
+
+
+async def last_theirs(page, conv: str = "A", count: int = 1) -> str:
+    sel = f'.conv[data-conv="{conv}"] .msg.theirs'
+    await page.wait_for_function(f"document.querySelectorAll('{sel}').length >= {count}", timeout=15000)
+    return await page.locator(sel).nth(count - 1).text_content()
+
+
+async def give_verdict(page, choice: str, confidence: int, reason: str) -> None:
+    if await page.is_visible("#btn-verdict"):
+        await page.click("#btn-verdict")
+    await page.check(f"input[name=choice][value={choice}]")
+    await page.locator("#confidence").fill(str(confidence))
+    await page.fill("#reason", reason)
+    await page.click("#verdict-form button[type=submit]")
+    await page.wait_for_selector("#s-reveal:not([hidden])")
+
+
+async def test_two_humans_play_to_the_stored_verdict(chromium_path, sqlite_url):
+    async with world(chromium_path, study("b-human"), sqlite_url) as (base, browser):
+        for vp, tag in ((PHONE, "phone"), (DESKTOP, "desktop")):
+            a = await newcomer(browser, base, vp, tag="human")
+            b = await newcomer(browser, base, vp)
+            await join(a)
+            await a.wait_for_selector("#s-waiting:not([hidden])")
+            await shot(a, "human-waiting")
+            await join(b)
+            pages = {await role(a): a, await role(b): b}
+            i, w = pages["interrogator"], pages["witness"]
+            # untrusted text is shown as text, never run as HTML
+            evil = "<img src=x onerror=\"window.pwned=1\"><b>hi</b>"
+            await type_send(i, evil)
+            assert await last_theirs(w) == evil
+            assert await w.evaluate("window.pwned") is None
+            assert await w.locator(".msg b").count() == 0
+            # paste is blocked and recorded
+            await w.locator(".conv textarea").focus()
+            await w.evaluate("""() => { const t = document.querySelector('.conv textarea');
+                const e = new ClipboardEvent('paste', {clipboardData: new DataTransfer(), cancelable: true, bubbles: true});
+                e.clipboardData.setData('text/plain', 'pasted words'); t.dispatchEvent(e); }""")
+            await w.wait_for_selector("#toast:not([hidden])")
+            assert await w.input_value(".conv textarea") == ""
+            # the character counter at the limit
+            await w.locator(".conv textarea").fill("y" * 400)
+            assert await w.input_value(".conv textarea") == "y" * 300
+            assert await w.text_content(".counter") == "300/300"
+            assert "over" in await w.get_attribute(".counter", "class")
+            await shot(w, "human-game-witness")
+            await type_send(w, "not a bot, promise")
+            assert await last_theirs(i) == "not a bot, promise"
+            timer = await i.text_content("#timer")
+            assert re.fullmatch(r"0:[012]\d", timer), timer
+            await shot(i, "human-game-interrogator")
+            await i.click("#btn-verdict")
+            await shot(i, "human-verdict")
+            await give_verdict(i, "human", 80, "typos & <feelings>")
+            await w.wait_for_selector("#s-reveal:not([hidden])")
+            assert "Correct." in await i.text_content("#reveal-body")
+            assert "typos & <feelings>" in await w.text_content("#reveal-body")
+            await shot(i, "human-reveal")
+            await i.click("#btn-again")  # first game: the survey comes first
+            await i.wait_for_selector("#s-survey:not([hidden])")
+            await shot(i, "human-survey")
+            await i.fill("input[name=age]", "41")
+            await i.select_option("select[name=chatbot_use]", "daily")
+            await i.click("#survey-form button[type=submit]")
+            await i.wait_for_selector("#s-waiting:not([hidden])")
+            await i.click("#btn-leave-queue")
+            await i.wait_for_selector("#s-idle:not([hidden])")
+            assert a.js_errors == [] and b.js_errors == []
+            await a.context.close()
+            await b.context.close()
+    with Store(sqlite_url) as store:
+        games = store.games()
+        assert len(games) == 2 and all(g.verdict and g.verdict.choice == "human" and g.verdict.correct for g in games)
+        assert all(g.verdict.confidence == 80 and g.verdict.reason == "typos & <feelings>" for g in games)
+        pastes = [e for g in games for e in store.events(g.id) if e.type == "paste"]
+        assert len(pastes) == 2
+        i_pid = games[0].interrogator_id
+        assert store.get_participant(i_pid).demographics["age"] == 41
+
+
+async def test_play_against_eliza(chromium_path, sqlite_url):
+    async with world(chromium_path, study("b-eliza", ratio=0.0, witnesses=(ELIZA,)), sqlite_url) as (base, browser):
+        page = await newcomer(browser, base, PHONE)
+        await join(page)
+        assert await role(page) == "interrogator"
+        await type_send(page, "I am unhappy about my mother")
+        reply = await last_theirs(page)
+        assert reply.strip()
+        await shot(page, "eliza-game")
+        await give_verdict(page, "ai", 95, "it only asks questions")
+        body = await page.text_content("#reveal-body")
+        assert "an AI" in body and "Correct." in body
+        await shot(page, "eliza-reveal")
+    with Store(sqlite_url) as store:
+        (g,) = store.games()
+        assert g.seats["A"].witness == "Eliza" and g.verdict.correct is True
+
+
+async def test_three_player_game(chromium_path, sqlite_url):
+    s = study("b-three", fmt="three-player", witnesses=(ELIZA,))
+    async with world(chromium_path, s, sqlite_url) as (base, browser):
+        for vp in (PHONE, DESKTOP):
+            a = await newcomer(browser, base, vp)
+            b = await newcomer(browser, base, vp)
+            await join(a)
+            await join(b)
+            pages = {await role(a): a, await role(b): b}
+            i, w = pages["interrogator"], pages["witness"]
+            assert await i.locator(".conv").count() == 2 and await w.locator(".conv").count() == 1
+            seat = await w.get_attribute(".conv", "data-conv")
+            other = "B" if seat == "A" else "A"
+            await type_send(i, "hi A, what's up", "A")
+            await type_send(i, "hi B, what's up", "B")
+            assert await last_theirs(w, seat) == f"hi {seat}, what's up"
+            await type_send(w, "human here, honest", seat)
+            assert await last_theirs(i, seat) == "human here, honest"
+            assert (await last_theirs(i, other)).strip()
+            await shot(i, "three-game-interrogator")
+            await shot(w, "three-game-witness")
+            await give_verdict(i, seat, 70, "")
+            assert "Correct." in await i.text_content("#reveal-body")
+            await shot(i, "three-reveal")
+            await a.context.close()
+            await b.context.close()
+    with Store(sqlite_url) as store:
+        assert all(g.verdict.correct for g in store.games()) and len(store.games()) == 2
+
+
+async def test_reload_mid_game_resumes_with_nothing_lost(chromium_path, sqlite_url):
+    async with world(chromium_path, study("b-reload"), sqlite_url) as (base, browser):
+        a = await newcomer(browser, base)
+        b = await newcomer(browser, base)
+        await join(a)
+        await join(b)
+        pages = {await role(a): a, await role(b): b}
+        i, w = pages["interrogator"], pages["witness"]
+        await type_send(i, "first")
+        await last_theirs(w)
+        await type_send(w, "second")
+        await last_theirs(i)
+        await w.reload()  # the witness refreshes in the middle of the game
+        await w.wait_for_selector("#s-game:not([hidden])")
+        texts = await w.locator(".msg").all_text_contents()
+        assert texts == ["first", "second"]
+        await type_send(i, "third")
+        assert await last_theirs(w, count=2) == "third"
+        await i.reload()
+        await i.wait_for_selector("#s-game:not([hidden])")
+        assert await i.locator(".msg").all_text_contents() == ["first", "second", "third"]
+        # the interrogator is waiting for a reply: the send button stays off after the reload
+        assert await i.is_disabled(".conv button")
+        await type_send(w, "fourth")
+        assert await last_theirs(i, count=2) == "fourth"
+        await give_verdict(i, "ai", 30, "")
+    with Store(sqlite_url) as store:
+        (g,) = store.games()
+        msgs = [e.payload["text"] for e in store.events(g.id) if e.type == "message"]
+        assert msgs == ["first", "second", "third", "fourth"]
