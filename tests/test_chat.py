@@ -16,7 +16,7 @@ from typer.testing import CliRunner, Result
 
 from turinglab.cli import app
 from turinglab.game.study_file import load_preset, parse_study
-from turinglab.game.terminal import run_chat
+from turinglab.game.terminal import LineReader, run_chat
 from turinglab.store import Store
 from turinglab.witnesses.eliza.engine import Eliza, doctor_script
 
@@ -148,45 +148,88 @@ def test_reply_is_held_for_the_designed_delay(sqlite_url):
     assert a.t_ms - q.t_ms >= 500 + 2 * len(a.payload["text"])  # base + s_per_char * n, at least
 
 
+class Terminal:
+    """`turinglab chat` running on a real pseudo-terminal."""
+
+    def __init__(self, *args: str) -> None:
+        self.master, slave = pty.openpty()
+        self.proc = subprocess.Popen(CLI + ["chat", *args], stdin=slave, stdout=slave, stderr=slave, close_fds=True)
+        os.close(slave)
+        self.seen = b""
+
+    def wait_for(self, marker: bytes, timeout: float = 30) -> None:
+        end = time.monotonic() + timeout
+        while marker not in self.seen and time.monotonic() < end:
+            if select.select([self.master], [], [], 0.2)[0]:
+                try:
+                    self.seen += os.read(self.master, 4096)
+                except OSError:
+                    break
+        assert marker in self.seen, self.seen.decode(errors="replace")
+
+    def type(self, text: str) -> None:
+        os.write(self.master, text.encode())
+
+    def close(self) -> int:
+        try:
+            return self.proc.wait(timeout=30)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+            os.close(self.master)
+
+
 def test_time_runs_out_in_a_real_terminal(sqlite_url, tmp_path):
     f = tmp_path / "s.yaml"
     f.write_text("preset: jones-bergen-2023\nname: tiny\nrules: {time_limit_s: 1.5}\n")
-    master, slave = pty.openpty()
-    proc = subprocess.Popen(CLI + ["chat", "--study", str(f), "--db", sqlite_url, "--no-delay"],
-                            stdin=slave, stdout=slave, stderr=slave, close_fds=True)
-    os.close(slave)
-    seen = b""
-
-    def wait_for(marker: bytes, timeout: float = 30) -> None:
-        nonlocal seen
-        end = time.monotonic() + timeout
-        while marker not in seen and time.monotonic() < end:
-            if select.select([master], [], [], 0.2)[0]:
-                try:
-                    seen += os.read(master, 4096)
-                except OSError:
-                    break
-        assert marker in seen, seen.decode(errors="replace")
-
+    term = Terminal("--study", str(f), "--db", sqlite_url, "--no-delay")
     try:
-        wait_for(b"you> ")
-        wait_for(b"Time is up")  # nobody typed: the timer closes the chat
-        wait_for(b"[human/ai]")
-        os.write(master, b"human\n")
-        wait_for(b"(0-100)")
-        os.write(master, b"30\n")
-        wait_for(b"optional")
-        os.write(master, b"\n")
-        wait_for(b"db show")
-        assert proc.wait(timeout=30) == 0
+        term.wait_for(b"you> ")
+        term.wait_for(b"Time is up")  # nobody typed: the timer closes the chat
+        term.wait_for(b"[human/ai]")
+        term.type("human\n")
+        term.wait_for(b"(0-100)")
+        term.type("30\n")
+        term.wait_for(b"optional")
+        term.type("\n")
+        term.wait_for(b"db show")
     finally:
-        if proc.poll() is None:
-            proc.kill()
-        os.close(master)
+        assert term.close() == 0
     with Store(sqlite_url) as store:
         (g,) = store.games()
         assert g.verdict.forced and g.verdict.choice == "human" and g.verdict.correct is False
         assert [e.type for e in store.events(g.id)][:2] == ["game_started", "time_up"]
+
+
+def test_lines_typed_ahead_in_a_terminal_are_all_read(sqlite_url):
+    term = Terminal("--db", sqlite_url, "--no-delay")
+    try:
+        term.wait_for(b"you> ")
+        term.type("Men are all alike.\nThey're always bugging us about something or other.\n/quit\n")
+        term.wait_for(b"You left the game")
+    finally:
+        assert term.close() == 0
+    with Store(sqlite_url) as store:
+        (g,) = store.games()
+        texts = [e.payload["text"] for e in store.events(g.id) if e.type == "message"]
+    assert texts[0] == "Men are all alike." and texts[2].startswith("They're always") and len(texts) == 4
+    assert g.end_reason == "interrogator_left"
+
+
+def test_line_reader_sees_lines_that_arrived_together():
+    r, w = os.pipe()
+    os.write(w, "one\ntwo\nthré".encode())  # the writer stays open: no end of input
+    with os.fdopen(r, encoding="utf-8") as stream:
+        reader = LineReader(stream)
+        assert reader.readline(0.5) == "one\n"
+        assert reader.readline(0.5) == "two\n"  # already read from the pipe: must not wait
+        t = time.monotonic()
+        assert reader.readline(0.3) is None  # an unfinished line: times out
+        assert time.monotonic() - t >= 0.29
+        os.write(w, b"\n")
+        assert reader.readline(0.5) == "thr\u00e9\n"
+        os.close(w)
+        assert reader.readline(0.5) == ""  # end of input
 
 
 def test_db_upgrade_command(sqlite_url):

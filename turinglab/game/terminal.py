@@ -14,6 +14,8 @@ Two modes:
 from __future__ import annotations
 
 import asyncio
+import codecs
+import os
 import random
 import select
 import sys
@@ -171,7 +173,7 @@ class ChatGame:
 
     # --- interactive mode ---
 
-    async def run_interactive(self, inp: IO[str]) -> None:
+    async def run_interactive(self, inp: LineReader) -> None:
         rules = self.study.rules
         p = self._say
         p(f"Study {self.study.name!r} v{self.study.version}: you are the interrogator. You are chatting with "
@@ -183,7 +185,7 @@ class ChatGame:
             left = self.game.time_left_ms(now_ms())
             self.out.write(f"[{fmt_time(left)}] you> ")
             self.out.flush()
-            line = read_line(inp, left / 1000)
+            line = inp.readline(left / 1000)
             if line is None:  # the time ran out while waiting for input
                 p("\nTime is up.")
                 self.act(Tick())  # fires time_up
@@ -223,7 +225,7 @@ class ChatGame:
     def _say(self, text: str) -> None:
         print(text, file=self.out, flush=True)
 
-    def _ask_verdict(self, inp: IO[str]) -> None:
+    def _ask_verdict(self, inp: LineReader) -> None:
         p = self._say
         while self.game.state != "ended":
             choice = ask(inp, self.out, "Was the witness a human or an AI? [human/ai] ")
@@ -273,20 +275,44 @@ def fmt_time(ms: float) -> str:
     return f"{s // 60}:{s % 60:02d}"
 
 
-def read_line(inp: IO[str], timeout_s: float) -> str | None:
-    """A line from `inp`; '' at end of input; None if `timeout_s` passes first (terminals only)."""
-    try:
-        ready, _, _ = select.select([inp], [], [], max(0.0, timeout_s))
-    except (ValueError, OSError, TypeError):  # not selectable (e.g. a StringIO in tests)
-        return inp.readline()
-    return inp.readline() if ready else None
+class LineReader:
+    """Lines from a stream, with a timeout when the stream is a file descriptor.
+
+    Reads the descriptor itself (not Python's buffer), so lines pasted together are not
+    hidden from `select` in a buffer. Streams without a descriptor (tests) read plainly.
+    """
+
+    def __init__(self, stream: IO[str]) -> None:
+        self.stream = stream
+        try:
+            self.fd: int | None = stream.fileno()
+        except (AttributeError, OSError, ValueError):
+            self.fd = None
+        self.buf = ""
+        self.eof = False
+        self.decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+
+    def readline(self, timeout_s: float | None = None) -> str | None:
+        """A line (with its newline); '' at end of input; None if `timeout_s` passes first."""
+        if self.fd is None:
+            return self.stream.readline()
+        deadline = None if timeout_s is None else time.monotonic() + max(0.0, timeout_s)
+        while "\n" not in self.buf and not self.eof:
+            wait = None if deadline is None else deadline - time.monotonic()
+            if wait is not None and (wait <= 0 or not select.select([self.fd], [], [], wait)[0]):
+                return None
+            chunk = os.read(self.fd, 4096)
+            self.eof = not chunk
+            self.buf += self.decoder.decode(chunk, final=self.eof)
+        line, nl, self.buf = self.buf.partition("\n")
+        return line + nl
 
 
-def ask(inp: IO[str], out: IO[str], prompt: str) -> str | None:
+def ask(inp: LineReader, out: IO[str], prompt: str) -> str | None:
     out.write(prompt)
     out.flush()
     line = inp.readline()
-    return None if line == "" else line.rstrip("\r\n")
+    return None if not line else line.rstrip("\r\n")
 
 
 def run_chat(witness: str, study: Study, db: str | None, *, delay: bool, seed: int | None,
@@ -313,7 +339,7 @@ def run_chat(witness: str, study: Study, db: str | None, *, delay: bool, seed: i
                 if script:
                     await game.run_script(inp or sys.stdin)
                 else:
-                    await game.run_interactive(inp or sys.stdin)
+                    await game.run_interactive(LineReader(inp or sys.stdin))
             finally:
                 await game.close()
 
