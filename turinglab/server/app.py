@@ -54,6 +54,13 @@ class Survey(BaseModel):
         return None if v == "" else v
 
 
+def _duration(seconds: float) -> str:
+    if seconds % 60 == 0:
+        n = int(seconds // 60)
+        return f"{n} minute{'s' if n != 1 else ''}"
+    return f"{seconds:g} seconds" if seconds < 120 else f"{seconds / 60:.1f} minutes"
+
+
 def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None = None,
                rng_seed: int | None = None, human_timing: Timing | None = Timing(),
                witness_factory: WitnessFactory | None = None, moderation: ModerationHook | None = None,
@@ -130,7 +137,7 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
         else:
             r = study.rules
             resp = page(request, "play.html", token=p.id, format=study.format, max_chars=r.max_chars,
-                        minutes=f"{r.time_limit_s / 60:g}")
+                        duration=_duration(r.time_limit_s), block_paste=r.block_paste)
         resp.set_cookie(COOKIE, p.id, max_age=60 * 60 * 24 * 90, httponly=True, samesite="lax")
         return resp
 
