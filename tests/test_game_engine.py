@@ -256,6 +256,10 @@ def test_replay_rebuilds_identical_state_and_checks_order():
     assert again.state_dict() == g.state_dict()
     with pytest.raises(GameError, match="gap"):
         Game.replay(g.log[:2] + g.log[3:])
+    with pytest.raises(GameError, match="seq 1 .message. cannot be applied"):
+        Game.replay([g.log[0], Event(1, T0, "message", I, "A", {"txt": "x"})])
+    with pytest.raises(GameError, match="unknown event type"):
+        Game.replay([g.log[0], Event(1, T0, "teleport", I, "A", {})])
     with pytest.raises(GameError, match="starts with"):
         Game.replay([Event(0, T0, "message", I, "A", {"text": "x"})])
 

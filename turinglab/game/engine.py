@@ -168,7 +168,10 @@ class Game:
                 raise GameError(f"event seq {e.seq} at position {i}: the log has a gap or is out of order")
             if i == 0 and e.type != ev.GAME_STARTED:
                 raise GameError(f"a game log starts with {ev.GAME_STARTED!r}, not {e.type!r}")
-            game._fold(e)
+            try:
+                game._fold(e)
+            except (KeyError, TypeError, ValueError) as exc:
+                raise GameError(f"event seq {e.seq} ({e.type}) cannot be applied: {exc!r}") from None
             game.log.append(e)
         if not game.log:
             raise GameError("an empty log cannot be replayed")
