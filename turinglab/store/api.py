@@ -218,6 +218,12 @@ class Store:
                             .order_by(ParticipantRow.created_ms, ParticipantRow.id)).first()
             return _participant_info(row) if row else None
 
+    def participants(self) -> list[ParticipantInfo]:
+        """Every participant, oldest first (demographics for the analysis)."""
+        with self._tx() as s:
+            rows = s.scalars(select(ParticipantRow).order_by(ParticipantRow.created_ms, ParticipantRow.id))
+            return [_participant_info(r) for r in rows]
+
     def update_participant(self, participant_id: str, *, demographics: Mapping[str, Any] | None = None,
                            **fields: Any) -> ParticipantInfo:
         """Set `consent_ms`, `label` or Prolific ids; `demographics` is merged into what is there."""
