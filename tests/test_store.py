@@ -90,7 +90,7 @@ def test_participants(store):
     assert p.consent_ms == T0 and p.demographics == {"age": 30, "llm_knowledge": "some"}
     assert store.find_participant(prolific_pid="PRO1").id == pid
     assert store.find_participant(prolific_pid="nobody") is None
-    other = store.create_participant(label="terminal user", t_ms=T0 + 10**9)
+    other = store.create_participant(label="terminal user", t_ms=4_000_000_000_000)
     assert [x.id for x in store.participants()][-1] == other and len(store.participants()) == 2
     assert store.find_participant(label="terminal user").id == other
     with pytest.raises(StoreError, match="exactly one"):
