@@ -150,6 +150,12 @@ class Store:
         has no games; with games, `StudyFrozen` (or, with `new_version=True`, a new row with
         the next free version number).
         """
+        try:
+            return self._register_study(study, new_version)
+        except IntegrityError:  # another process registered the same name and version just now
+            return self._register_study(study, new_version)
+
+    def _register_study(self, study: Study, new_version: bool) -> int:
         h = config_hash(study)
         with self._tx() as s:
             rows = s.scalars(select(StudyRow).where(StudyRow.name == study.name)).all()
