@@ -1,6 +1,6 @@
 """Benchmark the embedded local model as a witness: latency, tokens/s, delays absorbed.
 
-    python benchmarks/bench_local_model.py [--games 2] [--threads 1] [--read-time 8]
+    python benchmarks/bench_local_model.py [--games 2] [--threads 1] [--read-time 8] [--gguf PATH]
 
 Plays scripted interrogator messages against the `local` witness (young persona) through the
 same OpenAI-compatible path as a real game. Each game's prompt is pre-read at game start
@@ -18,6 +18,7 @@ import random
 import statistics
 import time
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 import numpy as np
 
@@ -67,8 +68,9 @@ async def main() -> None:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--read-time", type=float, default=8.0, help="seconds before the first message")
     ap.add_argument("--quiet", action="store_true", help="do not print the conversation")
+    ap.add_argument("--gguf", type=Path, default=None, help="another chat GGUF to compare (default: the shipped one)")
     args = ap.parse_args()
-    server = LocalServer(threads=args.threads)
+    server = LocalServer(args.gguf, threads=args.threads)
     t = time.monotonic()
     await server.astart()
     print(f"model loaded in {time.monotonic() - t:.1f} s (threads={args.threads}, slots={server.slots})")
