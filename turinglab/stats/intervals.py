@@ -68,12 +68,63 @@ def _sterne_range(k: int, n: int, alpha: float) -> tuple[float, float]:
     return a, b
 
 
-def _sterne_breakpoints(k: int, n: int, a: float, b: float) -> np.ndarray:
-    j = np.arange(n + 1, dtype=float)
-    j = j[j != k]
+def _sterne_breakpoints(k: int, n: int, a: float, b: float) -> tuple[np.ndarray, np.ndarray]:
+    """Breakpoints in (a, b) and the outcome j that changes status at each, sorted by p.
+
+    Outcome j > k is counted iff p <= p_j and j < k iff p >= p_j (closed form). Only outcomes
+    whose status differs between a and b, or that sit next to k, lo or hi, can have p_j there.
+    """
+    ends = np.array([max(a, 1e-300), min(b, 1 - 1e-16)])
+    lo, hi = sterne_split(k, n, ends)
+    window = np.concatenate(
+        [np.arange(k - 2, k + 3), np.arange(lo.min() - 2, lo.max() + 3), np.arange(hi.min() - 2, hi.max() + 3)]
+    )
+    j = np.unique(window[(window >= 0) & (window <= n) & (window != k)]).astype(float)
     t = (LOG_RTOL - log_choose(n, j) + log_choose(n, k)) / (j - k)
     p = special.expit(t)
-    return p[(p > a) & (p < b)]
+    keep = (p > a) & (p < b)
+    order = np.argsort(p[keep], kind="stable")
+    return p[keep][order], j[keep][order].astype(np.int64)
+
+
+def _walk_states(k: int, n: int, edges: np.ndarray, bp: np.ndarray, bj: np.ndarray):
+    """(lo, hi) on each segment between consecutive edges, by updating across breakpoints.
+
+    Crossing p_j upwards, j > k leaves the counted set {0..lo} U {hi..n} and j < k joins it;
+    contiguity means only lo or hi moves. Returns None if the bookkeeping ever disagrees.
+    """
+    lo0, hi0 = sterne_split(k, n, 0.5 * (edges[0] + edges[1]))
+    lo, hi = int(lo0[0]), int(hi0[0])
+    nseg = len(edges) - 1
+    los, his = np.empty(nseg, np.int64), np.empty(nseg, np.int64)
+    los[0], his[0] = lo, hi
+    seg, i = 0, 0
+    bpl, bjl, edl = bp.tolist(), bj.tolist(), edges.tolist()
+    for seg in range(1, nseg):
+        edge = edl[seg]
+        while i < len(bpl) and bpl[i] <= edge:
+            j = bjl[i]
+            if j > k:  # leaves
+                if hi == n + 1 and lo == n:  # everything was counted: j opens the gap
+                    lo, hi = j - 1, j + 1
+                elif j == hi:
+                    hi += 1
+                elif j == lo:
+                    lo -= 1
+                else:
+                    return None
+            else:  # joins
+                if j == lo + 1:
+                    lo += 1
+                elif j == hi - 1:
+                    hi -= 1
+                else:
+                    return None
+            if hi == lo + 1:  # everything counted: canonical form
+                lo, hi = n, n + 1
+            i += 1
+        los[seg], his[seg] = lo, hi
+    return los, his
 
 
 def _blaker_breakpoints(k: int, n: int, a: float, b: float) -> np.ndarray:
@@ -112,20 +163,32 @@ def _blaker_breakpoints(k: int, n: int, a: float, b: float) -> np.ndarray:
 
 
 def _accepted_pieces(k: int, n: int, alpha: float, kind: str) -> list[tuple[float, float]]:
+    states = None
     if kind == "sterne":
         a, b = _sterne_range(k, n, alpha)
-        breaks = _sterne_breakpoints(k, n, a, b)
+        bp, bj = _sterne_breakpoints(k, n, a, b)
+        edges = np.unique(np.concatenate([[a], bp, [b]]))
+        if len(edges) > 2:
+            states = _walk_states(k, n, edges, bp, bj)
         split = sterne_split
     else:
         a, b = _clopper_pearson(k, n, alpha / (1 + RTOL))
-        breaks = _blaker_breakpoints(k, n, a, b)
+        edges = np.unique(np.concatenate([[a], _blaker_breakpoints(k, n, a, b), [b]]))
         split = blaker_split
-    edges = np.unique(np.concatenate([[a], breaks, [b]]))
     s, e = edges[:-1], edges[1:]
-    keep = e > s
-    s, e = s[keep], e[keep]
-    lo, hi = split(k, n, 0.5 * (s + e))
-    ps, pe = counted_pvalue(lo, hi, n, s), counted_pvalue(lo, hi, n, e)
+    lo, hi = states if states is not None else split(k, n, 0.5 * (s + e))
+    ps = counted_pvalue(lo, hi, n, s)
+    if states is not None:
+        # at a Sterne breakpoint the limits differ by the changed outcomes, each of probability
+        # pmf(k) * (1 + 1e-7) there: pe[i] = ps[i + 1] + (leaving - joining) * that
+        leaving = np.searchsorted(bp[bj > k], e[:-1], side="right") - np.searchsorted(bp[bj > k], s[:-1], side="right")
+        joining = np.searchsorted(bp[bj < k], e[:-1], side="right") - np.searchsorted(bp[bj < k], s[:-1], side="right")
+        lpk = log_choose(n, k) + special.xlogy(k, e[:-1]) + special.xlog1py(n - k, -e[:-1])
+        pe = np.empty_like(ps)
+        pe[:-1] = ps[1:] + (leaving - joining) * np.exp(lpk) * (1 + RTOL)
+        pe[-1] = counted_pvalue(lo[-1:], hi[-1:], n, e[-1:])[0]
+    else:
+        pe = counted_pvalue(lo, hi, n, e)
 
     # the minimum of each piece: derivative n*b(hi-1; n-1, p) - n*b(lo; n-1, p) = 0
     both = (lo >= 0) & (hi <= n) & (hi - 1 > lo)
@@ -135,37 +198,34 @@ def _accepted_pieces(k: int, n: int, alpha: float, kind: str) -> list[tuple[floa
         t = (log_choose(n - 1, l1) - log_choose(n - 1, h1)) / (h1 - l1)
         pstar[both] = special.expit(t)
     inside = (pstar > s) & (pstar < e)
-
-    out: list[tuple[float, float]] = []
-    for i in np.flatnonzero((ps >= alpha) | (pe >= alpha) | inside):
+    pmin = np.full(s.shape, np.inf)
+    if inside.any():
+        pmin[inside] = counted_pvalue(lo[inside], hi[inside], n, pstar[inside])
+    whole = (ps >= alpha) & (pe >= alpha) & (pmin >= alpha)
+    out: list[tuple[float, float]] = list(zip(s[whole].tolist(), e[whole].tolist()))
+    partial = ~whole & ((ps >= alpha) | (pe >= alpha))
+    for i in np.flatnonzero(partial):  # only pieces where the p-value crosses alpha
         lo_i, hi_i, s_i, e_i = int(lo[i]), int(hi[i]), float(s[i]), float(e[i])
         f = lambda p: float(counted_pvalue(lo_i, hi_i, n, p)) - alpha  # noqa: E731
-        if inside[i]:
-            m = float(pstar[i])
-            if f(m) >= 0:
-                out.append((s_i, e_i))
-                continue
-            if ps[i] >= alpha:
-                out.append((s_i, optimize.brentq(f, s_i, m, xtol=_XTOL)))
-            if pe[i] >= alpha:
-                out.append((optimize.brentq(f, m, e_i, xtol=_XTOL), e_i))
-        elif ps[i] >= alpha and pe[i] >= alpha:
-            out.append((s_i, e_i))
-        elif ps[i] >= alpha:
-            out.append((s_i, optimize.brentq(f, s_i, e_i, xtol=_XTOL)))
-        elif pe[i] >= alpha:
-            out.append((optimize.brentq(f, s_i, e_i, xtol=_XTOL), e_i))
+        left_end = float(pstar[i]) if inside[i] else e_i
+        right_start = float(pstar[i]) if inside[i] else s_i
+        if ps[i] >= alpha:
+            out.append((s_i, optimize.brentq(f, s_i, left_end, xtol=_XTOL)))
+        if pe[i] >= alpha:
+            out.append((optimize.brentq(f, right_start, e_i, xtol=_XTOL), e_i))
     return _merge(out)
 
 
 def _merge(pieces: list[tuple[float, float]]) -> list[tuple[float, float]]:
-    merged: list[tuple[float, float]] = []
-    for lo, hi in sorted(pieces):
-        if merged and lo <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(hi, merged[-1][1]))
-        else:
-            merged.append((lo, hi))
-    return merged
+    """Union of closed intervals, as sorted disjoint pieces (touching pieces are joined)."""
+    if not pieces:
+        return []
+    arr = np.array(sorted(pieces), dtype=float)
+    reach = np.maximum.accumulate(arr[:, 1])
+    new = np.concatenate([[True], arr[1:, 0] > reach[:-1]])
+    starts = arr[new, 0]
+    ends = np.append(reach[np.flatnonzero(new)[1:] - 1], reach[-1])
+    return list(zip(starts.tolist(), ends.tolist()))
 
 
 def _grid_pieces(k: int, n: int, alpha: float, kind: str, step: float) -> list[tuple[float, float]]:
