@@ -16,7 +16,7 @@ from typer.testing import CliRunner, Result
 
 from turinglab.cli import app
 from turinglab.game.study_file import load_preset, parse_study
-from turinglab.game.terminal import LineReader, run_chat
+from turinglab.terminal import LineReader, run_chat
 from turinglab.store import Store
 from turinglab.witnesses.eliza.engine import Eliza, doctor_script
 

@@ -299,7 +299,7 @@ def chat(
     `/verdict human|ai CONFIDENCE [reason]` gives the verdict.
     """
     from turinglab.game.study_file import StudyFileError, load_preset, load_study
-    from turinglab.game.terminal import ChatError, run_chat
+    from turinglab.terminal import ChatError, run_chat
     from turinglab.store import StoreError
 
     try:

@@ -1,7 +1,7 @@
 """`turinglab chat`: play a two-player game in the terminal as the interrogator.
 
-The only module of `turinglab.game` that does I/O (terminal, clock, database); the engine
-never imports it. Every action goes through the engine and every event is stored as it
+The terminal front end of the game (I/O: terminal, clock, database); the pure engine in
+`turinglab.game` never imports it. Every action goes through the engine and every event is stored as it
 happens, so a game interrupted at any point is still in the database.
 
 Two modes:
