@@ -137,6 +137,19 @@ def test_pvalue_at_each_bound_is_alpha_or_jumps_across_it(n, frac, alpha):
             assert continuous or jump, (k, n, alpha, bound, p_at, p_in, p_out)
 
 
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 120), frac=st.floats(0, 1), alpha=st.sampled_from([0.01, 0.05, 0.1, 0.3]))
+def test_blaker_bounds_separate_accepted_from_rejected(n, frac, alpha):
+    k = round(frac * n)
+    ci = interval(k, n, alpha, "blaker")
+    pv = lambda p: brute_accepts(k, n, np.array([0.0, p, 1.0]), alpha, "blaker")[1]  # noqa: E731
+    for a, b in ci.pieces:
+        for bound, outward in ((a, -1.0), (b, 1.0)):
+            if bound in (0.0, 1.0) or ci.contains(bound + outward * 1e-9):
+                continue
+            assert pv(bound - outward * 1e-11) and not pv(bound + outward * 1e-9)
+
+
 @pytest.mark.parametrize("method", ["sterne", "blaker", "clopper-pearson"])
 @pytest.mark.parametrize("n, alpha", [(5, 0.05), (10, 0.05), (23, 0.1), (40, 0.01)])
 def test_exact_coverage_at_least_one_minus_alpha(method, n, alpha):

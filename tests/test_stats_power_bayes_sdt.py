@@ -10,7 +10,7 @@ import pytest
 from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
-from turinglab.stats import beta_posterior, confidence_sequence, dprime, dprime_2afc, power
+from turinglab.stats import beta_posterior, confidence_sequence, decide, dprime, dprime_2afc, interval, power
 from turinglab.stats.bayes import log_mixture_martingale
 from turinglab.stats.power import power_curve
 
@@ -35,6 +35,18 @@ def test_power_curve_matches_enumeration(rate, vs, method):
     got = power_curve(rate, vs, 0.05, method, ns)
     want = [brute_power(rate, vs, 0.05, int(n), method) for n in ns]
     assert got == pytest.approx(want, abs=1e-12)
+
+
+def test_power_counts_exactly_the_pass_or_fail_decisions():
+    # power sums P(X = x) over outcomes whose test rejects vs on the true rate's side; check
+    # that these are exactly the outcomes whose Sterne set lies wholly on that side
+    for vs in (0.5, 0.3):
+        for n in (7, 18, 31):
+            for x in range(n + 1):
+                ci = interval(x, n)
+                rejects = stats.binomtest(x, n, vs).pvalue < 0.05
+                expected = ("passes" if x > n * vs else "fails") if rejects else "inconclusive"
+                assert decide(ci.pieces, vs) == expected, (vs, n, x)
 
 
 def test_power_sawtooth_and_sample_sizes():

@@ -21,7 +21,7 @@ import math
 from typing import Sequence
 
 import numpy as np
-from scipy import optimize, special, stats
+from scipy import special, stats
 
 from .binomial import check_alpha, check_counts, check_prob
 from .results import BetaPosterior, ConfidenceSequence
@@ -83,19 +83,31 @@ def log_mixture_martingale(s, t, p, prior: tuple[float, float] = (1, 1)):
     return log_mix - special.xlogy(s, p) - special.xlog1py(t - s, -p)
 
 
-def _cs_bounds(s: int, t: int, alpha: float, prior: tuple[float, float]) -> tuple[float, float]:
-    if t == 0:
-        return 0.0, 1.0
+def _cs_bounds(s, t, alpha: float, prior: tuple[float, float]) -> tuple[np.ndarray, np.ndarray]:
+    """Bounds {p: M_t(p) < 1/alpha} for arrays of (s, t), by vectorised bisection.
+
+    log M_t(p) is convex in p with its minimum at the MLE s/t, where M_t <= 1 < 1/alpha; so
+    each side has a single crossing (or none, when the bound is 0 or 1).
+    """
+    s = np.atleast_1d(np.asarray(s, dtype=float))
+    t = np.atleast_1d(np.asarray(t, dtype=float))
     thr = math.log(1 / alpha)
-    f = lambda p: float(log_mixture_martingale(s, t, p, prior)) - thr  # noqa: E731
-    centre = s / t
-    # the martingale is smallest near s/t; the mixture's own mean is a safe interior point
-    inner = (s + prior[0]) / (t + prior[0] + prior[1])
-    m = centre if 0 < centre < 1 else inner
-    if f(m) >= 0:  # cannot happen for the MLE since M_t(s/t) <= 1 < 1/alpha; guard anyway
-        m = inner
-    low = 0.0 if f(0.0) < 0 else optimize.brentq(f, 0.0, m, xtol=1e-14)
-    high = 1.0 if f(1.0) < 0 else optimize.brentq(f, m, 1.0, xtol=1e-14)
+    m = s / t
+    f = lambda p: log_mixture_martingale(s, t, p, prior) - thr  # noqa: E731
+
+    def crossing(inner, outer):
+        inner, outer = inner.copy(), outer.copy()
+        for _ in range(60):  # 2^-60: below float resolution of p
+            mid = 0.5 * (inner + outer)
+            above = f(mid) >= 0
+            outer = np.where(above, mid, outer)
+            inner = np.where(above, inner, mid)
+        return inner  # the last point still inside the set
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        zero, one = np.zeros_like(m), np.ones_like(m)
+        low = np.where(f(zero) < 0, 0.0, crossing(m, zero))
+        high = np.where(f(one) < 0, 1.0, crossing(m, one))
     return low, high
 
 
@@ -116,16 +128,16 @@ def confidence_sequence(
     if isinstance(successes_so_far, tuple) and len(successes_so_far) == 2:
         k, n = check_counts(*successes_so_far)
         low, high = _cs_bounds(k, n, alpha, prior)
-        return ConfidenceSequence(alpha, prior, k, n, low, high)
+        return ConfidenceSequence(alpha, prior, k, n, float(low[0]), float(high[0]))
     x = np.asarray(successes_so_far)
     if x.ndim != 1 or x.size == 0 or not np.isin(x, (0, 1)).all():
         raise ValueError("successes_so_far must be a non-empty sequence of 0/1 outcomes, or a (k, n) pair")
     s = np.cumsum(x.astype(np.int64))
-    lows, highs = [], []
-    lo_run, hi_run = 0.0, 1.0
-    for t, st in enumerate(s, start=1):
-        lo, hi = _cs_bounds(int(st), t, alpha, prior)
-        lo_run, hi_run = max(lo_run, lo), min(hi_run, hi)
-        lows.append(lo_run)
-        highs.append(hi_run)
-    return ConfidenceSequence(alpha, prior, int(s[-1]), int(x.size), lows[-1], highs[-1], tuple(lows), tuple(highs))
+    t = np.arange(1, x.size + 1)
+    low, high = _cs_bounds(s, t, alpha, prior)
+    lows = np.maximum.accumulate(low)  # running intersection: still valid, never wider
+    highs = np.minimum.accumulate(high)
+    return ConfidenceSequence(
+        alpha, prior, int(s[-1]), int(x.size), float(lows[-1]), float(highs[-1]),
+        tuple(lows.tolist()), tuple(highs.tolist()), intersected=True,
+    )

@@ -260,10 +260,12 @@ class ConfidenceSequence:
     high: float
     lows: tuple[float, ...] = field(default=(), repr=False)
     highs: tuple[float, ...] = field(default=(), repr=False)
+    intersected: bool = False
 
     def to_dict(self) -> dict[str, Any]:
+        method = "beta-binomial mixture martingale (Robbins)"
         return {
-            "method": "beta-binomial mixture martingale (Robbins), running intersection",
+            "method": method + (", running intersection" if self.intersected else ""),
             "alpha": self.alpha,
             "prior": list(self.prior),
             "k": self.k,
