@@ -17,6 +17,7 @@ import argparse
 import asyncio
 import json
 import os
+import random
 import socket
 import subprocess
 import sys
@@ -36,7 +37,7 @@ def serve(port: int, db: str) -> None:
                   allocation=Allocation(human_ratio=1.0))
     app = create_app(study, db, rng_seed=1, human_timing=None)
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", ws_ping_interval=None,
-                backlog=4096, ws_max_queue=10_000)
+                backlog=4096, ws_max_queue=10_000, ws_per_message_deflate=False)
 
 
 def free_port() -> int:
@@ -46,15 +47,16 @@ def free_port() -> int:
 
 
 class Player:
-    def __init__(self, pid: str, rounds: int, sent: dict, lat: list, got: dict) -> None:
+    def __init__(self, pid: str, rounds: int, sent: dict, lat: list, got: dict, think: float) -> None:
         self.pid, self.rounds, self.sent, self.lat, self.got = pid, rounds, sent, lat, got
+        self.think = think
         self.done = asyncio.Event()
         self.role = None
 
     async def run(self, base_ws: str, start: asyncio.Event, joined: list) -> None:
         import websockets
 
-        async with websockets.connect(f"{base_ws}/ws/{self.pid}", max_queue=None, open_timeout=60,
+        async with websockets.connect(f"{base_ws}/ws/{self.pid}", max_queue=None, open_timeout=60, compression=None,
                                       ping_interval=None) as ws:
             self.ws = ws
             await start.wait()
@@ -73,6 +75,8 @@ class Player:
                     self.got[f["text"]] = self.got.get(f["text"], 0) + 1
                     if f["text"] in self.sent:
                         self.lat.append(now - self.sent[f["text"]])
+                    if self.think:  # a player's reading and typing time (uniform around --think)
+                        await asyncio.sleep(self.think * (0.5 + random.random()))
                     if self.role == "witness":
                         await self._say(f"{self.pid} r{f['text'].rsplit(' ', 1)[1]}")
                     else:
@@ -92,7 +96,14 @@ class Player:
         await self.ws.send(json.dumps({"type": "message", "conv": "A", "text": text, "client_id": text}))
 
 
-async def level(n_games: int, rounds: int, db: str | None, timeout: float) -> dict:
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process (Linux /proc)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def level(n_games: int, rounds: int, db: str | None, timeout: float, think: float) -> dict:
     import httpx
 
     tmp = tempfile.mkdtemp(prefix="tl-bench-")
@@ -121,14 +132,16 @@ async def level(n_games: int, rounds: int, db: str | None, timeout: float) -> di
         sent: dict[str, float] = {}
         got: dict[str, int] = {}
         lat: list[float] = []
-        players = [Player(p, rounds, sent, lat, got) for p in pids]
+        players = [Player(p, rounds, sent, lat, got, think) for p in pids]
         start, joined = asyncio.Event(), []
         tasks = [asyncio.create_task(p.run(base.replace("http", "ws", 1), start, joined)) for p in players]
         await asyncio.sleep(0.5 + n_games / 500)  # let every socket open
         t0 = time.perf_counter()
+        cpu0, own0 = cpu_seconds(proc.pid), time.process_time()
         start.set()
         done, pending = await asyncio.wait(tasks, timeout=timeout)
         elapsed = time.perf_counter() - t0
+        server_cpu, client_cpu = cpu_seconds(proc.pid) - cpu0, time.process_time() - own0
         for t in pending:
             t.cancel()
         errors = [t.exception() for t in done if t.exception() is not None]
@@ -142,7 +155,8 @@ async def level(n_games: int, rounds: int, db: str | None, timeout: float) -> di
                 "msgs_per_s": round(delivered / elapsed, 1) if elapsed else 0.0,
                 "p50_ms": round(float(np.percentile(ms, 50)), 2) if len(ms) else None,
                 "p99_ms": round(float(np.percentile(ms, 99)), 2) if len(ms) else None,
-                "max_ms": round(float(ms.max()), 2) if len(ms) else None}
+                "max_ms": round(float(ms.max()), 2) if len(ms) else None,
+                "server_cpu_s": round(server_cpu, 2), "client_cpu_s": round(client_cpu, 2), "think_s": think}
     finally:
         proc.terminate()
         proc.wait(timeout=30)
@@ -153,7 +167,7 @@ async def main(args) -> None:
     best = None
     started = time.monotonic()
     for n in levels:
-        r = await level(n, args.rounds, args.db, args.timeout)
+        r = await level(n, args.rounds, args.db, args.timeout, args.think)
         print(json.dumps(r), flush=True)
         if r["lost"] == 0 and r["unfinished"] == 0 and r["duplicates"] == 0:
             best = n
@@ -168,11 +182,20 @@ async def main(args) -> None:
 
 if __name__ == "__main__":
     if len(sys.argv) == 4 and sys.argv[1] == "--serve":
-        serve(int(sys.argv[2]), sys.argv[3])
+        if os.environ.get("BENCH_PROFILE"):  # write a cProfile of the server process
+            import cProfile
+            import signal
+
+            signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+            cProfile.run("serve(int(sys.argv[2]), sys.argv[3])", os.environ["BENCH_PROFILE"])
+        else:
+            serve(int(sys.argv[2]), sys.argv[3])
         sys.exit(0)
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--games", type=int, default=None, help="run one level with N concurrent games")
     ap.add_argument("--rounds", type=int, default=5, help="question/answer exchanges per game")
+    ap.add_argument("--think", type=float, default=0.0,
+                    help="mean seconds a player waits before answering (0: as fast as possible)")
     ap.add_argument("--db", default=None, help="database URL (default: a temporary SQLite file)")
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds allowed per level")
     ap.add_argument("--budget", type=float, default=600.0, help="stop stepping up after this many seconds")

@@ -12,7 +12,8 @@ import json
 import logging
 import secrets
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,25 +45,38 @@ def default_witness_factory(spec: WitnessSpec, seed: int) -> Witness:
     return build_witness(spec, seed=seed)
 
 
-class Writer:
-    """Appends events in worker threads; per game in order; a caller awaits its commit."""
+@contextmanager
+def _savepoint(session: Any) -> Iterator[Any]:
+    """The open session, under a savepoint (group commit: one game of a batch)."""
+    with session.begin_nested():
+        yield session
 
-    def __init__(self, store: Store, workers: int) -> None:
-        self.store = store
+
+class Writer:
+    """Appends events in worker threads: per game in order; a caller awaits the commit.
+
+    Group commit: what queued up while a worker was busy is written in one transaction
+    (each game under its own savepoint) through `Store.append_events`, so the store's checks
+    and derived rows stay the store's. If that transaction fails, every game of the batch is
+    retried alone, so one bad batch cannot fail the others. Each worker has its own Store.
+    """
+
+    def __init__(self, url: str, workers: int) -> None:
+        self.stores = [Store(url, upgrade=False) for _ in range(workers)]
         self.queues: list[asyncio.Queue] = [asyncio.Queue() for _ in range(workers)]
-        self.tasks = [asyncio.create_task(self._run(q)) for q in self.queues]
+        self.tasks = [asyncio.create_task(self._run(q, st)) for q, st in zip(self.queues, self.stores)]
 
     async def append(self, game_id: str, events: Iterable[Event]) -> None:
         fut = asyncio.get_running_loop().create_future()
         self.queues[hash(game_id) % len(self.queues)].put_nowait((game_id, list(events), fut))
         await fut
 
-    async def _run(self, q: asyncio.Queue) -> None:
+    async def _run(self, q: asyncio.Queue, store: Store) -> None:
         while True:
             batch = [await q.get()]
-            while not q.empty():
+            while not q.empty() and len(batch) < 500:
                 batch.append(q.get_nowait())
-            results = await asyncio.to_thread(self._write, batch)
+            results = await asyncio.to_thread(self._write, store, batch)
             for (_, _, fut), exc in zip(batch, results):
                 if fut.done():
                     continue
@@ -71,11 +85,24 @@ class Writer:
                 else:
                     fut.set_exception(exc)
 
-    def _write(self, batch: list) -> list[BaseException | None]:
+    @staticmethod
+    def _write(store: Store, batch: list) -> list[BaseException | None]:
+        if len(batch) > 1:
+            try:
+                with store._tx() as session:
+                    store._tx = lambda: _savepoint(session)  # type: ignore[method-assign]
+                    try:
+                        for game_id, events, _ in batch:
+                            store.append_events(game_id, events)
+                    finally:
+                        del store._tx
+                return [None] * len(batch)
+            except Exception:  # noqa: BLE001 - fall back to one transaction per game
+                log.warning("group commit of %d games failed; writing them one by one", len(batch))
         out: list[BaseException | None] = []
         for game_id, events, _ in batch:
             try:
-                self.store.append_events(game_id, events)
+                store.append_events(game_id, events)
                 out.append(None)
             except Exception as exc:  # noqa: BLE001 - handed to the awaiting caller
                 log.exception("storing events of game %s failed", game_id)
@@ -85,6 +112,8 @@ class Writer:
     def stop(self) -> None:
         for t in self.tasks:
             t.cancel()
+        for st in self.stores:
+            st.close()
 
 
 @dataclass
@@ -121,7 +150,7 @@ class Hub:
         self.live: dict[str, GameSession] = {}
         self.finished = 0
         backend_sqlite = store.url.startswith("sqlite")
-        self.writer = Writer(store, writers or (1 if backend_sqlite else 4))
+        self.writer = Writer(store.url, writers or (1 if backend_sqlite else 4))
         self.wake = asyncio.Event()
         self.task = asyncio.create_task(self._matchmaker())
         self._eliza: Witness | None = None
@@ -283,11 +312,12 @@ class Hub:
     async def _matchmaker(self) -> None:
         while True:
             self.wake.clear()
-            for m in self.room.poll(self.now()):
-                try:
-                    await self._start(m)
-                except Exception:  # noqa: BLE001 - one bad start must not stop matchmaking
-                    log.exception("starting a game failed")
+            matches = self.room.poll(self.now())
+            if matches:
+                results = await asyncio.gather(*(self._start(m) for m in matches), return_exceptions=True)
+                for r in results:
+                    if isinstance(r, BaseException):  # one bad start must not stop matchmaking
+                        log.error("starting a game failed", exc_info=r)
             nxt = self.room.next_wakeup()
             timeout = None if nxt is None else max(0.0, (nxt - self.now()) / 1000)
             try:
