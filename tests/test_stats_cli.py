@@ -129,3 +129,15 @@ def test_console_script_subprocess():
     assert bad.returncode == 2
     assert len(bad.stderr.strip().splitlines()) == 1 and bad.stderr.startswith("error:")
     assert "Traceback" not in bad.stderr
+
+
+def test_json_is_strict_when_the_ratio_is_unbounded():
+    r = runner.invoke(app, ["stats", "two-player", "--machine", "3/10", "--human", "0/10", "--json"])
+    assert r.exit_code == 0
+
+    def reject(name):
+        raise AssertionError(f"non-standard JSON constant {name}")
+
+    d = json.loads(r.stdout, parse_constant=reject)
+    assert d["humanness"]["high"] is None and d["humanness"]["low"] > 0
+    assert d["decision"] == "inconclusive"

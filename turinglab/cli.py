@@ -92,7 +92,7 @@ def _stats_call(fn, *args, **kwargs):
 def _stats_json(result) -> None:
     import json
 
-    typer.echo(json.dumps(result.to_dict(), indent=2))
+    typer.echo(json.dumps(result.to_dict(), indent=2, allow_nan=False))
 
 
 def _pct(x: float) -> str:
@@ -140,11 +140,11 @@ def stats_binom(
     console.print(f"At α = {a:g} the hypothesis rate = {p0f:g} is {verdict} (p = {res.p_value:.4g}).")
 
 
-def _print_decision(decision: str, alpha: float, fmt: str, what: str, threshold: str) -> None:
+def _print_decision(decision: str, alpha: float, fmt: str, what: str, threshold: str, whats: str = "") -> None:
     words = {
         "passes": f"PASSES the {fmt} test: every plausible {what} is at or above {threshold}",
         "fails": f"FAILS the {fmt} test: every plausible {what} is below {threshold}",
-        "inconclusive": f"is INCONCLUSIVE on the {fmt} test: plausible {what}s lie both below and "
+        "inconclusive": f"is INCONCLUSIVE on the {fmt} test: plausible {whats or what + 's'} lie both below and "
         f"above {threshold}; more games are needed",
     }[decision]
     prefix = "the machine " if decision != "inconclusive" else "the result "
@@ -212,7 +212,10 @@ def stats_two_player(
     t.add_row(f"degree of humanness (ratio, {ratio_method})", _pct(hu.estimate), f"{_pct(hu.low)} to {_pct(hu.high)}")
     t.add_row("p-value (H0: machine >= humans)", f"{res.p_value:.4g}", res.test)
     console.print(t)
-    _print_decision(res.decision, a, "two-player", "ratio of the machine's rate to the humans' rate", "100%")
+    _print_decision(
+        res.decision, a, "two-player", "ratio of the machine's rate to the humans' rate", "100%",
+        whats="ratios of the machine's rate to the humans' rate",
+    )
 
 
 @stats_app.command("power")

@@ -1,7 +1,9 @@
 """Result objects of turinglab.stats and the one place where pass decisions are made.
 
 Every result is a frozen dataclass with ``to_dict()`` giving the JSON contract of the
-``turinglab stats`` command line (plain floats, lists instead of tuples, no NaN objects).
+``turinglab stats`` command line: plain floats, lists instead of tuples, and strict JSON
+(an unbounded or undefined number, e.g. the upper bound of p_m / p_h when no human
+witness was judged human, is ``null``).
 """
 
 from __future__ import annotations
@@ -14,11 +16,11 @@ Decision = Literal["passes", "fails", "inconclusive"]
 
 
 def _num(x: float | None) -> float | None:
-    """A JSON-safe float: NaN becomes None, infinities stay (json writes them as Infinity)."""
+    """A strict-JSON float: NaN (undefined) and +-infinity (unbounded) become None (null)."""
     if x is None:
         return None
     x = float(x)
-    return None if math.isnan(x) else x
+    return x if math.isfinite(x) else None
 
 
 def decide(interval_pieces: Sequence[Sequence[float]], threshold: float) -> Decision:
@@ -175,7 +177,7 @@ class TwoPlayerResult:
             "method": self.method,
             "ratio_method": self.ratio_method,
             "test": self.test,
-            "null": "p_m >= p_h",
+            "null_hypothesis": "p_m >= p_h",
             "machine_success": self.machine_success.to_dict(),
             "threshold": self.threshold.to_dict(),
             "p_value": _num(self.p_value),
