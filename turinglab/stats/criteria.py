@@ -62,6 +62,8 @@ def binom_test(
         p = _two_sided_p(k, n, p0, method)
         ci = interval(k, n, alpha, method, grid_step)
     else:
+        if grid_step is not None:
+            raise ValueError("grid_step reproduces the paper's two-sided interval; drop it for a one-sided test")
         p = binom_pvalue(k, n, p0, alternative)
         ci = one_sided_interval(k, n, alpha, alternative)
     return BinomResult(k, n, p0, alpha, k / n, p, ci, alternative)
