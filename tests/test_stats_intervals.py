@@ -235,6 +235,7 @@ def test_large_n_is_exact():
         (dict(k=3, n=10, grid_step=0), "grid_step"),
         (dict(k=3, n=10, method="wilson", grid_step=0.01), "grid_step"),
         (dict(k=12, n=10), "between 0 and n"),
+        (dict(k=504_000, n=1_000_000, grid_step=0.01), "too coarse"),
     ],
 )
 def test_bad_input(kwargs, message):

@@ -25,8 +25,9 @@ from .intervals import check_method, interval, one_sided_interval
 from .ratio import RATIO_METHODS, ratio_interval
 from .results import BinomResult, Estimate, IntervalSet, ThreePlayerResult, TwoPlayerResult, decide
 
-# Above this many (n_m * n_h) cells scipy's Boschloo test takes seconds; the score test is then used.
-BOSCHLOO_MAX_CELLS = 250_000
+# Above this many (n_m * n_h) cells scipy's Boschloo test takes about a second or more; the
+# asymptotic score test (practically identical at such sizes) is used instead.
+BOSCHLOO_MAX_CELLS = 120_000
 
 
 def _two_sided_p(k: int, n: int, p0: float, method: str) -> float:

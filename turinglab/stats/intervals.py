@@ -238,6 +238,11 @@ def _grid_pieces(k: int, n: int, alpha: float, kind: str, step: float) -> list[t
     def accepted(p: float) -> bool:
         return float(two_sided_pvalues(k, n, p, kind)[0]) >= alpha
 
+    if not accepted(c):
+        raise ValueError(
+            f"the grid point nearest k/n ({c:g}) is itself rejected: grid_step {step:g} is too coarse, use a finer one"
+        )
+
     def walk(direction: int) -> float:
         last, i = c, 1
         while True:
