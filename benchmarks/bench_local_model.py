@@ -39,8 +39,8 @@ MESSAGES = [
 ]
 
 
-async def play(server: LocalServer, game: int, read_time: float, rng: np.random.Generator) -> list[dict]:
-    spec = resolve("local")
+async def play(server: LocalServer, game: int, read_time: float, rng: np.random.Generator, **overrides) -> list[dict]:
+    spec = resolve("local").model_copy(update={k: v for k, v in overrides.items() if v is not None})
     w = LLMWitness(spec, seed=game, local_server=server)
     t0 = datetime.now(timezone.utc)
     ctx = GameContext(game_id=f"bench{game}", started_at=t0, now=t0, time_limit_s=300, max_chars=300)
@@ -69,6 +69,8 @@ async def main() -> None:
     ap.add_argument("--read-time", type=float, default=8.0, help="seconds before the first message")
     ap.add_argument("--quiet", action="store_true", help="do not print the conversation")
     ap.add_argument("--gguf", type=Path, default=None, help="another chat GGUF to compare (default: the shipped one)")
+    ap.add_argument("--prompt", default=None, help="prompt name or .j2 path (default: the local witness's)")
+    ap.add_argument("--temperature", type=float, default=None)
     args = ap.parse_args()
     server = LocalServer(args.gguf, threads=args.threads)
     t = time.monotonic()
@@ -77,7 +79,7 @@ async def main() -> None:
     rng = np.random.default_rng(0)
     rows: list[dict] = []
     for g in range(args.games):
-        rows += await play(server, g, args.read_time, rng)
+        rows += await play(server, g, args.read_time, rng, prompt=args.prompt, temperature=args.temperature)
     server.stop()
     if not args.quiet:
         for r in rows:
