@@ -101,3 +101,13 @@ def test_errors_name_the_problem(tmp_path):
     t.write_text("{{ persona.pet }}")
     with pytest.raises(PersonaError, match="pet"):
         render(str(t), {}, ctx())
+
+
+def test_custom_templates_are_sandboxed(tmp_path):
+    t = tmp_path / "evil.j2"
+    t.write_text("{{ persona.name.__class__.__mro__[1].__subclasses__() }}")
+    with pytest.raises(PersonaError, match="unsafe|access"):
+        render(str(t), {}, ctx())
+    t.write_text("{% if %}")
+    with pytest.raises(PersonaError, match="evil.j2"):
+        render(str(t), {}, ctx())

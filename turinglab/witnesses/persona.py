@@ -20,6 +20,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import jinja2
 import yaml
+from jinja2.sandbox import SandboxedEnvironment
 
 from turinglab.witnesses.base import GameContext
 
@@ -55,11 +56,11 @@ def _template(prompt: str | None) -> jinja2.Template:
     env_kw: dict[str, Any] = {"undefined": jinja2.StrictUndefined, "keep_trailing_newline": False,
                               "trim_blocks": True, "lstrip_blocks": True, "autoescape": False}
     if name in shipped_prompts():
-        env = jinja2.Environment(loader=jinja2.FileSystemLoader(PROMPTS_DIR), **env_kw)
+        env = SandboxedEnvironment(loader=jinja2.FileSystemLoader(PROMPTS_DIR), **env_kw)
         return env.get_template(f"{name}.j2")
     path = Path(name)
     if path.suffix == ".j2" and path.is_file():
-        env = jinja2.Environment(loader=jinja2.FileSystemLoader(path.parent), **env_kw)
+        env = SandboxedEnvironment(loader=jinja2.FileSystemLoader(path.parent), **env_kw)  # study files: sandboxed
         return env.get_template(path.name)
     raise PersonaError(
         f"unknown prompt {name!r}: use one of {', '.join(shipped_prompts())} or the path of an existing .j2 file"
@@ -153,4 +154,6 @@ def render(prompt: str | None, persona: dict[str, Any], ctx: GameContext, events
         text = _template(prompt).render(**persona_context(persona, ctx, events))
     except jinja2.UndefinedError as exc:
         raise PersonaError(f"prompt {prompt or DEFAULT_PROMPT!r}: {exc.message}; add it to the persona") from None
+    except jinja2.TemplateError as exc:
+        raise PersonaError(f"prompt {prompt or DEFAULT_PROMPT!r}: {exc}") from None
     return "\n".join(line.rstrip() for line in text.strip().splitlines())
