@@ -50,6 +50,19 @@ def power_curve(rate: float, vs: float, alpha: float, method: str, ns: np.ndarra
     return cdf(a, ns, rate)
 
 
+def _one_sided_reach(rate: float, vs: float, alpha: float, target: float, ns: np.ndarray) -> int:
+    """First n whose one-sided level-alpha exact test reaches the target power (else n_max)."""
+    if rate > vs:  # reject for x >= c with P(X >= c; vs) <= alpha
+        c = stats.binom.isf(alpha, ns, vs) + 1
+        pw = sf(c - 1, ns, rate)
+    else:
+        c = stats.binom.ppf(alpha, ns, vs) - 1
+        c = np.where(cdf(c + 1, ns, vs) <= alpha, c + 1, c)
+        pw = cdf(c, ns, rate)
+    hit = np.flatnonzero(pw >= target)
+    return int(ns[hit[0]]) if hit.size else int(ns[-1])
+
+
 def _normal_n(rate: float, vs: float, alpha: float, target: float) -> float:
     za, zb = stats.norm.isf(alpha / 2), stats.norm.ppf(target)
     return ((za * math.sqrt(vs * (1 - vs)) + zb * math.sqrt(rate * (1 - rate))) / (rate - vs)) ** 2
@@ -65,8 +78,10 @@ def power(
 ) -> PowerResult:
     """Exact power and sample size to tell a true ``rate`` from the threshold ``vs``.
 
-    n_max defaults to three times the normal-approximation sample size (at least 100, at most
-    200 000); ``stable_n`` is checked up to n_max only.
+    n_max defaults to twice the normal-approximation sample size (at least 100, at most
+    200 000); ``stable_n`` is checked up to n_max only. ``powers`` holds the exact power for
+    every n from 1 to n_max, except that below the first n where even the one-sided
+    level-alpha test reaches the target (an upper bound on this test's power) it holds 0.
     """
     rate, vs = check_prob(rate, "rate"), check_prob(vs, "vs")
     alpha = check_alpha(alpha)
@@ -80,11 +95,16 @@ def power(
     if rate == vs:
         raise ValueError("rate equals vs: there is no difference to detect (power would equal the test's size)")
     if n_max is None:
-        n_max = int(min(200_000, max(100, 3 * _normal_n(rate, vs, alpha, target) + 50)))
-    if not isinstance(n_max, int) or n_max < 1:
+        n_max = int(min(200_000, max(100, 2 * _normal_n(rate, vs, alpha, target) + 50)))
+    if isinstance(n_max, bool) or not isinstance(n_max, (int, np.integer)) or n_max < 1:
         raise ValueError(f"n_max must be a positive whole number, got {n_max!r}")
+    n_max = int(n_max)
     ns = np.arange(1, n_max + 1)
-    pw = power_curve(rate, vs, alpha, method, ns)
+    # Every exact two-sided test here rejects only where the one-sided level-alpha test does,
+    # so its power is at most the one-sided power: below n_lo the target cannot be reached.
+    n_lo = _one_sided_reach(rate, vs, alpha, target, ns)
+    pw = np.zeros(n_max)
+    pw[n_lo - 1 :] = power_curve(rate, vs, alpha, method, ns[n_lo - 1 :])
     reach = pw >= target
     first = int(ns[np.argmax(reach)]) if reach.any() else None
     stable = None
