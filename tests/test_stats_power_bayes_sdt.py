@@ -64,6 +64,19 @@ def test_power_sawtooth_and_sample_sizes():
     assert d["first_n"] == first and d["stable_n"] == stable
 
 
+@pytest.mark.parametrize("method", ["sterne", "blaker", "clopper-pearson"])
+@pytest.mark.parametrize("rate, vs", [(0.62, 0.5), (0.2, 0.35)])
+def test_skipping_small_n_loses_nothing(method, rate, vs):
+    # power() skips n where even the one-sided level-alpha test is short of the target;
+    # the full curve must agree on first_n and stable_n
+    res = power(rate, vs=vs, method=method, n_max=400)
+    full = power_curve(rate, vs, 0.05, method, np.arange(1, 401))
+    reach = full >= 0.8
+    assert res.first_n == int(np.argmax(reach)) + 1
+    assert res.stable_n == int(np.flatnonzero(~reach)[-1]) + 2
+    assert np.array(res.powers)[res.first_n - 1 :] == pytest.approx(full[res.first_n - 1 :], abs=1e-15)
+
+
 def test_power_not_reached_within_n_max():
     res = power(0.52, n_max=50)
     assert res.first_n is None and res.stable_n is None
