@@ -76,3 +76,13 @@ async def test_human_relay_awaits_the_message():
     h.leave()
     with pytest.raises(WitnessLeft, match="p1"):
         await h.reply([], CTX)
+
+
+def test_bad_prompt_fails_when_the_witness_is_built(monkeypatch):
+    from turinglab.witnesses.persona import PersonaError
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-x")
+    with pytest.raises(PersonaError, match="unknown prompt 'yung'"):
+        build_witness(WitnessSpec(codename="S", kind="llm", model="m", prompt="yung"))
+    with pytest.raises(PersonaError, match="IANA"):
+        build_witness(WitnessSpec(codename="S", kind="local", persona={"timezone": "Nowhere/Land"}))

@@ -61,6 +61,7 @@ class LLMWitness(Witness):
                 f"witness {spec.codename!r}: no API key: set {spec.api_key_env or 'api_key_env'} "
                 "or give base_url of an OpenAI-compatible server (vLLM, llama.cpp, Ollama)"
             )
+        persona.check(spec.prompt, spec.persona)  # a bad prompt or events file fails now, not mid-game
         self.spec = spec
         self.codename = spec.codename
         self.kind = spec.kind

@@ -157,3 +157,11 @@ def render(prompt: str | None, persona: dict[str, Any], ctx: GameContext, events
     except jinja2.TemplateError as exc:
         raise PersonaError(f"prompt {prompt or DEFAULT_PROMPT!r}: {exc}") from None
     return "\n".join(line.rstrip() for line in text.strip().splitlines())
+
+
+def check(prompt: str | None, persona: dict[str, Any]) -> None:
+    """Raise `PersonaError` now if the prompt, time zone or events file of a witness cannot be used."""
+    from datetime import timezone
+
+    now = datetime.now(timezone.utc)
+    render(prompt, persona, GameContext(game_id="check", started_at=now, now=now, time_limit_s=300, max_chars=300))
