@@ -110,6 +110,18 @@ async def test_local_model_answers_over_the_openai_api(local_server):
 
 
 @pytest.mark.localmodel
+async def test_llm_witness_pointed_at_the_local_server_url(local_server):
+    """The generic `llm` kind works against the same server by URL: one path for every model."""
+    spec = WitnessSpec(codename="ByUrl", kind="llm", model="local", base_url=local_server.start(), prompt="baseline",
+                       max_tokens=8, temperature=0.0, timeout_s=60.0, retries=0)
+    w = LLMWitness(spec, seed=3)
+    r = await w.reply([Turn("interrogator", "Say hi.", 0)], CTX)
+    assert not r.fallback, r.error
+    assert r.text and r.tokens <= 8 and r.meta["timings"]["predicted_n"] == r.tokens
+    await w.close()
+
+
+@pytest.mark.localmodel
 async def test_local_model_stopped_falls_back():
     server = LocalServer(threads=1, slots=1)
     server.start()
