@@ -182,3 +182,24 @@ def test_roles_map_interrogator_to_user():
     msgs = to_messages("sys", HISTORY)
     assert msgs[0] == {"role": "system", "content": "sys"}
     assert [m["role"] for m in msgs[1:]] == ["user", "assistant", "user"]
+
+
+async def test_retries_stop_at_the_overall_budget(loopback):
+    """A model that keeps failing slowly is given up on after timeout_s, whatever `retries` says."""
+    script, url = loopback((503, {"Retry-After": "1"}, {"error": {"message": "busy"}}, 0.3))
+    w = LLMWitness(spec(url, timeout_s=1.5, retries=5, fallback="one sec"), seed=1)
+    t0 = time.monotonic()
+    r = await w.reply(HISTORY, CTX)
+    assert r.fallback and r.text == "one sec"
+    assert 1.4 < time.monotonic() - t0 < 2.5
+    assert 1 <= len(script.requests) <= 2
+
+
+async def test_budget_never_runs_past_the_game_end(loopback):
+    script, url = loopback((200, {}, completion("late"), 3.0))
+    w = LLMWitness(spec(url, timeout_s=30.0, fallback="hm"), seed=1)
+    near_end = GameContext(game_id="g", started_at=T0, now=T0 + timedelta(seconds=298.5), time_limit_s=300,
+                           max_chars=300)
+    t0 = time.monotonic()
+    r = await w.reply(HISTORY, near_end)
+    assert r.fallback and time.monotonic() - t0 < 2.0  # 1.5 s left, floored at 1 s

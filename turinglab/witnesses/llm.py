@@ -2,7 +2,8 @@
 
 One code path for every model: ``AsyncOpenAI`` with the spec's base URL, key (from the env var
 the spec names), model, temperature, max tokens, stop sequences, per-request timeout and
-retries (the client backs off exponentially and honours ``Retry-After`` up to 60 s).
+retries (the client backs off exponentially and honours ``Retry-After`` up to 60 s). The whole
+wait, retries included, is bounded by ``timeout_s`` and by the time left in the game.
 
 When the model fails or is too slow, the game goes on: the spec's fallback answers (ELIZA by
 default, or a fixed text), and the failure is recorded in ``Reply.fallback`` / ``Reply.error``
@@ -122,10 +123,11 @@ class LLMWitness(Witness):
 
     # ------------------------------------------------------------------ replies
     def _budget_s(self, ctx: GameContext) -> float:
-        """Longest wait for the model before the fallback answers."""
-        budget = self.spec.timeout_s * (1 + self.spec.retries)
+        """Longest wait for the model before the fallback answers: `timeout_s` in all, retries
+        included (a game cannot wait for a timed-out request to be tried again), and never past
+        the game's end."""
         left = ctx.time_limit_s - (ctx.now - ctx.started_at).total_seconds()
-        return max(1.0, min(budget, left)) if left > 0 else budget
+        return max(1.0, min(self.spec.timeout_s, left)) if left > 0 else self.spec.timeout_s
 
     async def _complete(self, history: list[Turn]) -> tuple[str, Any]:
         if self._warm is not None:
