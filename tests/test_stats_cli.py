@@ -94,7 +94,7 @@ def test_demo_walks_through_the_paper():
         (["binom", "x", "10"], "whole number"),
         (["binom", "3", "10", "--alpha", "1.5"], "--alpha"),
         (["binom", "3", "10", "--alpha", "abc"], "--alpha"),
-        (["binom", "3", "10", "--method", "wald"], "unknown interval method"),
+        (["binom", "3", "10", "--method", "wald"], "unknown method"),
         (["binom", "3", "10", "--alternative", "up"], "alternative"),
         (["three-player", "--machine-chosen", "10/3"], "cannot exceed"),
         (["three-player", "--machine-chosen", "3/0"], "at least 1"),
@@ -104,13 +104,17 @@ def test_demo_walks_through_the_paper():
         (["two-player", "--machine", "3/10", "--human", "5/10", "--ratio-method", "x"], "ratio_method"),
         (["power", "--rate", "0.5"], "no difference"),
         (["power", "--rate", "high"], "--rate"),
+        (["power", "--rate", "0.6", "--method", "wilson"], "exact method"),
+        (["two-player", "--machine", "0/10", "--human", "5/10", "--ratio-method", "katz"], "koopman"),
+        (["three-player", "--machine-chosen", "1/10", "--method", "exact"], "unknown method"),
     ],
 )
 def test_bad_input_exits_2_with_one_clear_message(args, needle):
     r = runner.invoke(app, ["stats", *args])
     assert r.exit_code == 2
     assert r.stdout == ""
-    err = " ".join(r.stderr.split())
+    assert len(r.stderr.strip().splitlines()) == 1  # fits one 80-column line
+    err = r.stderr.strip()
     assert err.startswith("error:") and needle in err
     assert "Traceback" not in r.stderr
 

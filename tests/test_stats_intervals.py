@@ -229,7 +229,7 @@ def test_large_n_is_exact():
 @pytest.mark.parametrize(
     "kwargs, message",
     [
-        (dict(k=3, n=10, method="wald"), "unknown interval method"),
+        (dict(k=3, n=10, method="wald"), "unknown method"),
         (dict(k=3, n=10, alpha=0), "alpha"),
         (dict(k=3, n=10, alpha=1.2), "alpha"),
         (dict(k=3, n=10, grid_step=0), "grid_step"),

@@ -89,7 +89,7 @@ def test_power_not_reached_within_n_max():
         (dict(rate=1.2), "rate"),
         (dict(rate=0.6, alpha=1), "alpha"),
         (dict(rate=0.6, target=1.0), "power"),
-        (dict(rate=0.6, method="wilson"), "exact methods"),
+        (dict(rate=0.6, method="wilson"), "exact method"),
     ],
 )
 def test_power_bad_input(kwargs, message):

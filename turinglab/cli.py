@@ -72,7 +72,7 @@ def _stats_counts(value: str, name: str) -> tuple[int, int]:
 
     m = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", value)
     if not m:
-        fail(f"{name} must look like K/N (e.g. 3/10: 3 of 10 games), got {value!r}")
+        fail(f"{name} must be K/N, e.g. 3/10 (3 of 10 games); got {value!r}")
     k, n = int(m.group(1)), int(m.group(2))
     if n == 0:
         fail(f"{name} {value}: the number of games N must be at least 1")

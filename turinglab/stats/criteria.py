@@ -123,7 +123,7 @@ def two_player(
     alpha = check_alpha(alpha)
     check_method(method)
     if ratio_method not in RATIO_METHODS:
-        raise ValueError(f"unknown ratio_method {ratio_method!r}; choose one of {', '.join(RATIO_METHODS)}")
+        raise ValueError(f"unknown ratio_method {ratio_method!r}; use {'|'.join(RATIO_METHODS)}")
     cm, ch = interval(k_m, n_m, alpha, method), interval(k_h, n_h, alpha, method)
     pm, ph = k_m / n_m, k_h / n_h
     lo, hi = ratio_interval(k_m, n_m, k_h, n_h, alpha, ratio_method)

@@ -47,7 +47,7 @@ _XTOL = 1e-14
 
 def check_method(method: str) -> str:
     if method not in METHODS:
-        raise ValueError(f"unknown interval method {method!r}; choose one of {', '.join(METHODS)}")
+        raise ValueError(f"unknown method {method!r}; use {'|'.join(METHODS)}")
     return method
 
 

@@ -89,11 +89,11 @@ def power(
     if not 0 < target < 1:
         raise ValueError(f"power must be strictly between 0 and 1 (e.g. 0.8), got {target}")
     if method not in POWER_METHODS:
-        raise ValueError(f"power supports the exact methods {', '.join(POWER_METHODS)}; got {method!r}")
+        raise ValueError(f"power needs an exact method ({'|'.join(POWER_METHODS)}), got {method!r}")
     if not 0 < vs < 1:
         raise ValueError(f"vs must be strictly between 0 and 1, got {vs}")
     if rate == vs:
-        raise ValueError("rate equals vs: there is no difference to detect (power would equal the test's size)")
+        raise ValueError("rate equals vs: no difference to detect, so power is undefined")
     if n_max is None:
         n_max = int(min(200_000, max(100, 2 * _normal_n(rate, vs, alpha, target) + 50)))
     if isinstance(n_max, bool) or not isinstance(n_max, (int, np.integer)) or n_max < 1:

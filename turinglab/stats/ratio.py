@@ -64,9 +64,7 @@ def _bracket_root(g, x1, n1, x2, n2, lim) -> float:
 def katz(x1: int, n1: int, x2: int, n2: int, alpha: float) -> tuple[float, float]:
     """Katz log interval: exp(log r +- z * sqrt(1/x1 - 1/n1 + 1/x2 - 1/n2)); needs x1, x2 > 0."""
     if x1 == 0 or x2 == 0:
-        raise ValueError(
-            "the Katz log interval needs at least one success in each group; use ratio_method='koopman'"
-        )
+        raise ValueError("Katz's interval needs a success in each group; use ratio_method koopman")
     z = float(stats.norm.isf(alpha / 2))
     r = (x1 / n1) / (x2 / n2)
     se = math.sqrt(1 / x1 - 1 / n1 + 1 / x2 - 1 / n2)
@@ -94,4 +92,4 @@ def ratio_interval(x1: int, n1: int, x2: int, n2: int, alpha: float, method: str
         return katz(x1, n1, x2, n2, alpha)
     if method == "bootstrap":
         return bootstrap(x1, n1, x2, n2, alpha)
-    raise ValueError(f"unknown ratio_method {method!r}; choose one of {', '.join(RATIO_METHODS)}")
+    raise ValueError(f"unknown ratio_method {method!r}; use {'|'.join(RATIO_METHODS)}")

@@ -34,7 +34,7 @@ def dprime(
     and 1 to 1/(2n) and 1 - 1/(2n); ``none`` uses raw rates (d' is then infinite at 0 or 1).
     """
     if smoothing not in SMOOTHINGS:
-        raise ValueError(f"unknown smoothing {smoothing!r}; choose one of {', '.join(SMOOTHINGS)}")
+        raise ValueError(f"unknown smoothing {smoothing!r}; use {'|'.join(SMOOTHINGS)}")
     counts = {}
     for name, x, n in (("hits", hits, n_signal), ("false_alarms", false_alarms, n_noise)):
         x = check_count(x, name)
