@@ -111,3 +111,21 @@ def test_custom_templates_are_sandboxed(tmp_path):
     t.write_text("{% if %}")
     with pytest.raises(PersonaError, match="evil.j2"):
         render(str(t), {}, ctx())
+
+
+def test_witness_events_from_env_or_persona(tmp_path, monkeypatch):
+    from turinglab.game.config import WitnessSpec
+    from turinglab.witnesses.llm import LLMWitness
+
+    today = START.date().isoformat()
+    env_file, own_file = tmp_path / "env.yaml", tmp_path / "own.yaml"
+    env_file.write_text(f"- {{date: {today}, text: from the environment}}\n")
+    own_file.write_text(f"- {{date: {today}, text: from the persona}}\n")
+    monkeypatch.setenv("TURINGLAB_EVENTS", str(env_file))
+    plain = LLMWitness(WitnessSpec(codename="A", kind="local", persona={"timezone": "UTC"}))
+    own = LLMWitness(WitnessSpec(codename="B", kind="local", persona={"timezone": "UTC", "events": str(own_file)}))
+    assert "from the environment" in plain.system_prompt(ctx())
+    assert "from the persona" in own.system_prompt(ctx()) and "environment" not in own.system_prompt(ctx())
+    monkeypatch.setenv("TURINGLAB_EVENTS", str(tmp_path / "missing.yaml"))
+    with pytest.raises(PersonaError, match="missing.yaml"):
+        LLMWitness(WitnessSpec(codename="C", kind="local"))

@@ -62,7 +62,9 @@ class LLMWitness(Witness):
                 f"witness {spec.codename!r}: no API key: set {spec.api_key_env or 'api_key_env'} "
                 "or give base_url of an OpenAI-compatible server (vLLM, llama.cpp, Ollama)"
             )
-        persona.check(spec.prompt, spec.persona)  # a bad prompt or events file fails now, not mid-game
+        # events: the constructor's file, else the persona's own `events`, else $TURINGLAB_EVENTS
+        self._events_path = events_path or (None if spec.persona.get("events") else os.environ.get("TURINGLAB_EVENTS"))
+        persona.check(spec.prompt, spec.persona, self._events_path)  # bad prompt/events fail now, not mid-game
         self.spec = spec
         self.codename = spec.codename
         self.kind = spec.kind
@@ -70,7 +72,6 @@ class LLMWitness(Witness):
         self.rng = random.Random(seed)
         self._client = client
         self._server = local_server
-        self._events_path = events_path or os.environ.get("TURINGLAB_EVENTS") or None
         self._system: str | None = None
         self._warm: asyncio.Task | None = None
         self._eliza: Witness | None = None

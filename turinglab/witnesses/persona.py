@@ -159,9 +159,10 @@ def render(prompt: str | None, persona: dict[str, Any], ctx: GameContext, events
     return "\n".join(line.rstrip() for line in text.strip().splitlines())
 
 
-def check(prompt: str | None, persona: dict[str, Any]) -> None:
+def check(prompt: str | None, persona: dict[str, Any], events_path: str | Path | None = None) -> None:
     """Raise `PersonaError` now if the prompt, time zone or events file of a witness cannot be used."""
     from datetime import timezone
 
     now = datetime.now(timezone.utc)
-    render(prompt, persona, GameContext(game_id="check", started_at=now, now=now, time_limit_s=300, max_chars=300))
+    ctx = GameContext(game_id="check", started_at=now, now=now, time_limit_s=300, max_chars=300)
+    render(prompt, persona, ctx, events_path)
