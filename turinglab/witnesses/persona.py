@@ -6,8 +6,10 @@ A template (``prompts/NAME.j2`` or a path to a .j2 file) sees:
   now_time     the current time there; time_left ("4 minutes 30 seconds"), time_left_s
   events       recent events: [{date, text}], newest first (see `recent_events`)
   max_chars    the message limit
-The events file is a YAML list of ``{date: YYYY-MM-DD, text: ...}`` that the study owner edits;
-only events from the last ``events_days`` days (default 14) before the game are shown.
+The events file is a YAML list of ``{date: YYYY-MM-DD, text: ...}`` that the study owner edits
+(the persona's ``events`` key, else ``$TURINGLAB_EVENTS``; ``prompts/events.yaml`` shows the
+format); only events from the last ``events_days`` days (default 14) up to the game's date in
+the persona's time zone are shown, newest first, at most 5.
 """
 
 from __future__ import annotations
