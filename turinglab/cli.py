@@ -276,8 +276,10 @@ def stats_demo() -> None:
             f"{(1 - grid.low) / 0.5:.0%}, exact {_pct(hu.low)} to {_pct(hu.high)}")
         _print_decision(res.decision, a, "three-player", "success rate", "50%")
         say()
-    say("For scale: Turing expected interrogators to be right no more than 70% of the time after")
-    say("five minutes, i.e. machine success 30% and degree of humanness 30% / 50% = 60%.")
+    say(
+        "For scale: Turing expected interrogators to be right no more than 70% of the time after "
+        "five minutes, i.e. machine success 30% and degree of humanness 30% / 50% = 60%."
+    )
     say()
     say("Try it on your own counts:  turinglab stats three-player --machine-chosen 1/10")
 
