@@ -23,7 +23,7 @@ from .binomial import (
 )
 from .intervals import check_method, interval, one_sided_interval
 from .ratio import RATIO_METHODS, ratio_interval
-from .results import BinomResult, Estimate, IntervalSet, ThreePlayerResult, TwoPlayerResult, decide
+from .results import BinomResult, Estimate, ThreePlayerResult, TwoPlayerResult, decide
 
 # Above this many (n_m * n_h) cells scipy's Boschloo test takes about a second or more; the
 # asymptotic score test (practically identical at such sizes) is used instead.
@@ -147,5 +147,3 @@ def two_player(
         threshold_interval=ch,
     )
 
-
-__all__ = ["binom_test", "three_player", "two_player", "IntervalSet"]

@@ -35,7 +35,6 @@ from .binomial import (
     check_counts,
     counted_pvalue,
     log_choose,
-    logit,
     sterne_split,
     two_sided_pvalues,
 )

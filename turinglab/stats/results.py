@@ -70,17 +70,6 @@ class IntervalSet:
     def contains(self, p: float) -> bool:
         return any(a <= p <= b for a, b in self.pieces)
 
-    def scaled(self, factor: float) -> "IntervalSet":
-        """The same set for ``factor * parameter`` (factor > 0)."""
-        return IntervalSet(
-            self.method,
-            self.low * factor,
-            self.high * factor,
-            tuple((a * factor, b * factor) for a, b in self.pieces),
-            self.is_interval,
-            self.alpha,
-        )
-
     def to_dict(self) -> dict[str, Any]:
         return {
             "method": self.method,
