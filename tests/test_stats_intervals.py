@@ -137,6 +137,19 @@ def test_pvalue_at_each_bound_is_alpha_or_jumps_across_it(n, frac, alpha):
             assert continuous or jump, (k, n, alpha, bound, p_at, p_in, p_out)
 
 
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(150, 30_000), frac=st.floats(0, 1), alpha=st.sampled_from([0.001, 0.05, 0.2]))
+def test_large_n_bounds_separate_accepted_from_rejected(n, frac, alpha):
+    k = round(frac * n)
+    ci = interval(k, n, alpha)
+    for a, b in ci.pieces:
+        for bound, outward in ((a, -1.0), (b, 1.0)):
+            if bound in (0.0, 1.0) or ci.contains(bound + outward * 1e-9):
+                continue
+            assert scipy_pvalue(k, n, bound - outward * 1e-12) >= alpha - 1e-9
+            assert scipy_pvalue(k, n, bound + outward * 1e-9) < alpha
+
+
 @settings(max_examples=40, deadline=None)
 @given(n=st.integers(1, 120), frac=st.floats(0, 1), alpha=st.sampled_from([0.01, 0.05, 0.1, 0.3]))
 def test_blaker_bounds_separate_accepted_from_rejected(n, frac, alpha):
