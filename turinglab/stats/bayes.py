@@ -122,6 +122,8 @@ def confidence_sequence(
     bounds after every game, intersected over time) or a pair ``(k, n)`` giving the current
     counts (the bound at time n, valid however often it has been looked at before).
     Method: Robbins' beta-binomial mixture martingale with a Beta(prior) mixing distribution.
+    The mixing distribution is not a Bayesian prior: coverage holds for every choice; it
+    only moves where the sequence is tightest (Beta(1, 1) spreads it evenly over rates).
     """
     alpha = check_alpha(alpha)
     prior = _check_prior(prior)
