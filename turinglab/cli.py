@@ -23,7 +23,7 @@ err_console = Console(stderr=True)
 
 def fail(message: str, code: int = 2) -> NoReturn:
     """Print one clear line on stderr and exit (2 = bad input)."""
-    err_console.print(f"error: {message}", markup=False, highlight=False)
+    err_console.print(f"error: {message}", markup=False, highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
 
