@@ -68,13 +68,16 @@ class Player:
                 t = f["type"]
                 if t == "state" and f["phase"] == "game" and self.role is None:
                     self.role = f["game"]["role"]
+                    self.started = time.perf_counter()
                     if self.role == "interrogator":
+                        if self.think:  # games do not all start typing in the same millisecond
+                            await asyncio.sleep(self.think * random.random())
                         await self._say(f"{self.pid} q{k}")
                 elif t == "message" and f["from"] == "them":
                     now = time.perf_counter()
                     self.got[f["text"]] = self.got.get(f["text"], 0) + 1
                     if f["text"] in self.sent:
-                        self.lat.append(now - self.sent[f["text"]])
+                        self.lat.append((self.sent[f["text"]], now - self.sent[f["text"]]))
                     if self.think:  # a player's reading and typing time (uniform around --think)
                         await asyncio.sleep(self.think * (0.5 + random.random()))
                     if self.role == "witness":
@@ -148,7 +151,9 @@ async def level(n_games: int, rounds: int, db: str | None, timeout: float, think
         expected = 2 * rounds * n_games
         delivered = sum(1 for text in sent if got.get(text, 0) == 1)
         dupes = sum(1 for v in got.values() if v > 1)
-        ms = np.array(lat) * 1000
+        ms = np.array([x for _, x in lat]) * 1000
+        all_in = max((getattr(p, "started", 0.0) for p in players), default=0.0)
+        steady = np.array([x for t, x in lat if t > all_in]) * 1000  # sent after every game started
         return {"games": n_games, "messages": expected, "sent": len(sent), "delivered": delivered,
                 "lost": expected - delivered, "duplicates": dupes, "unfinished": len(pending),
                 "client_errors": len(errors), "seconds": round(elapsed, 2),
@@ -156,6 +161,9 @@ async def level(n_games: int, rounds: int, db: str | None, timeout: float, think
                 "p50_ms": round(float(np.percentile(ms, 50)), 2) if len(ms) else None,
                 "p99_ms": round(float(np.percentile(ms, 99)), 2) if len(ms) else None,
                 "max_ms": round(float(ms.max()), 2) if len(ms) else None,
+                "start_burst_s": round(all_in - t0, 2), "steady_n": len(steady),
+                "steady_p50_ms": round(float(np.percentile(steady, 50)), 2) if len(steady) else None,
+                "steady_p99_ms": round(float(np.percentile(steady, 99)), 2) if len(steady) else None,
                 "server_cpu_s": round(server_cpu, 2), "client_cpu_s": round(client_cpu, 2), "think_s": think}
     finally:
         proc.terminate()

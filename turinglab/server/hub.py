@@ -46,19 +46,18 @@ def default_witness_factory(spec: WitnessSpec, seed: int) -> Witness:
 
 
 @contextmanager
-def _savepoint(session: Any) -> Iterator[Any]:
-    """The open session, under a savepoint (group commit: one game of a batch)."""
-    with session.begin_nested():
-        yield session
+def _open(session: Any) -> Iterator[Any]:
+    """The already open session (group commit: every job of a batch in one transaction)."""
+    yield session
 
 
 class Writer:
     """Appends events in worker threads: per game in order; a caller awaits the commit.
 
-    Group commit: what queued up while a worker was busy is written in one transaction
-    (each game under its own savepoint) through `Store.append_events`, so the store's checks
-    and derived rows stay the store's. If that transaction fails, every game of the batch is
-    retried alone, so one bad batch cannot fail the others. Each worker has its own Store.
+    Group commit: what queued up while a worker was busy is written in one transaction through
+    the Store's own methods (`append_events`, `create_game`), so the store's checks and derived
+    rows stay the store's. If that transaction fails, every job of the batch is retried alone in
+    its own transaction, so one bad job cannot fail the others. Each worker has its own Store.
     """
 
     def __init__(self, url: str, workers: int) -> None:
@@ -67,9 +66,14 @@ class Writer:
         self.tasks = [asyncio.create_task(self._run(q, st)) for q, st in zip(self.queues, self.stores)]
 
     async def append(self, game_id: str, events: Iterable[Event]) -> None:
+        batch = list(events)
+        await self.run(game_id, lambda store: store.append_events(game_id, batch))
+
+    async def run(self, game_id: str, job: Callable[[Store], Any]) -> Any:
+        """Run `job(store)` in the game's worker, after the game's earlier jobs; await its commit."""
         fut = asyncio.get_running_loop().create_future()
-        self.queues[hash(game_id) % len(self.queues)].put_nowait((game_id, list(events), fut))
-        await fut
+        self.queues[hash(game_id) % len(self.queues)].put_nowait((game_id, job, fut))
+        return await fut
 
     async def _run(self, q: asyncio.Queue, store: Store) -> None:
         while True:
@@ -77,36 +81,36 @@ class Writer:
             while not q.empty() and len(batch) < 500:
                 batch.append(q.get_nowait())
             results = await asyncio.to_thread(self._write, store, batch)
-            for (_, _, fut), exc in zip(batch, results):
+            for (_, _, fut), (value, exc) in zip(batch, results):
                 if fut.done():
                     continue
                 if exc is None:
-                    fut.set_result(None)
+                    fut.set_result(value)
                 else:
                     fut.set_exception(exc)
 
     @staticmethod
-    def _write(store: Store, batch: list) -> list[BaseException | None]:
+    def _write(store: Store, batch: list) -> list[tuple[Any, BaseException | None]]:
         if len(batch) > 1:
             try:
+                values = []
                 with store._tx() as session:
-                    store._tx = lambda: _savepoint(session)  # type: ignore[method-assign]
+                    store._tx = lambda: _open(session)  # type: ignore[method-assign]
                     try:
-                        for game_id, events, _ in batch:
-                            store.append_events(game_id, events)
+                        for _, job, _ in batch:
+                            values.append(job(store))
                     finally:
                         del store._tx
-                return [None] * len(batch)
-            except Exception:  # noqa: BLE001 - fall back to one transaction per game
-                log.warning("group commit of %d games failed; writing them one by one", len(batch))
-        out: list[BaseException | None] = []
-        for game_id, events, _ in batch:
+                return [(v, None) for v in values]
+            except Exception:  # noqa: BLE001 - fall back to one transaction per job
+                log.warning("group commit of %d jobs failed; running them one by one", len(batch))
+        out: list[tuple[Any, BaseException | None]] = []
+        for game_id, job, _ in batch:
             try:
-                store.append_events(game_id, events)
-                out.append(None)
+                out.append((job(store), None))
             except Exception as exc:  # noqa: BLE001 - handed to the awaiting caller
-                log.exception("storing events of game %s failed", game_id)
-                out.append(exc)
+                log.exception("storing game %s failed", game_id)
+                out.append((None, exc))
         return out
 
     def stop(self) -> None:
@@ -337,10 +341,9 @@ class Hub:
                 seats[name] = SeatInfo(ident)
         gid = "g" + secrets.token_hex(8)
         s = GameSession(self, gid, m.format, m.interrogator, seats, self.now(), int(self.seeds.integers(2**31)))
-        await asyncio.to_thread(
-            self.store.create_game, self.study_id, m.format, {k: v.identity for k, v in seats.items()},
-            m.interrogator, s.game.started_ms, game_id=gid,
-        )
+        identities = {k: v.identity for k, v in seats.items()}
+        await self.writer.run(gid, lambda store: store.create_game(
+            self.study_id, m.format, identities, m.interrogator, s.game.started_ms, game_id=gid))
         self.live[gid] = s
         for pid in s.participants():
             self.session_of[pid] = s
