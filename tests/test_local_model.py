@@ -124,6 +124,20 @@ async def test_llm_witness_pointed_at_the_local_server_url(local_server):
     await w.close()
 
 
+
+@pytest.mark.localmodel
+async def test_warm_up_fills_the_prompt_cache(local_server):
+    from turinglab.witnesses.registry import warm_up
+
+    spec = local_spec(prompt="young", max_tokens=4)
+    await warm_up([spec, WitnessSpec(codename="E", kind="eliza")], local_server=local_server)
+    w = LLMWitness(spec, seed=1, local_server=local_server)  # no start(): no pre-read of its own
+    r = await w.reply([Turn("interrogator", "hi", 0)], CTX)  # another game: only its times differ
+    t = r.meta["timings"]
+    assert not r.fallback, r.error
+    assert t["cache_n"] > 150 and t["prompt_n"] < 80  # the instructions came from the warmed cache
+    await w.close()
+
 @pytest.mark.localmodel
 async def test_local_model_stopped_falls_back():
     server = LocalServer(threads=1, slots=1)

@@ -200,9 +200,11 @@ class LLMWitness(Witness):
             text=text, latency_s=time.monotonic() - t0, fallback=True, error=error, meta={"fallback": fb}
         )
 
-    async def close(self) -> None:
+    async def close(self, wait: bool = False) -> None:
+        """Release the client; a pending prompt pre-read is cancelled (or awaited with `wait`)."""
         if self._warm is not None:
-            self._warm.cancel()
+            if not wait:
+                self._warm.cancel()
             with contextlib.suppress(BaseException):
                 await self._warm
         if self._client is not None:

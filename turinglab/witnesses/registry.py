@@ -90,3 +90,22 @@ def build_witness(spec: WitnessSpec, *, seed: int | None = None) -> Witness:
 
         return LLMWitness(spec, seed=seed)
     raise UnknownWitness(f"witness {spec.codename!r}: unknown kind {spec.kind!r} (expected eliza, llm or local)")
+
+
+async def warm_up(specs: list[WitnessSpec] | tuple[WitnessSpec, ...], *, local_server=None) -> None:
+    """Start the local model and pre-read each local witness's prompt, so the first game of a
+    fresh process answers as fast as later ones. Call it once when a server starts; other
+    kinds are skipped. Failures are logged, never raised (the fallback covers them in games)."""
+    from datetime import datetime, timezone
+
+    from turinglab.witnesses.base import GameContext
+    from turinglab.witnesses.llm import LLMWitness
+
+    now = datetime.now(timezone.utc)
+    ctx = GameContext(game_id="warm-up", started_at=now, now=now, time_limit_s=300, max_chars=300)
+    for spec in specs:
+        if spec.kind != "local":
+            continue
+        w = LLMWitness(spec, local_server=local_server)
+        await w.start(ctx)
+        await w.close(wait=True)
