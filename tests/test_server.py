@@ -335,3 +335,25 @@ async def test_admin_password_monitor_and_exports(sqlite_url, monkeypatch):
                 assert r.status_code == 200 and len(pd.read_csv(io.StringIO(r.text))) >= 1
             r = await c.get("/admin/export/secrets.csv", auth=("admin", "s3cret"))
             assert r.status_code == 404 and "messages.csv" in r.text
+
+
+class Rude(Witness):
+    codename, kind = "Rude", "llm"
+
+    async def reply(self, history, ctx):
+        return Reply(text="fuck off")
+
+
+async def test_content_filter_binds_ai_witnesses_too(sqlite_url):
+    rude = WitnessSpec(codename="Rude", kind="local", timing=FAST)
+    with running(study(ratio=0.0, witnesses=(rude,)), sqlite_url, witness_factory=lambda spec, seed: Rude()) as base:
+        (i,) = await players(base, 1)
+        await i.phase("game")
+        await say(i, "hello there")
+        reply = await i.next("message")
+        assert "fuck" not in reply["text"] and reply["text"].strip()
+        assert not [f for f in i.frames if f["type"] == "error"]
+    with Store(sqlite_url) as store:
+        (g,) = store.games()
+        blocked = [e for e in store.events(g.id) if e.type == "refused" and e.payload.get("code") == "blocked"]
+        assert [(e.actor, e.payload["text"]) for e in blocked] == [("A", "fuck off")]

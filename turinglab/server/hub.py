@@ -366,7 +366,8 @@ class Hub:
 
             self._eliza = self.witness_factory(available()["eliza"], 0)
         try:
-            return (await self._eliza.reply(history, ctx)).text.strip() or "Please go on."
+            # lower case, as the LLM witnesses' own ELIZA fallback does, so the switch does not show
+            return (await self._eliza.reply(history, ctx)).text.strip().lower() or "please go on."
         except Exception:  # noqa: BLE001
             log.exception("the ELIZA fallback failed")
-            return "Please go on."
+            return "please go on."

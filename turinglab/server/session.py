@@ -346,6 +346,14 @@ class GameSession:
         if not text:
             text = await self.hub.fallback_text(history, ctx)
         text = text[: self.rules.max_chars]
+        blocked = await self.hub.filter.check(text)
+        if blocked:  # the filter binds AI witnesses too: record it, and let the fallback answer
+            async with self.lock:
+                self._refuse(conv, conv, self.hub.now(), text, blocked)
+                await self._commit(self.game.log[-1:])
+            text = (await self.hub.fallback_text(history, ctx))[: self.rules.max_chars]
+            if await self.hub.filter.check(text):
+                text = "sorry, what do you mean?"
         elapsed_ms = round((time.monotonic() - started) * 1000)
         designed = self._designed_ms(conv, len(text), q)
         await asyncio.sleep(timing.hold_for(designed / 1000, elapsed_ms / 1000))
