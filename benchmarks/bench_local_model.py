@@ -1,6 +1,6 @@
 """Benchmark the embedded local model as a witness: latency, tokens/s, delays absorbed.
 
-    python benchmarks/bench_local_model.py [--games 2] [--threads 1] [--read-time 8] [--gguf PATH]
+    python benchmarks/bench_local_model.py [--games 2] [--threads 1] [--read-time 8] [--gguf PATH] [--parallel]
 
 Plays scripted interrogator messages against the `local` witness (young persona) through the
 same OpenAI-compatible path as a real game. Each game's prompt is pre-read at game start
@@ -71,6 +71,7 @@ async def main() -> None:
     ap.add_argument("--gguf", type=Path, default=None, help="another chat GGUF to compare (default: the shipped one)")
     ap.add_argument("--prompt", default=None, help="prompt name or .j2 path (default: the local witness's)")
     ap.add_argument("--temperature", type=float, default=None)
+    ap.add_argument("--parallel", action="store_true", help="play the games simultaneously")
     args = ap.parse_args()
     server = LocalServer(args.gguf, threads=args.threads)
     t = time.monotonic()
@@ -78,8 +79,13 @@ async def main() -> None:
     print(f"model loaded in {time.monotonic() - t:.1f} s (threads={args.threads}, slots={server.slots})")
     rng = np.random.default_rng(0)
     rows: list[dict] = []
-    for g in range(args.games):
-        rows += await play(server, g, args.read_time, rng, prompt=args.prompt, temperature=args.temperature)
+    kw = {"prompt": args.prompt, "temperature": args.temperature}
+    if args.parallel:  # all games at once, sharing the one server
+        for part in await asyncio.gather(*(play(server, g, args.read_time, rng, **kw) for g in range(args.games))):
+            rows += part
+    else:
+        for g in range(args.games):
+            rows += await play(server, g, args.read_time, rng, **kw)
     server.stop()
     if not args.quiet:
         for r in rows:
