@@ -1,0 +1,186 @@
+"""One call that runs every analysis of a study and keeps the results together."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from turinglab.analysis import accuracy, models, resample, tables
+from turinglab.analysis.flags import Exclusions, apply_exclusions
+from turinglab.analysis.schema import validate_judgements
+
+
+@dataclass
+class Options:
+    alpha: float = 0.05
+    exclude: tuple[str, ...] = ("three_previous_ai", "knows_witness")
+    n_boot: int = 1000
+    seed: int = 0
+    max_games_mixed: int = 5_000
+    max_games_gee: int = 300_000
+
+
+@dataclass
+class Analysis:
+    study: str
+    format: str
+    options: Options
+    exclusions: Exclusions
+    n_rows: int
+    n_games: int
+    n_interrogators: int
+    success: pd.DataFrame
+    comparisons: pd.DataFrame
+    criteria: pd.DataFrame
+    accuracy: pd.DataFrame
+    by_index: pd.DataFrame
+    dprime: dict
+    calibration: pd.DataFrame
+    brier: dict
+    regressions: dict
+    bootstrap: pd.DataFrame
+    ipw: pd.DataFrame
+    timing: pd.DataFrame
+    tags: pd.DataFrame | None = None
+    games: pd.DataFrame | None = None  # per-game table used (for figures)
+    judgements: pd.DataFrame | None = None
+    seconds: dict = field(default_factory=dict)
+
+    def numbers(self) -> dict[str, float]:
+        """Every number the report prints, flat and keyed, for the export's rebuild check."""
+        out: dict[str, float] = {"n_games": self.n_games, "n_interrogators": self.n_interrogators}
+        for r in self.success.itertuples(index=False):
+            w = r.witness
+            for c in ("k", "n", "sr", "low", "high", "p_value", "k_first", "n_first", "sr_first",
+                      "low_first", "high_first", "p_value_first"):
+                out[f"success.{w}.{c}"] = getattr(r, c)
+        for r in self.comparisons.itertuples(index=False):
+            out[f"compare.{r.a}|{r.b}.p_value"] = r.p_value
+            out[f"compare.{r.a}|{r.b}.p_holm"] = r.p_holm
+        for r in self.criteria.itertuples(index=False):
+            for c in ("machine_success", "ms_low", "ms_high", "threshold", "p_value", "humanness", "hu_low", "hu_high"):
+                out[f"criteria.{r.witness}.{c}"] = getattr(r, c)
+        for r in self.accuracy.itertuples(index=False):
+            for c in ("k", "n", "rate", "low", "high"):
+                out[f"accuracy.{r.group}.{c}"] = getattr(r, c)
+        for r in self.by_index.itertuples(index=False):
+            for c in ("k", "n", "rate", "low", "high"):
+                out[f"by_index.{r.game_index}.{c}"] = getattr(r, c)
+        for c in ("pooled", "per_interrogator_mean", "per_interrogator_median"):
+            out[f"dprime.{c}"] = self.dprime.get(c, np.nan)
+        for k, v in self.brier.items():
+            out[f"brier.{k}"] = v
+        for r in self.calibration.itertuples(index=False):
+            for c in ("n", "stated", "observed", "low", "high"):
+                out[f"calibration.{r.kind}.{r.bin}.{c}"] = getattr(r, c)
+        for name in ("mixed", "gee"):
+            t = self.regressions.get(name)
+            if t is not None:
+                for r in t.itertuples(index=False):
+                    for c in ("estimate", "se", "p_value"):
+                        out[f"{name}.{r.term}.{c}"] = getattr(r, c)
+        for r in self.bootstrap.itertuples(index=False):
+            for c in ("estimate", "low", "high"):
+                out[f"bootstrap.{r.quantity}.{c}"] = getattr(r, c)
+        for r in self.ipw.itertuples(index=False):
+            for c in ("naive", "ipw", "low", "high"):
+                out[f"ipw.{r.witness}.{c}"] = getattr(r, c)
+        for r in self.timing.itertuples(index=False):
+            for c in ("n", "duration_median", "messages_median"):
+                out[f"timing.{r.kind}.{c}"] = getattr(r, c)
+        clean = {}
+        for k, v in out.items():
+            v = float(v) if v is not None else float("nan")
+            clean[k] = None if np.isnan(v) else v
+        return clean
+
+
+def timing_table(games: pd.DataFrame) -> pd.DataFrame:
+    """Game length by witness kind, with a two-sample KS test (a timing leak shows as a difference)."""
+    from scipy.stats import ks_2samp
+
+    rows = []
+    for kind in ("human", "ai"):
+        g = games[games["witness_kind"] == kind]
+        rows.append({"kind": kind, "n": len(g),
+                     "duration_median": float(g["duration_s"].median()) if len(g) else np.nan,
+                     "duration_mean": float(g["duration_s"].mean()) if len(g) else np.nan,
+                     "messages_median": float(g["n_messages"].median()) if len(g) else np.nan})
+    t = pd.DataFrame(rows)
+    h = games.loc[games["witness_kind"] == "human", "duration_s"].dropna()
+    a = games.loc[games["witness_kind"] == "ai", "duration_s"].dropna()
+    t.attrs["ks_p"] = float(ks_2samp(h, a).pvalue) if len(h) > 1 and len(a) > 1 else np.nan
+    return t
+
+
+def analyse(
+    judgements: pd.DataFrame,
+    participants: pd.DataFrame | None = None,
+    options: Options | None = None,
+    tags: pd.DataFrame | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> Analysis:
+    """Run every analysis on a judgements table (see `schema`)."""
+    opt = options or Options()
+    if not 0 < opt.alpha < 1:
+        raise ValueError(f"alpha must be between 0 and 1, got {opt.alpha}")
+    step = progress or (lambda _msg: None)
+    secs: dict[str, float] = {}
+    t0 = time.perf_counter()
+
+    def tick(name: str) -> None:
+        nonlocal t0
+        now = time.perf_counter()
+        secs[name] = now - t0
+        t0 = now
+        step(name)
+
+    df = validate_judgements(judgements)
+    if df.empty:
+        raise ValueError("no games with a verdict to analyse")
+    df, excl = apply_exclusions(df, opt.exclude)
+    if df.empty:
+        raise ValueError(
+            f"every game was excluded by {', '.join(excl.applied)}; run with fewer --exclude flags"
+        )
+    fmt = str(df["format"].iloc[0])
+    games = accuracy.per_game(df)
+    tick("prepare")
+    sr = tables.success_table(df, opt.alpha)
+    tick("success rates")
+    comp = tables.comparisons(sr, fmt, opt.alpha)
+    tick("comparisons")
+    crit = tables.criteria(sr, fmt, opt.alpha)
+    tick("criteria")
+    acc = accuracy.accuracy_table(games, opt.alpha)
+    idx = accuracy.by_game_index(games, opt.alpha)
+    dp = accuracy.dprime_table(games)
+    cal, brier = accuracy.calibration(games, opt.alpha)
+    tick("accuracy")
+    reg = models.regressions(games, participants, opt.alpha, opt.max_games_mixed, opt.max_games_gee)
+    tick("regressions")
+    boot = resample.bootstrap_table(df, games, opt.alpha, opt.n_boot, opt.seed)
+    ipw = resample.ipw_table(df, opt.alpha, opt.n_boot, opt.seed + 1)
+    tick("bootstrap")
+    timing = timing_table(games)
+    tick("timing")
+    return Analysis(
+        study=str(df["study"].iloc[0]), format=fmt, options=opt, exclusions=excl,
+        n_rows=len(df), n_games=int(df["game_id"].nunique()),
+        n_interrogators=int(df["interrogator_id"].nunique()),
+        success=sr, comparisons=comp, criteria=crit, accuracy=acc, by_index=idx, dprime=dp,
+        calibration=cal, brier=brier, regressions=reg, bootstrap=boot, ipw=ipw, timing=timing,
+        tags=tags, games=games, judgements=df, seconds=secs,
+    )
+
+
+def exclusions_arg(values: Iterable[str] | None) -> tuple[str, ...]:
+    """CLI helper: None -> the default flags; ['none'] -> no exclusions."""
+    if values is None:
+        return Options().exclude
+    vals = tuple(v for v in values if v)
+    return () if vals in ((), ("none",)) else vals

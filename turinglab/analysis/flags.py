@@ -1,0 +1,125 @@
+"""Exclusion flags (SPEC §1): computed and stored as columns, never used to delete rows.
+
+An analysis chooses which flags to apply with `apply_exclusions`, and reports them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from turinglab.analysis.schema import FLAG_PREFIX, flag_names
+
+# A reason saying the interrogator knows the witness, e.g. "I know her, she's my sister".
+KNOWS_WITNESS_RE = re.compile(
+    r"\b(?:i|we)\s+(?:know|knew)\s+(?:him|her|them|this\s+person|the\s+witness|who\s+(?:it|this)\s+(?:is|was))\b"
+    r"|\b(?:my|our)\s+(?:friend|brother|sister|partner|roommate|classmate|colleague|mum|mom|dad|wife|husband)\b"
+    r"|\bknow\s+(?:him|her|them)\s+personally\b|\bpersonally\s+know\b",
+    re.IGNORECASE,
+)
+
+
+def three_previous_ai(games: pd.DataFrame) -> pd.Series:
+    """True where the interrogator's previous three games (as interrogator) all had AI witnesses.
+
+    `games` has one row per game with interrogator_id, started_ms, game_id and
+    `has_ai` (the game had an AI witness: in three-player every game has one, so the
+    flag then marks every game after the third; see `flag_table`). Returns a Series
+    aligned to `games.index`.
+    """
+    g = games.sort_values(["interrogator_id", "started_ms", "game_id"], kind="mergesort")
+    flag = three_previous_ai_fast(g["interrogator_id"].to_numpy(), g["has_ai"].to_numpy(dtype=bool))
+    return pd.Series(flag, index=g.index).reindex(games.index).astype(bool)
+
+
+def three_previous_ai_fast(interrogator: np.ndarray, has_ai: np.ndarray) -> np.ndarray:
+    """Same as `three_previous_ai` for arrays already sorted by interrogator then time (vectorised)."""
+    n = len(has_ai)
+    out = np.zeros(n, dtype=bool)
+    if n < 4:
+        return out
+    a = has_ai.astype(bool)
+    same = interrogator[3:] == interrogator[:-3]  # row i and row i-3 share the interrogator
+    out[3:] = same & a[2:-1] & a[1:-2] & a[:-3]
+    return out
+
+
+def knows_witness_from_reason(reason: pd.Series) -> pd.Series:
+    """True where the free-text reason says the interrogator knows the witness."""
+    text = reason.fillna("").astype(str)
+    uniq = pd.unique(text)  # reasons repeat a lot: test each distinct text once
+    hit = {u: bool(KNOWS_WITNESS_RE.search(u)) for u in uniq}
+    return text.map(hit).astype(bool)
+
+
+def flag_table(judgements: pd.DataFrame, stored_knows: pd.Series | None = None) -> pd.DataFrame:
+    """Add `flag_three_previous_ai` and `flag_knows_witness` to a judgements table.
+
+    A game "against an AI" is a two-player game with an AI witness. In three-player
+    games there is always one AI, so the J&B rule is not meaningful there and the flag
+    is left False (the reason is given in the methods text).
+    """
+    df = judgements.copy()
+    first = df.drop_duplicates("game_id")[["game_id", "interrogator_id", "started_ms", "format"]]
+    has_ai = df["witness_kind"].eq("ai").groupby(df["game_id"], sort=False).all()
+    per_game = first.assign(has_ai=first["game_id"].map(has_ai).to_numpy(dtype=bool), fmt=first["format"])
+    per_game = per_game.reset_index(drop=True)
+    flag = three_previous_ai(per_game)
+    flag &= per_game["fmt"].eq("two-player")
+    df[FLAG_PREFIX + "three_previous_ai"] = df["game_id"].map(dict(zip(per_game["game_id"], flag))).astype(bool)
+    knows = knows_witness_from_reason(df["reason"]) & df["witness_kind"].eq("human")
+    if stored_knows is not None:
+        knows |= stored_knows.reindex(df.index).fillna(False).astype(bool)
+    # in three-player the flag concerns the game, so both rows carry it
+    knows_game = knows.groupby(df["game_id"]).transform("any")
+    df[FLAG_PREFIX + "knows_witness"] = knows_game.astype(bool)
+    return df
+
+
+@dataclass(frozen=True)
+class Exclusions:
+    """Which flags an analysis applied and how many rows/games each removed."""
+
+    applied: tuple[str, ...]
+    available: tuple[str, ...]
+    games_before: int
+    games_after: int
+    games_flagged: dict[str, int]  # games carrying each applied flag (they can overlap)
+
+    def to_dict(self) -> dict:
+        return {
+            "applied": list(self.applied),
+            "available": list(self.available),
+            "games_before": self.games_before,
+            "games_after": self.games_after,
+            "games_flagged": dict(self.games_flagged),
+        }
+
+
+def apply_exclusions(df: pd.DataFrame, flags: Iterable[str]) -> tuple[pd.DataFrame, Exclusions]:
+    """Drop rows carrying any of `flags` from a copy; say what was applied."""
+    flags = tuple(dict.fromkeys(flags))
+    available = tuple(flag_names(df))
+    unknown = [f for f in flags if f not in available]
+    if unknown:
+        raise ValueError(
+            f"unknown exclusion flag(s) {', '.join(unknown)}; this data has: {', '.join(available) or 'none'}"
+        )
+    drop = pd.Series(False, index=df.index)
+    counts: dict[str, int] = {}
+    for f in flags:
+        col = df[FLAG_PREFIX + f].fillna(False).astype(bool)
+        counts[f] = int(df.loc[col, "game_id"].nunique())
+        drop |= col
+    kept = df.loc[~drop].copy()
+    return kept, Exclusions(
+        applied=flags,
+        available=available,
+        games_before=int(df["game_id"].nunique()),
+        games_after=int(kept["game_id"].nunique()),
+        games_flagged=counts,
+    )

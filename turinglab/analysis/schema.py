@@ -1,0 +1,104 @@
+"""The tidy tables every analysis reads, with a description of every column.
+
+`judgements`: one row per (game, witness seat) judgement. A two-player game has one
+row; a three-player game has two (seats A and B), whose `judged_human` are
+complementary because the verdict is a forced choice.
+
+`participants`: one row per participant, with the demographics the study collected.
+
+The descriptions here are also the export's codebook, so keep them exact.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+FLAG_PREFIX = "flag_"
+KNOWN_FLAGS = ("three_previous_ai", "knows_witness")
+
+# column -> (dtype, description)
+JUDGEMENT_COLUMNS: dict[str, tuple[str, str]] = {
+    "game_id": ("string", "Game identifier (as stored)."),
+    "study": ("string", "Study name."),
+    "format": ("string", "'two-player' or 'three-player'."),
+    "interrogator_id": ("string", "The interrogator (a participant id; pseudonymous in exports)."),
+    "game_index": ("Int64", "1 for the interrogator's first game, 2 for the second, ... (by start time)."),
+    "seat": ("string", "Witness seat judged in this row: 'A' (or 'B' in three-player)."),
+    "witness_kind": ("string", "'human' or 'ai': the truth about the witness in this seat."),
+    "witness": ("string", "Witness codename for AI witnesses; 'Human' for human witnesses."),
+    "witness_participant_id": ("string", "Participant id of a human witness (pseudonymous in exports); empty for AI."),
+    "judged_human": ("boolean", "True if the interrogator's verdict said this seat is the human (the witness's success)."),
+    "confidence": ("float64", "Interrogator's confidence in the verdict, 0-100 (as entered)."),
+    "correct": ("boolean", "True if the verdict was right (the same for both rows of a three-player game)."),
+    "reason": ("string", "Interrogator's free-text reason (untrusted user text; may be empty)."),
+    "started_ms": ("Int64", "Game start, ms since the Unix epoch."),
+    "ended_ms": ("Int64", "Verdict time, ms since the Unix epoch."),
+    "duration_s": ("float64", "ended_ms - started_ms, in seconds."),
+    "n_messages": ("Int64", "Messages exchanged in this seat's conversation (both sides)."),
+    "selection_prob": ("float64", "Probability with which matchmaking chose this AI witness for the game (empty if not recorded)."),
+    "flag_three_previous_ai": ("boolean", "Exclusion flag: the interrogator's previous three games were all against AI witnesses."),
+    "flag_knows_witness": ("boolean", "Exclusion flag: the interrogator said they know the witness personally."),
+}
+
+PARTICIPANT_COLUMNS: dict[str, tuple[str, str]] = {
+    "participant_id": ("string", "Participant id (pseudonymous in exports)."),
+    "age": ("float64", "Age in years, as reported (empty if not answered)."),
+    "gender": ("string", "Gender, as reported (empty if not answered)."),
+    "education": ("string", "Highest education level, as reported."),
+    "chatbot_freq": ("float64", "How often they use chatbots, ordinal 0 (never) .. 4 (daily)."),
+    "llm_knowledge": ("float64", "Self-rated knowledge of LLMs, ordinal 0 (none) .. 4 (expert)."),
+}
+
+TAG_COLUMNS: dict[str, tuple[str, str]] = {
+    "game_id": ("string", "Tagged game."),
+    "taxonomy": ("string", "'strategy' (Jones & Bergen appendix H) or 'reason' (appendix G)."),
+    "category": ("string", "Sub-category code, e.g. '1a' (see the taxonomy files)."),
+    "tagger": ("string", "Who tagged (a name or pseudonym)."),
+}
+
+
+class SchemaError(ValueError):
+    """A table does not have the documented columns."""
+
+
+def empty(columns: dict[str, tuple[str, str]]) -> pd.DataFrame:
+    return pd.DataFrame({c: pd.Series(dtype=t) for c, (t, _) in columns.items()})
+
+
+def coerce(df: pd.DataFrame, columns: dict[str, tuple[str, str]], name: str) -> pd.DataFrame:
+    """Check required columns and cast to the documented dtypes; extra `flag_*` columns stay."""
+    missing = [c for c in columns if c not in df.columns and not c.startswith(FLAG_PREFIX)]
+    if missing:
+        raise SchemaError(
+            f"{name} table lacks column(s) {', '.join(missing)}; see turinglab.analysis.schema for the layout"
+        )
+    out = df.copy()
+    for c, (t, _) in columns.items():
+        if c not in out.columns:  # a known flag nobody computed: not set
+            out[c] = False
+        out[c] = out[c].astype(t)
+    return out
+
+
+def flag_names(df: pd.DataFrame) -> list[str]:
+    """Exclusion flags present in a judgements table, without the prefix."""
+    return [c[len(FLAG_PREFIX):] for c in df.columns if c.startswith(FLAG_PREFIX)]
+
+
+def validate_judgements(df: pd.DataFrame) -> pd.DataFrame:
+    """Cast a judgements table and check the facts analyses rely on."""
+    out = coerce(df, JUDGEMENT_COLUMNS, "judgements")
+    bad_kind = set(out["witness_kind"].dropna().unique()) - {"human", "ai"}
+    if bad_kind:
+        raise SchemaError(f"witness_kind must be 'human' or 'ai', got {sorted(bad_kind)}")
+    bad_fmt = set(out["format"].dropna().unique()) - {"two-player", "three-player"}
+    if bad_fmt:
+        raise SchemaError(f"format must be 'two-player' or 'three-player', got {sorted(bad_fmt)}")
+    if out["format"].nunique() > 1:
+        raise SchemaError("one analysis covers one format; filter the table by 'format' first")
+    if out["judged_human"].isna().any():
+        raise SchemaError("judged_human is missing in some rows; drop games without a verdict first")
+    for c in out.columns:
+        if c.startswith(FLAG_PREFIX):
+            out[c] = out[c].fillna(False).astype("boolean")
+    return out

@@ -1,0 +1,146 @@
+"""Per-witness tables (Jones & Bergen table 1) and Giunti's criteria, from a judgements table.
+
+SR (success rate) = share of a witness's games in which it was judged human.
+All exact inference goes through `turinglab.stats`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy.stats import boschloo_exact, fisher_exact
+from statsmodels.stats.multitest import multipletests
+
+HUMAN = "Human"
+# Boschloo's exact test is the more powerful unconditional test, but its cost grows with
+# (n1+1)(n2+1); above this size Fisher's exact (conditional) test is used instead.
+BOSCHLOO_MAX_CELLS = 20_000
+
+
+def counts(df: pd.DataFrame, first_only: bool = False) -> pd.DataFrame:
+    """k (judged human) and n per witness, with kind; optionally only interrogators' first games."""
+    d = df[df["game_index"] == 1] if first_only else df
+    g = d.groupby(["witness", "witness_kind"], observed=True)["judged_human"]
+    out = pd.DataFrame({"k": g.sum().astype(int), "n": g.size().astype(int)}).reset_index()
+    return out
+
+
+def _interval_cols(k: int, n: int, alpha: float) -> dict:
+    from turinglab import stats
+
+    if n == 0:
+        return {"sr": np.nan, "low": np.nan, "high": np.nan, "p_value": np.nan, "is_interval": True, "pieces": []}
+    r = stats.binom_test(int(k), int(n), p0=0.5, alpha=alpha)
+    iv = r.interval
+    return {
+        "sr": k / n,
+        "low": float(iv.low),
+        "high": float(iv.high),
+        "p_value": float(r.p_value),
+        "is_interval": bool(iv.is_interval),
+        "pieces": [[float(a), float(b)] for a, b in iv.pieces],
+    }
+
+
+def success_table(df: pd.DataFrame, alpha: float) -> pd.DataFrame:
+    """Per witness: SR with n, exact Sterne interval, two-tailed exact test against 50%,
+    and the same for interrogators' first games."""
+    all_ = counts(df)
+    first = counts(df, first_only=True).rename(columns={"k": "k_first", "n": "n_first"})
+    t = all_.merge(first, on=["witness", "witness_kind"], how="left").fillna({"k_first": 0, "n_first": 0})
+    rows = []
+    for r in t.itertuples(index=False):
+        a = _interval_cols(r.k, r.n, alpha)
+        f = _interval_cols(int(r.k_first), int(r.n_first), alpha)
+        rows.append({
+            "witness": r.witness, "kind": r.witness_kind, "k": int(r.k), "n": int(r.n), **a,
+            "k_first": int(r.k_first), "n_first": int(r.n_first), "sr_first": f["sr"],
+            "low_first": f["low"], "high_first": f["high"], "p_value_first": f["p_value"],
+        })
+    out = pd.DataFrame(rows)
+    if out.empty:
+        return out
+    out["_h"] = out["kind"].eq("human")
+    out = out.sort_values(["_h", "sr"], ascending=[True, False]).drop(columns="_h").reset_index(drop=True)
+    return out
+
+
+def two_sample(k1: int, n1: int, k2: int, n2: int) -> tuple[str, float]:
+    """Exact two-sided test of two independent binomials: Boschloo when small, else Fisher."""
+    table = [[k1, n1 - k1], [k2, n2 - k2]]
+    if (n1 + 1) * (n2 + 1) <= BOSCHLOO_MAX_CELLS:
+        return "boschloo", float(boschloo_exact(table, alternative="two-sided").pvalue)
+    return "fisher", float(fisher_exact(table, alternative="two-sided").pvalue)
+
+
+def comparisons(sr: pd.DataFrame, fmt: str, alpha: float) -> pd.DataFrame:
+    """Two-player only: each AI witness against human witnesses, and AI witnesses pairwise.
+
+    Three-player games never get two-sample tests (SPEC §3): the machine's and the
+    human's success in a game are one event seen twice, P(S_m) = 1 - P(S_h).
+    p-values are Holm-adjusted over the whole family.
+    """
+    cols = ["a", "b", "k_a", "n_a", "k_b", "n_b", "diff", "method", "p_value", "p_holm", "significant"]
+    if fmt != "two-player" or sr.empty:
+        return pd.DataFrame(columns=cols)
+    ai = sr[sr["kind"] == "ai"].reset_index(drop=True)
+    hum = sr[sr["kind"] == "human"]
+    pairs = []
+    if not hum.empty:
+        h = hum.iloc[0]
+        pairs += [(a, h) for _, a in ai.iterrows()]
+    for i in range(len(ai)):
+        for j in range(i + 1, len(ai)):
+            pairs.append((ai.iloc[i], ai.iloc[j]))
+    rows = []
+    for a, b in pairs:
+        if a["n"] == 0 or b["n"] == 0:
+            continue
+        method, p = two_sample(int(a["k"]), int(a["n"]), int(b["k"]), int(b["n"]))
+        rows.append({"a": a["witness"], "b": b["witness"], "k_a": int(a["k"]), "n_a": int(a["n"]),
+                     "k_b": int(b["k"]), "n_b": int(b["n"]), "diff": a["k"] / a["n"] - b["k"] / b["n"],
+                     "method": method, "p_value": p})
+    out = pd.DataFrame(rows, columns=cols[:-2])
+    if out.empty:
+        return pd.DataFrame(columns=cols)
+    _, p_holm, _, _ = multipletests(out["p_value"].to_numpy(), alpha=alpha, method="holm")
+    out["p_holm"] = p_holm
+    out["significant"] = out["p_holm"] < alpha
+    return out
+
+
+def _est(d: dict | None) -> tuple[float, float, float]:
+    if not d:
+        return (np.nan, np.nan, np.nan)
+    return (float(d.get("estimate", np.nan)), float(d.get("low", np.nan)), float(d.get("high", np.nan)))
+
+
+def criteria(sr: pd.DataFrame, fmt: str, alpha: float) -> pd.DataFrame:
+    """Giunti's absolute criterion (pass decision) and degree of humanness per AI witness."""
+    from turinglab import stats
+
+    cols = ["witness", "k", "n", "machine_success", "ms_low", "ms_high", "threshold", "p_value",
+            "decision", "humanness", "hu_low", "hu_high"]
+    ai = sr[sr["kind"] == "ai"]
+    hum = sr[sr["kind"] == "human"]
+    rows = []
+    for r in ai.itertuples(index=False):
+        if r.n == 0:
+            continue
+        if fmt == "three-player":
+            res = stats.three_player(int(r.k), int(r.n), alpha=alpha)
+        else:
+            if hum.empty or int(hum.iloc[0]["n"]) == 0:
+                continue  # no human witnesses: no two-player threshold to compare with
+            res = stats.two_player(int(r.k), int(r.n), int(hum.iloc[0]["k"]), int(hum.iloc[0]["n"]), alpha=alpha)
+        d = res.to_dict()
+        ms, ms_lo, ms_hi = _est(d.get("machine_success"))
+        hu, hu_lo, hu_hi = _est(d.get("humanness"))
+        thr = d.get("threshold")
+        if isinstance(thr, dict):
+            thr = thr.get("estimate")
+        rows.append({"witness": r.witness, "k": int(r.k), "n": int(r.n), "machine_success": ms,
+                     "ms_low": ms_lo, "ms_high": ms_hi, "threshold": float(thr) if thr is not None else np.nan,
+                     "p_value": float(d.get("p_value", np.nan)) if d.get("p_value") is not None else np.nan,
+                     "decision": d.get("decision"), "humanness": hu, "hu_low": hu_lo, "hu_high": hu_hi})
+    return pd.DataFrame(rows, columns=cols)
