@@ -36,7 +36,7 @@ def study(name: str, fmt="two-player", ratio=1.0, witnesses=()) -> Study:
 async def world(chromium_path: str, s: Study, url: str):
     from playwright.async_api import async_playwright
 
-    app = create_app(s, url, rng_seed=5, human_timing=FAST, initial_ai_wait_s=0.3)
+    app = create_app(s, url, rng_seed=5, human_timing=FAST, initial_ai_wait_s=0.3, admin_password="pw")
     SHOTS.mkdir(parents=True, exist_ok=True)
     with serve_in_thread(app) as base:
         async with async_playwright() as pw:
@@ -182,6 +182,13 @@ async def test_play_against_eliza(chromium_path, sqlite_url):
         body = await page.text_content("#reveal-body")
         assert "an AI" in body and "Correct." in body
         await shot(page, "eliza-reveal")
+        for vp in (PHONE, DESKTOP):
+            admin = await browser.new_context(viewport=vp, http_credentials={"username": "a", "password": "pw"})
+            ap = await admin.new_page()
+            await ap.goto(base + "/admin")
+            assert "Eliza" in await ap.text_content("body")
+            await shot(ap, "admin")
+            await admin.close()
     with Store(sqlite_url) as store:
         (g,) = store.games()
         assert g.seats["A"].witness == "Eliza" and g.verdict.correct is True

@@ -22,7 +22,8 @@ def test_default_study_is_offline_eliza_and_local_model():
 def test_serve_starts_migrates_and_serves(tmp_path):
     port = free_port()
     db = f"sqlite:///{tmp_path / 'serve.db'}"
-    proc = subprocess.Popen([sys.executable, "-m", "turinglab", "serve", "--port", str(port), "--db", db],
+    proc = subprocess.Popen([sys.executable, "-m", "turinglab", "serve", "--port", str(port), "--db", db,
+                             "--no-warm-up"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         deadline = time.monotonic() + 60

@@ -455,6 +455,7 @@ def serve(
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on."),
     port: int = typer.Option(8000, "--port", help="Port to listen on."),
     db: str = typer.Option(None, "--db", help="Database URL (default: $DATABASE_URL, else sqlite:///./turinglab.db)."),
+    warm_up: bool = typer.Option(True, "--warm-up/--no-warm-up", help="Load the local model at start."),
 ) -> None:
     """Run the live imitation game in the browser (participant pages, websockets, /admin)."""
     import uvicorn
@@ -474,7 +475,7 @@ def serve(
     from turinglab.server.app import create_app
 
     try:
-        web = create_app(chosen, db)
+        web = create_app(chosen, db, warm_up=warm_up)
     except StoreError as exc:
         fail(str(exc))
     console.print(f"turinglab: study [bold]{chosen.name}[/bold] ({chosen.format}) on http://{host}:{port}/"

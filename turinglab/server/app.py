@@ -65,12 +65,12 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
                rng_seed: int | None = None, human_timing: Timing | None = Timing(),
                witness_factory: WitnessFactory | None = None, moderation: ModerationHook | None = None,
                admin_password: str | None = None, waiting_grace_s: float = 15.0,
-               initial_ai_wait_s: float = 10.0) -> FastAPI:
+               initial_ai_wait_s: float = 10.0, warm_up: bool = False) -> FastAPI:
     """The turinglab web app for one study. `db_url` None: $DATABASE_URL or ./turinglab.db.
 
     Migrations run when the app starts. `human_timing=None` turns the human witnesses'
     designed delay off (benchmarks only: it breaks the blinding of timing).
-    `admin_password` None: read $TURINGLAB_ADMIN_PASSWORD.
+    `admin_password` None: read $TURINGLAB_ADMIN_PASSWORD. `warm_up` loads the local model at start.
     """
     store = Store(db_url)  # migrates
     study_id = store.register_study(study)  # StudyFrozen if its config changed after games were played
@@ -82,6 +82,8 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
                             content_filter=ContentFilter(study.content_filter, hook=moderation),
                             waiting_grace_s=waiting_grace_s, initial_ai_wait_s=initial_ai_wait_s,
                             study_id=study_id)
+        if warm_up:
+            app.state.hub.warm_up()
         try:
             yield
         finally:

@@ -169,6 +169,26 @@ class Hub:
                     judged = g.verdict.choice == "human" if g.format == "two-player" else g.verdict.choice == seat
                     self.room.stats.record(ident.witness, judged, g.verdict.confidence)
 
+    def warm_up(self) -> None:
+        """Load the local model now (in the background), so the first game's replies are not
+        slowed by the model's start: a slow first reply would tell an AI witness apart."""
+        for spec in self.study.witnesses:
+            if spec.kind == "local":
+                asyncio.create_task(self._warm(spec))
+
+    async def _warm(self, spec: WitnessSpec) -> None:
+        try:
+            w = self.witness_factory(spec, 0)
+            now = self.now()
+            from turinglab.server.session import _dt
+
+            await w.start(GameContext("warm-up", _dt(now), _dt(now), self.study.rules.time_limit_s,
+                                      self.study.rules.max_chars))
+            await w.close(wait=True)  # type: ignore[call-arg]
+            log.info("witness %s warmed up", spec.codename)
+        except Exception:  # noqa: BLE001 - a failed warm-up only costs time
+            log.exception("warming up witness %s failed", spec.codename)
+
     async def close(self) -> None:
         self.task.cancel()
         for s in list(self.live.values()):
