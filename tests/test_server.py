@@ -357,3 +357,23 @@ async def test_content_filter_binds_ai_witnesses_too(sqlite_url):
         (g,) = store.games()
         blocked = [e for e in store.events(g.id) if e.type == "refused" and e.payload.get("code") == "blocked"]
         assert [(e.actor, e.payload["text"]) for e in blocked] == [("A", "fuck off")]
+
+
+async def test_failed_start_is_reported_and_witness_moves_on_after_time_up(sqlite_url):
+    def factory(spec, seed):
+        raise RuntimeError("cannot build this witness")
+
+    with running(study(ratio=0.0, witnesses=(ELIZA,)), sqlite_url, witness_factory=factory) as base:
+        (p,) = await players(base, 1)
+        err = await p.next("error")
+        assert err["code"] == "start_failed" and "Find a game" in err["message"]
+        await p.phase("idle")
+    rules = Rules(time_limit_s=1.0, typing_min_s=5, typing_jitter_s=0)
+    with running(study(rules=rules), sqlite_url) as base:
+        seats = await in_game(await players(base, 2))
+        i, w = seats["interrogator"], seats["A"]
+        await w.phase("verdict", timeout=5)
+        await i.send({"type": "join"})  # the interrogator still owes the verdict
+        assert (await i.next("error"))["code"] == "in_game"
+        await w.send({"type": "join"})  # the witness may go on to another game
+        await w.phase("waiting")

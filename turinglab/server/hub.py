@@ -323,7 +323,9 @@ class Hub:
             await self.send(pid, proto.error("no_consent", proto.TEXTS["no_consent"]))
             return
         s = self.session_of.get(pid)
-        if s is not None and s.game.state != "ended":
+        # a witness whose chat is over may move on while the interrogator decides
+        done_witness = s is not None and s.game.state == "awaiting_verdict" and s.seat_of[pid] != "interrogator"
+        if s is not None and s.game.state != "ended" and not done_witness:
             await self.send(pid, proto.error("in_game", proto.TEXTS["in_game"]))
             await self.send_state(pid)
             return
@@ -339,9 +341,10 @@ class Hub:
             matches = self.room.poll(self.now())
             if matches:
                 results = await asyncio.gather(*(self._start(m) for m in matches), return_exceptions=True)
-                for r in results:
+                for m, r in zip(matches, results):
                     if isinstance(r, BaseException):  # one bad start must not stop matchmaking
                         log.error("starting a game failed", exc_info=r)
+                        await self._start_failed(m)
             nxt = self.room.next_wakeup()
             timeout = None if nxt is None else max(0.0, (nxt - self.now()) / 1000)
             try:
@@ -369,6 +372,14 @@ class Hub:
             self.session_of[pid] = s
         await s.start()
         for pid in s.participants():
+            await self.send_state(pid)
+
+    async def _start_failed(self, m: Match) -> None:
+        for pid in m.participants:
+            s = self.session_of.get(pid)
+            if s is not None and s.game.state != "ended":
+                self.session_of.pop(pid, None)
+            await self.send(pid, proto.error("start_failed", proto.TEXTS["start_failed"]))
             await self.send_state(pid)
 
     async def game_over(self, s: GameSession) -> None:

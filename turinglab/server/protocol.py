@@ -93,4 +93,5 @@ TEXTS = {
     "blocked": "This message was blocked by the content filter and was not sent. Please rephrase.",
     "not_your_turn": "Wait for the reply before sending another message.",
     "in_game": "You are already in a game.",
+    "start_failed": "The game could not be started. Please press \"Find a game\" again.",
 }

@@ -231,6 +231,7 @@
   };
   $("btn-skip").onclick = async () => { if (await postSurvey({ skipped: true })) { st.participant.survey_done = true; surveyPending = false; send({ type: "join" }); } };
   $("btn-join").onclick = () => send({ type: "join" });
+  $("btn-next").onclick = () => send({ type: "join" });
   $("btn-leave-queue").onclick = () => send({ type: "leave_queue" });
 
   setInterval(() => {
