@@ -236,10 +236,13 @@ async def test_reload_mid_game_resumes_with_nothing_lost(chromium_path, sqlite_u
         await last_theirs(w)
         await type_send(w, "second")
         await last_theirs(i)
+        await w.locator(".conv textarea").fill("a draft, not sent yet")
         await w.reload()  # the witness refreshes in the middle of the game
         await w.wait_for_selector("#s-game:not([hidden])")
         texts = await w.locator(".msg").all_text_contents()
         assert texts == ["first", "second"]
+        assert await w.input_value(".conv textarea") == "a draft, not sent yet"
+        await w.locator(".conv textarea").fill("")
         await type_send(i, "third")
         assert await last_theirs(w, count=2) == "third"
         await i.reload()

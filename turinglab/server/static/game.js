@@ -5,7 +5,13 @@
   const app = document.getElementById("app");
   const token = app.dataset.token;
   const $ = (id) => document.getElementById(id);
-  let ws = null, offset = 0, retry = 0, st = null, outbox = [], surveyPending = false;
+  let ws = null, offset = 0, retry = 0, st = null, surveyPending = false;
+  // what was sent but not yet acknowledged, and drafts, survive a reload (sessionStorage)
+  const store = window.sessionStorage;
+  const OUT = "tl-outbox-" + token;
+  let outbox = JSON.parse(store.getItem(OUT) || "[]");
+  function saveOutbox() { store.setItem(OUT, JSON.stringify(outbox)); }
+  function draftKey(g, c) { return "tl-draft-" + token + "-" + g.game_id + "-" + c; }
 
   function el(tag, cls, text) {
     const e = document.createElement(tag);
@@ -42,8 +48,10 @@
   function handle(f) {
     if (f.type === "state") {
       offset = f.server_now_ms - Date.now();
-      st = f; render();
-      // resend what the server has not acknowledged (it ignores repeats)
+      st = f;
+      // forget unacknowledged messages of another game; resend the rest (the server ignores repeats)
+      outbox = outbox.filter((m) => f.game && f.phase === "game" && m.game_id === f.game.game_id); saveOutbox();
+      render();
       for (const m of outbox) send({ type: "message", conv: m.conv, text: m.text, client_id: m.client_id });
     } else if (f.type === "message") {
       if (!st || !st.game) return;
@@ -55,11 +63,13 @@
     } else if (f.type === "ack") {
       const i = outbox.findIndex((m) => m.client_id === f.client_id);
       if (i < 0) return;
-      const m = outbox.splice(i, 1)[0];
+      const m = outbox.splice(i, 1)[0]; saveOutbox();
       const msg = { id: f.id, conv: m.conv, from: "you", text: m.text, t_ms: f.t_ms };
-      if (st && st.game && !st.game.messages.some((x) => x.id === f.id)) st.game.messages.push(msg);
+      const known = st && st.game && st.game.messages.some((x) => x.id === f.id);
+      if (st && st.game && !known) st.game.messages.push(msg);
       const b = document.querySelector('[data-cid="' + m.client_id + '"]');
-      if (b) { b.classList.remove("pending"); b.dataset.id = f.id; b.removeAttribute("data-cid"); }
+      if (b && known) b.remove();  // already shown from the snapshot
+      else if (b) { b.classList.remove("pending"); b.dataset.id = f.id; b.removeAttribute("data-cid"); }
       if (st && st.game) { st.game.your_turn[m.conv] = false; updateCompose(m.conv); }
     } else if (f.type === "typing") {
       if (st && st.game && !st.game.typing.includes(f.conv)) st.game.typing.push(f.conv);
@@ -68,7 +78,7 @@
       if (f.client_id) {
         const i = outbox.findIndex((m) => m.client_id === f.client_id);
         if (i >= 0) {
-          const m = outbox.splice(i, 1)[0];
+          const m = outbox.splice(i, 1)[0]; saveOutbox();
           const b = document.querySelector('[data-cid="' + m.client_id + '"]');
           if (b) b.remove();
           const box = document.querySelector('.conv[data-conv="' + m.conv + '"] textarea');
@@ -118,7 +128,10 @@
       const counter = el("span", "counter", "0/" + g.max_chars);
       const btn = el("button", "primary", "Send"); btn.type = "submit";
       form.append(ta, counter, btn); pane.append(form);
+      ta.value = store.getItem(draftKey(g, c)) || "";
+      counter.textContent = ta.value.length + "/" + g.max_chars;
       ta.addEventListener("input", () => {
+        store.setItem(draftKey(g, c), ta.value);
         counter.textContent = ta.value.length + "/" + g.max_chars;
         counter.classList.toggle("over", ta.value.length >= g.max_chars);
       });
@@ -131,8 +144,9 @@
         e.preventDefault();
         const text = ta.value.trim();
         if (!text) return;
-        const m = { conv: c, text: text, client_id: rid() };
-        outbox.push(m);
+        const m = { conv: c, text: text, client_id: rid(), game_id: g.game_id };
+        outbox.push(m); saveOutbox();
+        store.removeItem(draftKey(g, c));
         send({ type: "message", conv: c, text: text, client_id: m.client_id });
         const b = addMessage({ conv: c, from: "you", text: text }); b.dataset.cid = m.client_id; b.classList.add("pending");
         ta.value = ""; ta.dispatchEvent(new Event("input"));
