@@ -68,7 +68,7 @@ def mixed_model(d: pd.DataFrame, formula: str) -> pd.DataFrame:
                               fep_names=list(X.columns), vcp_names=["interrogator"])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        r = m.fit_vb(fit_method="L-BFGS-B", minim_opts={"maxiter": 2000})
+        r = m.fit_vb(fit_method="L-BFGS-B", minim_opts={"maxiter": 5000, "ftol": 1e-13, "gtol": 1e-9})
     mean, sd = np.asarray(r.fe_mean), np.asarray(r.fe_sd)
     z = mean / sd
     out = pd.DataFrame({

@@ -1,0 +1,139 @@
+"""Demo data: synthetic games with known true rates, played through the real engine and
+stored through the real store (every event logged), so the report can be tried without a study.
+
+The interrogators' verdicts are drawn from the true rates below; the messages are canned
+lines. AI witnesses are chosen by the real Thompson sampler, which records selection_prob.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from turinglab.game.config import Study, WitnessSpec
+
+TRUE_RATES = {"Dragon": 0.50, "Sierra": 0.40, "November": 0.30, "ELIZA": 0.20}
+HUMAN_RATE = 0.66
+INTERROGATOR_LINES = ["hi there", "how's your day going?", "where are you from?", "what's 17 times 23?",
+                      "what's the weather like?", "are you a bot?", "tell me a joke", "what time is it for you?"]
+WITNESS_LINES = ["hey", "pretty good, bit tired", "uk, near leeds", "no idea lol", "raining as usual",
+                 "no?? are you", "why did the chicken... nah", "about 4pm"]
+REASONS = ["", "", "too formal", "typos felt human", "answered too fast", "hunch", "boring and generic",
+           "plausible backstory", "knew the time"]
+GENDERS = ["female", "male", "non-binary"]
+EDUCATION = ["high school", "some college", "bachelor", "master", "doctorate"]
+CHATBOT = ["never", "monthly", "weekly", "daily"]
+KNOWLEDGE = ["nothing", "a little", "some", "a lot", "I research them"]
+
+
+@dataclass
+class DemoSpec:
+    n_games: int = 200
+    seed: int = 0
+    format: str = "two-player"
+    rates: dict[str, float] = field(default_factory=lambda: dict(TRUE_RATES))
+    human_rate: float = HUMAN_RATE
+    human_share: float = 0.5
+    n_interrogators: int | None = None  # default: about n_games / 2.5
+    study_name: str | None = None
+
+
+def demo_study(spec: DemoSpec) -> Study:
+    witnesses = tuple(
+        WitnessSpec(codename=w, kind="eliza" if w.upper() == "ELIZA" else "local") for w in spec.rates
+    )
+    return Study(name=spec.study_name or f"demo-{spec.format}-seed{spec.seed}", format=spec.format,  # type: ignore[arg-type]
+                 witnesses=witnesses, preset=None)
+
+
+def _play(game, rng: np.random.Generator, t: int, witness_seats: list[str], verdict: tuple[str, int, str]) -> None:
+    """Alternate canned messages in every conversation, then give the verdict (all through the engine)."""
+    from turinglab.game.engine import GiveVerdict, Send
+
+    rounds = int(rng.integers(2, 7))
+    for _ in range(rounds):
+        for seat in witness_seats:
+            t += int(rng.integers(3_000, 12_000))
+            out = game.apply(Send("interrogator", str(rng.choice(INTERROGATOR_LINES)), conversation=seat), t)
+            if not out.ok:
+                raise RuntimeError(f"engine refused a demo message: {out.code} {out.detail}")
+            t += int(rng.integers(3_000, 15_000))
+            out = game.apply(Send(seat, str(rng.choice(WITNESS_LINES)), conversation=seat), t)
+            if not out.ok:
+                raise RuntimeError(f"engine refused a demo reply: {out.code} {out.detail}")
+    choice, conf, reason = verdict
+    out = game.apply(GiveVerdict("interrogator", choice, conf, reason or None), t + int(rng.integers(2_000, 8_000)))
+    if not out.ok:
+        raise RuntimeError(f"engine refused the demo verdict: {out.code} {out.detail}")
+
+
+def generate(url: str | None, spec: DemoSpec, progress: Callable[[int], None] | None = None) -> dict:
+    """Create a demo study with `spec.n_games` finished games in the database at `url`."""
+    from turinglab.game.engine import Game
+    from turinglab.game.events import Identity
+    from turinglab.matchmaking.thompson import WitnessStats, choose_witness
+    from turinglab.store import Store
+
+    if spec.n_games < 1:
+        raise ValueError("--games must be at least 1")
+    if spec.format not in ("two-player", "three-player"):
+        raise ValueError("format must be two-player or three-player")
+    rng = np.random.default_rng(spec.seed)
+    study = demo_study(spec)
+    codenames = list(spec.rates)
+    wstats = WitnessStats.for_codenames(codenames)
+    store = Store(url)
+    try:
+        from turinglab.store.api import StudyFrozen
+
+        try:
+            study_id = store.register_study(study)
+        except StudyFrozen:
+            study_id = store.register_study(study, new_version=True)
+        n_int = spec.n_interrogators or max(1, int(round(spec.n_games / 2.5)))
+        people = []
+        for i in range(n_int + max(4, n_int // 2)):
+            demo = {"age": int(rng.integers(18, 70)), "gender": str(rng.choice(GENDERS)),
+                    "education": str(rng.choice(EDUCATION)), "chatbot_use": str(rng.choice(CHATBOT)),
+                    "llm_knowledge": str(rng.choice(KNOWLEDGE))}
+            people.append(store.create_participant(label=f"demo-{spec.seed}-{i}", consent_ms=1_700_000_000_000,
+                                                   demographics=demo))
+        interrogators, witnesses_pool = people[:n_int], people[n_int:]
+        t0 = 1_700_000_000_000 + int(rng.integers(0, 10**9))
+        for gi in range(spec.n_games):
+            t = t0 + gi * 400_000
+            inter = interrogators[int(rng.integers(0, n_int))]
+            human_w = witnesses_pool[int(rng.integers(0, len(witnesses_pool)))]
+            name, prob = choose_witness("thompson", wstats, codenames, rng, prob_draws=500)
+            ai = Identity(kind="ai", witness=name, selection_prob=prob)
+            hum = Identity(kind="human", participant_id=human_w)
+            conf = int(rng.integers(30, 101))
+            reason = str(rng.choice(REASONS))
+            if spec.format == "two-player":
+                is_human = bool(rng.random() < spec.human_share)
+                judged_human = bool(rng.random() < (spec.human_rate if is_human else spec.rates[name]))
+                seats = {"A": hum if is_human else ai}
+                verdict = ("human" if judged_human else "ai", conf, reason)
+                witness_seats = ["A"]
+                if not is_human:
+                    wstats.record(name, judged_human, conf)
+            else:
+                ai_seat = "A" if rng.random() < 0.5 else "B"
+                hum_seat = "B" if ai_seat == "A" else "A"
+                machine_chosen = bool(rng.random() < spec.rates[name])
+                seats = {ai_seat: ai, hum_seat: hum}
+                verdict = (ai_seat if machine_chosen else hum_seat, conf, reason)
+                witness_seats = ["A", "B"]
+                wstats.record(name, machine_chosen, conf)
+            game_id = store.create_game(study_id, spec.format, seats, inter, t)
+            game = Game.start(spec.format, study.rules, t)  # type: ignore[arg-type]
+            _play(game, rng, t, witness_seats, verdict)
+            store.append_events(game_id, game.log)
+            if progress:
+                progress(gi + 1)
+        return {"study_id": study_id, "study": study.name, "games": spec.n_games, "format": spec.format,
+                "true_rates": dict(spec.rates), "human_rate": spec.human_rate}
+    finally:
+        store.close()

@@ -1,0 +1,147 @@
+"""Load a study's stored games into the tidy tables of `schema` (plus messages and tags)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from turinglab.analysis.flags import flag_table
+from turinglab.analysis.schema import (
+    FLAG_PREFIX, JUDGEMENT_COLUMNS, PARTICIPANT_COLUMNS, TAG_COLUMNS, coerce, empty, validate_judgements,
+)
+
+# survey answers (turinglab.server) -> ordinal codes
+CHATBOT = {"never": 0, "monthly": 1, "weekly": 2, "daily": 3}
+LLM_KNOWLEDGE = {"nothing": 0, "a little": 1, "some": 2, "a lot": 3, "I research them": 4}
+# game flags written by the engine/store that are about the game, not exclusions by default
+DERIVED_FLAGS = ("knows_witness",)
+
+
+@dataclass
+class Loaded:
+    study_id: int
+    study_name: str
+    format: str
+    exclusions: tuple[str, ...]  # the study's configured default exclusions
+    judgements: pd.DataFrame
+    participants: pd.DataFrame
+    messages: pd.DataFrame
+    tags: pd.DataFrame
+    games_without_verdict: int
+
+
+class LoadError(ValueError):
+    pass
+
+
+def pick_study(store, study: str | int | None):
+    studies = store.studies()
+    if not studies:
+        raise LoadError("the database has no studies; run a study first or try `turinglab demo-data`")
+    listing = "; ".join(f"{s.id} ({s.name} v{s.version})" for s in studies)
+    if study is None:
+        with_games = [s for s in studies if store.games(s.id)]
+        if len(with_games) == 1:
+            return with_games[0]
+        raise LoadError(f"several studies in the database; choose one with --study ID: {listing}")
+    for s in studies:
+        if str(s.id) == str(study):
+            return s
+    named = [s for s in studies if s.name == str(study)]
+    if named:
+        return max(named, key=lambda s: s.version)
+    raise LoadError(f"no study {study!r} in the database; studies: {listing}")
+
+
+def _messages(store, game_ids: list[str]) -> pd.DataFrame:
+    from sqlalchemy import select
+
+    from turinglab.store.models import EventRow
+
+    rows = []
+    with store.engine.connect() as conn:
+        for i in range(0, len(game_ids), 500):
+            chunk = game_ids[i:i + 500]
+            q = select(EventRow.game_id, EventRow.seq, EventRow.t_ms, EventRow.actor, EventRow.conversation,
+                       EventRow.payload).where(EventRow.type == "message", EventRow.game_id.in_(chunk))
+            rows += [(g, s, t, a, c or "A", (p or {}).get("text", "")) for g, s, t, a, c, p in conn.execute(q)]
+    return pd.DataFrame(rows, columns=["game_id", "seq", "t_ms", "actor", "conversation", "text"]).sort_values(
+        ["game_id", "seq"], kind="stable").reset_index(drop=True)
+
+
+def participants_table(infos) -> pd.DataFrame:
+    rows = []
+    for p in infos:
+        d = p.demographics or {}
+        chat = d.get("chatbot_use", d.get("chatbot_freq"))
+        know = d.get("llm_knowledge")
+        rows.append({
+            "participant_id": p.id,
+            "age": float(d["age"]) if d.get("age") is not None else np.nan,
+            "gender": d.get("gender"),
+            "education": d.get("education"),
+            "chatbot_freq": float(CHATBOT.get(chat, chat)) if chat is not None else np.nan,
+            "llm_knowledge": float(LLM_KNOWLEDGE.get(know, know)) if know is not None else np.nan,
+        })
+    if not rows:
+        return empty(PARTICIPANT_COLUMNS)
+    return coerce(pd.DataFrame(rows), PARTICIPANT_COLUMNS, "participants")
+
+
+def load(url: str | None = None, study: str | int | None = None) -> Loaded:
+    """Read one study from the database at `url` (default: $DATABASE_URL / ./turinglab.db)."""
+    from turinglab.store import Store
+
+    store = Store(url)
+    try:
+        info = pick_study(store, study)
+        games = store.games(info.id)
+        msgs = _messages(store, [g.id for g in games])
+        n_msg = msgs.groupby(["game_id", "conversation"]).size().to_dict() if len(msgs) else {}
+        rows, stored_flags = [], []
+        no_verdict = 0
+        for g in games:
+            v = g.verdict
+            if v is None:
+                no_verdict += 1
+                continue
+            for seat, ident in g.seats.items():
+                judged = (v.choice == "human") if g.format == "two-player" else (v.choice == seat)
+                rows.append({
+                    "game_id": g.id, "study": info.name, "format": g.format,
+                    "interrogator_id": g.interrogator_id, "seat": seat, "witness_kind": ident.kind,
+                    "witness": ident.witness if ident.kind == "ai" else "Human",
+                    "witness_participant_id": ident.participant_id, "judged_human": judged,
+                    "confidence": float(v.confidence), "correct": v.correct, "reason": v.reason or "",
+                    "started_ms": g.started_ms, "ended_ms": v.t_ms if g.ended_ms is None else g.ended_ms,
+                    "n_messages": int(n_msg.get((g.id, seat), 0)), "selection_prob": ident.selection_prob,
+                })
+                stored_flags.append({FLAG_PREFIX + k: bool(val) for k, val in (g.flags or {}).items()
+                                     if isinstance(val, (bool, int)) or val is None})
+        if rows:
+            df = pd.DataFrame(rows)
+            df["duration_s"] = (df["ended_ms"] - df["started_ms"]) / 1000.0
+            df = df.sort_values(["interrogator_id", "started_ms", "game_id"], kind="stable")
+            first = df.drop_duplicates("game_id")
+            idx = first.groupby("interrogator_id").cumcount() + 1
+            df["game_index"] = df["game_id"].map(dict(zip(first["game_id"], idx)))
+            fl = pd.DataFrame(stored_flags, index=pd.RangeIndex(len(rows))).reindex(df.index).fillna(False)
+            stored_knows = fl.get(FLAG_PREFIX + "knows_witness")
+            df = flag_table(df, stored_knows=stored_knows)
+            for c in fl.columns:  # other stored flags (abuse_reported, witness_left, ...) come along
+                if c not in df.columns:
+                    df[c] = fl[c].astype(bool)
+            df = validate_judgements(df).sort_values(["started_ms", "game_id", "seat"], kind="stable").reset_index(drop=True)
+        else:
+            df = empty(JUDGEMENT_COLUMNS)
+        ids = set(df["interrogator_id"].dropna()) | set(df["witness_participant_id"].dropna())
+        parts = participants_table([p for p in store.participants() if p.id in ids])
+        tag_rows = [{"game_id": t.game_id, "taxonomy": t.taxonomy, "category": t.category, "tagger": t.tagger}
+                    for t in store.tags() if t.game_id in set(df["game_id"])]
+        tags = coerce(pd.DataFrame(tag_rows), TAG_COLUMNS, "tags") if tag_rows else empty(TAG_COLUMNS)
+        return Loaded(info.id, info.name, info.study.format, tuple(info.study.exclusions), df, parts, msgs,
+                      tags, no_verdict)
+    finally:
+        store.close()

@@ -1,0 +1,306 @@
+"""Rebuild every number of this export's report from its CSV files.
+
+    python rebuild.py            # compare with report_numbers.json; exit 1 on any mismatch
+    python rebuild.py --json     # print the rebuilt numbers
+
+Written independently of turinglab.analysis: it needs pandas, numpy and turinglab.stats (and
+scipy/statsmodels, which turinglab.stats itself depends on), and reads only files in this folder.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from turinglab import stats
+
+HERE = Path(__file__).resolve().parent
+CHUNK = 25
+
+
+def read(name: str) -> pd.DataFrame:
+    return pd.read_csv(HERE / f"{name}.csv", keep_default_na=False, na_values=[""])
+
+
+def tf(s: pd.Series) -> pd.Series:
+    return s.map({True: True, False: False, "True": True, "False": False}).fillna(False).astype(bool)
+
+
+def put(out: dict, key: str, v) -> None:
+    v = float(v) if v is not None else math.nan
+    out[key] = None if math.isnan(v) else v
+
+
+def rate(out, key, k, n, alpha):
+    put(out, f"{key}.k", k), put(out, f"{key}.n", n)
+    if n == 0:
+        for c in ("rate", "low", "high"):
+            put(out, f"{key}.{c}", math.nan)
+        return
+    iv = stats.interval(int(k), int(n), alpha=alpha)
+    put(out, f"{key}.rate", k / n), put(out, f"{key}.low", iv.low), put(out, f"{key}.high", iv.high)
+
+
+def clusters(df: pd.DataFrame) -> tuple[np.ndarray, int]:
+    first = df[["interrogator_id", "started_ms", "game_id"]].sort_values(["started_ms", "game_id"], kind="mergesort")
+    first = first.drop_duplicates("interrogator_id")
+    code = dict(zip(first["interrogator_id"], range(len(first))))
+    return df["interrogator_id"].map(code).to_numpy(dtype=np.int64), len(first)
+
+
+def boot_ratio(num: np.ndarray, den: np.ndarray, n_boot: int, seed: int, alpha: float):
+    rng = np.random.default_rng(seed)
+    reps, done, m_cl = [], 0, num.shape[0]
+    while done < n_boot:
+        m = min(CHUNK, n_boot - done)
+        idx = rng.integers(0, m_cl, size=(m, m_cl))
+        w = np.vstack([np.bincount(r, minlength=m_cl) for r in idx]).astype(float)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            reps.append((w @ num) / (w @ den))
+        done += m
+    r = np.vstack(reps)
+    return np.nanquantile(r, alpha / 2, axis=0), np.nanquantile(r, 1 - alpha / 2, axis=0)
+
+
+def sums(codes, n_c, groups, n_g, values):
+    return np.bincount(codes * n_g + groups, weights=values, minlength=n_c * n_g).reshape(n_c, n_g)
+
+
+def rebuild(meta: dict) -> dict:
+    alpha, n_boot, seed = meta["alpha"], meta["n_boot"], meta["seed"]
+    j, parts = read("judgements"), read("participants")
+    for c in ("judged_human", "correct"):
+        j[c] = tf(j[c])
+    drop = np.zeros(len(j), bool)
+    for f in meta["exclude"]:
+        drop |= tf(j["flag_" + f]).to_numpy()
+    df = j[~drop].copy()
+    fmt = df["format"].iloc[0]
+    three = fmt == "three-player"
+    games = (df[df["witness_kind"] == "ai"] if three else df).drop_duplicates("game_id").reset_index(drop=True)
+    out: dict = {}
+    put(out, "n_games", df["game_id"].nunique()), put(out, "n_interrogators", df["interrogator_id"].nunique())
+
+    # success rates per witness, all games and first games
+    sr = {}
+    for (w, kind), g in df.groupby(["witness", "witness_kind"]):
+        k, n = int(g["judged_human"].sum()), len(g)
+        first = g[g["game_index"] == 1]
+        sr[w] = (kind, k, n)
+        for suffix, (kk, nn) in (("", (k, n)), ("_first", (int(first["judged_human"].sum()), len(first)))):
+            put(out, f"success.{w}.k{suffix}", kk), put(out, f"success.{w}.n{suffix}", nn)
+            if nn:
+                r = stats.binom_test(kk, nn, 0.5, alpha=alpha)
+                vals = (kk / nn, r.interval.low, r.interval.high, r.p_value)
+            else:
+                vals = (math.nan,) * 4
+            for c, v in zip(("sr", "low", "high", "p_value"), vals):
+                put(out, f"success.{w}.{c}{suffix}", v)
+
+    ai = sorted(((w, v) for w, v in sr.items() if v[0] == "ai"), key=lambda x: -x[1][1] / x[1][2])
+    hum = [v for v in sr.values() if v[0] == "human"]
+    # comparisons (two-player only), Holm over the family
+    if not three:
+        from scipy.stats import boschloo_exact, fisher_exact
+        from statsmodels.stats.multitest import multipletests
+
+        pairs = [(a, ("Human", hum[0])) for a in ai] if hum else []
+        pairs += [(ai[i], ai[q]) for i in range(len(ai)) for q in range(i + 1, len(ai))]
+        keys, ps = [], []
+        for (wa, (_, ka, na)), (wb, (_, kb, nb)) in pairs:
+            table = [[ka, na - ka], [kb, nb - kb]]
+            test = boschloo_exact if (na + 1) * (nb + 1) <= 20_000 else fisher_exact
+            ps.append(float(test(table, alternative="two-sided").pvalue))
+            keys.append(f"compare.{wa}|{wb}")
+        if ps:
+            holm = multipletests(ps, alpha=alpha, method="holm")[1]
+            for key, pv, ph in zip(keys, ps, holm):
+                put(out, f"{key}.p_value", pv), put(out, f"{key}.p_holm", ph)
+    # Giunti's criteria
+    for w, (_, k, n) in ai:
+        if three:
+            d = stats.three_player(k, n, alpha=alpha).to_dict()
+        elif hum:
+            d = stats.two_player(k, n, hum[0][1], hum[0][2], alpha=alpha).to_dict()
+        else:
+            continue
+        thr = d["threshold"]["estimate"] if isinstance(d["threshold"], dict) else d["threshold"]
+        for key, v in (("machine_success", d["machine_success"]["estimate"]), ("ms_low", d["machine_success"]["low"]),
+                       ("ms_high", d["machine_success"]["high"]), ("threshold", thr), ("p_value", d["p_value"]),
+                       ("humanness", d["humanness"]["estimate"]), ("hu_low", d["humanness"]["low"]),
+                       ("hu_high", d["humanness"]["high"])):
+            put(out, f"criteria.{w}.{key}", v)
+
+    # accuracy
+    rate(out, "accuracy.all games", int(games["correct"].sum()), len(games), alpha)
+    if not three:
+        for kind, label in (("ai", "AI witness"), ("human", "human witness")):
+            g = games[games["witness_kind"] == kind]
+            rate(out, f"accuracy.{label}", int(g["correct"].sum()), len(g), alpha)
+    idx = games["game_index"].clip(upper=5)
+    for i, g in games.groupby(idx):
+        rate(out, f"by_index.{'5+' if i == 5 else i}", int(g["correct"].sum()), len(g), alpha)
+    # d'
+    if three:
+        put(out, "dprime.pooled", stats.dprime_2afc(float(games["correct"].mean())))
+        put(out, "dprime.per_interrogator_mean", math.nan), put(out, "dprime.per_interrogator_median", math.nan)
+    else:
+        from scipy.stats import norm
+
+        is_ai = games["witness_kind"] == "ai"
+        said_ai = ~games["judged_human"]
+        hits, fas = int((is_ai & said_ai).sum()), int((~is_ai & said_ai).sum())
+        ns, nn = int(is_ai.sum()), int((~is_ai).sum())
+        put(out, "dprime.pooled", stats.dprime(hits, ns, fas, nn).d if ns and nn else math.nan)
+        per = []
+        for _, g in games.groupby("interrogator_id"):
+            a_ = g["witness_kind"] == "ai"
+            s, t = int(a_.sum()), int((~a_).sum())
+            if s and t:
+                h = (int((a_ & ~g["judged_human"]).sum()) + 0.5) / (s + 1)
+                f_ = (int((~a_ & ~g["judged_human"]).sum()) + 0.5) / (t + 1)
+                per.append(norm.ppf(h) - norm.ppf(f_))
+        put(out, "dprime.per_interrogator_mean", np.mean(per) if per else math.nan)
+        put(out, "dprime.per_interrogator_median", np.median(per) if per else math.nan)
+    # calibration: stated probability 0.5 + confidence/200, five bins of confidence
+    cg = games.dropna(subset=["confidence"])
+    prob = 0.5 + cg["confidence"].clip(0, 100) / 200
+    y = cg["correct"].to_numpy(dtype=float)
+    kinds = [("all", np.ones(len(cg), bool))]
+    if not three:
+        kinds += [(k, (cg["witness_kind"] == k).to_numpy()) for k in ("ai", "human")]
+    b = np.minimum((cg["confidence"].to_numpy(dtype=float) // 20).astype(int), 4)
+    for kind, mask in kinds:
+        if mask.any():
+            put(out, f"brier.{kind}", np.mean((prob.to_numpy()[mask] - y[mask]) ** 2))
+        for i in range(5):
+            m = mask & (b == i)
+            key = f"calibration.{kind}.{20 * i}–{20 * i + 20}"
+            n = int(m.sum())
+            put(out, f"{key}.n", n)
+            put(out, f"{key}.stated", prob.to_numpy()[m].mean() if n else math.nan)
+            put(out, f"{key}.observed", y[m].mean() if n else math.nan)
+            iv = stats.interval(int(y[m].sum()), n, alpha=alpha) if n else None
+            put(out, f"{key}.low", iv.low if iv else math.nan), put(out, f"{key}.high", iv.high if iv else math.nan)
+    # regressions
+    regress(out, games, parts, alpha, meta)
+    # cluster bootstrap: per witness SR and overall accuracy
+    names = sorted(df["witness"].unique())
+    wi = {w: i for i, w in enumerate(names)}
+    codes, n_c = clusters(df)
+    g_ = df["witness"].map(wi).to_numpy()
+    k = sums(codes, n_c, g_, len(names), df["judged_human"].to_numpy(dtype=float))
+    n = sums(codes, n_c, g_, len(names), np.ones(len(df)))
+    gc, _ = clusters(games)
+    k = np.column_stack([k, np.bincount(gc, weights=games["correct"].to_numpy(dtype=float), minlength=n_c)])
+    n = np.column_stack([n, np.bincount(gc, minlength=n_c).astype(float)])
+    lo, hi = boot_ratio(k, n, n_boot, seed, alpha)
+    for i, q in enumerate(names + ["accuracy (all games)"]):
+        put(out, f"bootstrap.{q}.estimate", k[:, i].sum() / n[:, i].sum())
+        put(out, f"bootstrap.{q}.low", lo[i]), put(out, f"bootstrap.{q}.high", hi[i])
+    # inverse-probability weighting (Hajek) of AI games by 1/selection_prob
+    a = df[(df["witness_kind"] == "ai") & df["selection_prob"].gt(0) & df["selection_prob"].le(1)]
+    if len(a):
+        names = sorted(a["witness"].unique())
+        wi = {w: i for i, w in enumerate(names)}
+        codes, n_c = clusters(a)
+        g_ = a["witness"].map(wi).to_numpy()
+        inv = 1 / a["selection_prob"].to_numpy(dtype=float)
+        y = a["judged_human"].to_numpy(dtype=float)
+        num, den = sums(codes, n_c, g_, len(names), y * inv), sums(codes, n_c, g_, len(names), inv)
+        lo, hi = boot_ratio(num, den, n_boot, seed + 1, alpha)
+        for i, w in enumerate(names):
+            put(out, f"ipw.{w}.naive", a.loc[a["witness"] == w, "judged_human"].mean())
+            put(out, f"ipw.{w}.ipw", num[:, i].sum() / den[:, i].sum())
+            put(out, f"ipw.{w}.low", lo[i]), put(out, f"ipw.{w}.high", hi[i])
+    # game length by witness kind
+    for kind in ("human", "ai"):
+        g = games[games["witness_kind"] == kind]
+        put(out, f"timing.{kind}.n", len(g))
+        put(out, f"timing.{kind}.duration_median", g["duration_s"].median() if len(g) else math.nan)
+        put(out, f"timing.{kind}.messages_median", g["n_messages"].median() if len(g) else math.nan)
+    return out
+
+
+def regress(out: dict, games: pd.DataFrame, parts: pd.DataFrame, alpha: float, meta: dict) -> None:
+    """correct ~ game_index [+ ai_witness] [+ demographics]; random intercept per interrogator; GEE."""
+    import patsy
+    import scipy.sparse as sp
+    import statsmodels.api as sm
+    import statsmodels.formula.api as smf
+    from scipy.stats import norm
+    from statsmodels.genmod.bayes_mixed_glm import BinomialBayesMixedGLM
+
+    d = pd.DataFrame({"correct": games["correct"].astype(int).to_numpy(),
+                      "game_index": games["game_index"].astype(float).to_numpy(),
+                      "interrogator": games["interrogator_id"].astype(str).to_numpy(),
+                      "ai_witness": (games["witness_kind"] == "ai").astype(int).to_numpy()})
+    terms = ["game_index"] + (["ai_witness"] if d["ai_witness"].nunique() > 1 else [])
+    p = parts.set_index(parts["participant_id"].astype(str))
+    for col, name in (("age", "age_decades"), ("llm_knowledge", "llm_knowledge"), ("chatbot_freq", "chatbot_freq")):
+        if col in p:
+            v = d["interrogator"].map(p[col].astype(float)) / (10.0 if col == "age" else 1.0)
+            if v.notna().sum() >= 20 and v.nunique() > 1:
+                d[name] = v.to_numpy()
+                terms.append(name)
+    for col in ("gender", "education"):
+        if col in p:
+            v = d["interrogator"].map(p[col].astype("object"))
+            vc = v.value_counts()
+            keep = vc[vc >= 10].index
+            if len(keep) > 1:
+                d[col] = v.where(v.isin(keep))
+                terms.append(f"C({col})")
+    d = d.dropna().reset_index(drop=True)
+    formula = "correct ~ " + " + ".join(terms)
+    if len(d) < 20 or d["correct"].nunique() < 2:
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if len(d) <= meta["max_games_mixed"]:
+            y, X = patsy.dmatrices(formula, d, return_type="dataframe")
+            codes, uniq = pd.factorize(d["interrogator"])
+            Z = sp.csr_matrix((np.ones(len(d)), (np.arange(len(d)), codes)), shape=(len(d), len(uniq)))
+            m = BinomialBayesMixedGLM(y.to_numpy().ravel(), X.to_numpy(), Z, np.zeros(len(uniq), dtype=int),
+                                      fep_names=list(X.columns), vcp_names=["interrogator"])
+            r = m.fit_vb(fit_method="L-BFGS-B", minim_opts={"maxiter": 5000, "ftol": 1e-13, "gtol": 1e-9})
+            for t, mu, s in zip(X.columns, r.fe_mean, r.fe_sd):
+                put(out, f"mixed.{t}.estimate", mu), put(out, f"mixed.{t}.se", s)
+                put(out, f"mixed.{t}.p_value", 2 * norm.sf(abs(mu / s)))
+        if len(d) <= meta["max_games_gee"]:
+            r = smf.gee(formula, "interrogator", d, family=sm.families.Binomial(),
+                        cov_struct=sm.cov_struct.Exchangeable()).fit()
+            for t in r.params.index:
+                put(out, f"gee.{t}.estimate", r.params[t]), put(out, f"gee.{t}.se", r.bse[t])
+                put(out, f"gee.{t}.p_value", r.pvalues[t])
+
+
+def close(a, b, key: str) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    tol = 1e-3 if key.startswith("mixed.") else 1e-6  # variational fit: optimiser tolerance
+    return abs(a - b) <= tol * max(1.0, abs(a), abs(b))
+
+
+def main() -> int:
+    saved = json.loads((HERE / "report_numbers.json").read_text())
+    new = rebuild(saved["meta"])
+    if "--json" in sys.argv:
+        print(json.dumps(new, indent=1, sort_keys=True))
+        return 0
+    old = saved["numbers"]
+    bad = [k for k in sorted(set(old) | set(new)) if not (k in old and k in new and close(old[k], new[k], k))]
+    for k in bad[:50]:
+        print(f"MISMATCH {k}: report {old.get(k, 'missing')} rebuilt {new.get(k, 'missing')}")
+    print(f"rebuilt {len(new)} numbers; the report has {len(old)}; {len(bad)} differ or are missing")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Jones & Bergen taxonomies as data."""
