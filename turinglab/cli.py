@@ -487,6 +487,156 @@ def serve(
 # === analysis: report / export / demo-data / tag ===
 
 
+def _analysis_load(db: str | None, study: str | None):
+    from turinglab.analysis.load import LoadError, load
+
+    try:
+        loaded = load(db, study)
+    except LoadError as exc:
+        fail(str(exc))
+    if loaded.judgements.empty:
+        fail(f"study {loaded.study_name!r} has no games with a verdict yet ({loaded.games_without_verdict} without)")
+    return loaded
+
+
+def _analysis_options(loaded, exclude: list[str] | None, alpha: float):
+    from turinglab.analysis.core import Options
+
+    if exclude is None:  # the study's own exclusion flags
+        flags = tuple(f for f in loaded.exclusions if "flag_" + f in loaded.judgements.columns)
+    else:
+        flags = () if [e for e in exclude if e] in ([], ["none"]) else tuple(exclude)
+    if not 0 < alpha < 1:
+        fail(f"--alpha must be between 0 and 1 (e.g. 0.05), got {alpha}")
+    return Options(alpha=alpha, exclude=flags)
+
+
+@app.command()
+def report(
+    out: str = typer.Option(..., "--out", help="Where to write the report (e.g. report.html)."),
+    db: str = typer.Option(None, "--db", help="Database URL (default: $DATABASE_URL or ./turinglab.db)."),
+    study: str = typer.Option(None, "--study", help="Study id or name (needed when there are several)."),
+    exclude: list[str] = typer.Option(None, "--exclude", help="Exclusion flag to apply (repeatable; 'none' for none). Default: the study's."),
+    alpha: float = typer.Option(0.05, "--alpha", help="Significance level."),
+    fmt: str = typer.Option("html", "--format", help="html (one self-contained file) or md (+ a figures folder)."),
+) -> None:
+    """Analyse a study's games and write the report (tables, figures, methods)."""
+    from rich.progress import Progress
+
+    from turinglab.analysis.core import analyse
+    from turinglab.analysis.report import write_report
+
+    if fmt not in ("html", "md"):
+        fail(f"--format must be html or md, got {fmt!r}")
+    loaded = _analysis_load(db, study)
+    opt = _analysis_options(loaded, exclude, alpha)
+    steps = ["prepare", "success rates", "comparisons", "criteria", "accuracy", "regressions", "bootstrap", "timing"]
+    with Progress(console=err_console, transient=True) as bar:
+        task = bar.add_task("analysing", total=len(steps) + 1)
+        try:
+            a = analyse(loaded.judgements, loaded.participants, opt, tags=loaded.tags,
+                        progress=lambda name: bar.update(task, advance=1, description=name))
+        except ValueError as exc:
+            fail(str(exc))
+        bar.update(task, description="figures and report")
+        paths = write_report(a, out, fmt)
+        bar.update(task, advance=1)
+    console.print(f"wrote {paths[0]} ({a.n_games} games, exclusions: {', '.join(opt.exclude) or 'none'})")
+
+
+@app.command("export")
+def export_cmd(
+    out: str = typer.Option(..., "--out", help="New directory for the dataset."),
+    db: str = typer.Option(None, "--db", help="Database URL (default: $DATABASE_URL or ./turinglab.db)."),
+    study: str = typer.Option(None, "--study", help="Study id or name."),
+) -> None:
+    """Export a study as a pseudonymous dataset (CSV + Parquet, codebook, report, rebuild.py)."""
+    from turinglab.analysis.export import export
+
+    loaded = _analysis_load(db, study)
+    try:
+        res = export(loaded, out)
+    except FileExistsError as exc:
+        fail(str(exc))
+    rows = ", ".join(f"{k} {v}" for k, v in res["rows"].items())
+    console.print(f"wrote {res['out']} ({rows}); check it with: python {out}/rebuild.py")
+
+
+@app.command("demo-data")
+def demo_data(
+    db: str = typer.Option(None, "--db", help="Database URL (default: $DATABASE_URL or ./turinglab.db)."),
+    games: int = typer.Option(200, "--games", help="Number of games to play."),
+    seed: int = typer.Option(0, "--seed", help="Random seed."),
+    three_player: bool = typer.Option(False, "--three-player", help="Three-player games instead of two-player."),
+) -> None:
+    """Play synthetic games with known true rates through the real engine and store."""
+    from rich.progress import Progress
+
+    from turinglab.analysis.demo import DemoSpec, generate
+
+    if games < 1:
+        fail(f"--games must be at least 1, got {games}")
+    spec = DemoSpec(n_games=games, seed=seed, format="three-player" if three_player else "two-player")
+    with Progress(console=err_console, transient=True) as bar:
+        task = bar.add_task("playing demo games", total=games)
+        res = generate(db, spec, progress=lambda i: bar.update(task, completed=i))
+    rates = ", ".join(f"{k} {v:.2f}" for k, v in res["true_rates"].items())
+    human = "" if three_player else f", Human {res['human_rate']:.2f}"
+    console.print(f"study {res['study_id']} ({res['study']}): {games} games; true rates judged human: {rates}{human}")
+
+
+@app.command()
+def tag(
+    target: str = typer.Argument(..., help="GAME_ID to tag, or 'agreement' (Cohen's kappa), or 'list' (the codes)."),
+    taxonomy: str = typer.Option("strategy", "--taxonomy", help="strategy (J&B appendix H) or reason (appendix G)."),
+    category: str = typer.Option(None, "--category", help="Sub-category code, e.g. 1a."),
+    tagger: str = typer.Option(None, "--tagger", help="Your name (or a pseudonym)."),
+    db: str = typer.Option(None, "--db", help="Database URL."),
+    a: str = typer.Option(None, "--a", help="agreement: first tagger (default: the only two)."),
+    b: str = typer.Option(None, "--b", help="agreement: second tagger."),
+    level: str = typer.Option("sub", "--level", help="agreement: sub (codes like 1a) or top (1..6)."),
+) -> None:
+    """Tag a game with a strategy or reason category; `tag agreement` gives Cohen's kappa."""
+    from turinglab.analysis import taxonomy as tx
+
+    if taxonomy not in tx.FILES:
+        fail(f"--taxonomy must be one of {', '.join(tx.FILES)}, got {taxonomy!r}")
+    if target == "list":
+        for code, name in tx.codes(taxonomy).items():
+            console.print(f"{code:4} {name}", markup=False, highlight=False)
+        return
+    import pandas as pd
+
+    from turinglab.store import Store
+    from turinglab.store.api import UnknownId
+
+    store = Store(db)
+    try:
+        if target == "agreement":
+            rows = [{"game_id": t.game_id, "taxonomy": t.taxonomy, "category": t.category, "tagger": t.tagger}
+                    for t in store.tags(taxonomy=taxonomy)]
+            df = pd.DataFrame(rows, columns=["game_id", "taxonomy", "category", "tagger"])
+            try:
+                r = tx.agreement(df, taxonomy, a, b, level)
+            except ValueError as exc:
+                fail(str(exc))
+            console.print(f"{taxonomy} ({r['level']}): {r['tagger_a']} vs {r['tagger_b']} on {r['games']} games: "
+                          f"agreement {r['agreement']:.3f}, Cohen's kappa {r['kappa']:.3f}", markup=False)
+            return
+        if not category or not tagger:
+            fail("tagging needs --category CODE and --tagger NAME (see `turinglab tag list --taxonomy ...`)")
+        try:
+            code = tx.check(taxonomy, category)
+            store.add_tag(target, tagger, taxonomy, code)
+        except ValueError as exc:
+            fail(str(exc))
+        except UnknownId as exc:
+            fail(f"{exc}; list games with `turinglab db games`")
+        console.print(f"tagged {target}: {taxonomy} {code} ({tx.codes(taxonomy)[code]}) by {tagger}", markup=False)
+    finally:
+        store.close()
+
+
 # === end ===
 
 
