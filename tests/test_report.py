@@ -1,0 +1,94 @@
+"""The report: self-contained HTML and Markdown, untrusted text escaped, CLI end to end, browser render."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+
+import pytest
+from typer.testing import CliRunner
+
+from turinglab.analysis.core import Options, analyse
+from turinglab.analysis.report import md_escape, render_html, write_report
+from turinglab.analysis.synth import SynthSpec, from_counts, simulate
+from turinglab.cli import app
+
+EVIL = '<script>alert("x")</script><img src=x onerror=alert(1)> | **bold** [link](javascript:x)'
+
+
+@pytest.fixture(scope="module")
+def analysis():
+    df, parts = simulate(SynthSpec(n_games=400, seed=2))
+    df["reason"] = EVIL  # every reason is hostile
+    return analyse(df, parts, Options(n_boot=100, max_games_mixed=0))
+
+
+def test_html_is_self_contained_and_escapes_user_text(analysis, tmp_path):
+    out = tmp_path / "r.html"
+    write_report(analysis, out)
+    html = out.read_text()
+    assert "<script" not in html and "<img src=x" not in html
+    assert "&lt;script&gt;" in html  # shown, as text
+    assert html.count("data:image/png;base64,") == 5  # all figures inline
+    assert not re.search(r'src="(?!data:)', html)  # nothing fetched from elsewhere
+    for heading in ("Methods", "Success rate per witness", "Pass criteria", "Interrogator accuracy",
+                    "Confidence calibration", "Correction for adaptive allocation", "Timing-leak check"):
+        assert heading in html
+    assert "α = 0.05" in html and "three_previous_ai" in html
+
+
+def test_methods_state_alpha_exclusions_and_counts(analysis):
+    html = render_html(analysis)
+    ex = analysis.exclusions
+    assert f"{ex.games_before} games before, {ex.games_after} analysed" in html
+    assert "mixed model skipped" in html  # said, not silently dropped
+    assert "100 resamples" in html
+
+
+def test_markdown_escapes_and_writes_figures(analysis, tmp_path):
+    paths = write_report(analysis, tmp_path / "r.md", "md")
+    md = (tmp_path / "r.md").read_text()
+    assert "<script" not in md and "&lt;script&gt;" in md
+    assert "\\[link\\]\\(javascript:x\\)" in md
+    assert {p.suffix for p in paths[1:]} == {".png", ".svg"} and all(p.exists() for p in paths)
+    assert "](r_figures/success_rates.svg)" in md
+    assert md_escape("a|b\nc") == "a\\|b c"
+
+
+def test_three_player_report_says_no_two_sample_tests(tmp_path):
+    df = from_counts({"M": (3, 30), "N": (12, 30)}, format="three-player")
+    a = analyse(df, None, Options(n_boot=50, max_games_mixed=0, exclude=()))
+    html = render_html(a)
+    assert "two-sample tests do not apply" in html
+    assert "fails" in html and "2AFC" in html
+
+
+def test_cli_report_from_demo_database(sqlite_url, tmp_path, chromium_path):
+    r = CliRunner().invoke(app, ["demo-data", "--db", sqlite_url, "--games", "40", "--seed", "2"])
+    assert r.exit_code == 0, r.output
+    out = tmp_path / "report.html"
+    r = CliRunner().invoke(app, ["report", "--db", sqlite_url, "--out", str(out), "--alpha", "0.1"])
+    assert r.exit_code == 0, r.output
+    html = out.read_text()
+    assert "90% interval" in html and "demo-two-player-seed2" in html
+    shot = tmp_path / "shot.png"
+    subprocess.run([chromium_path, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                    "--window-size=1000,3000", f"--screenshot={shot}", out.as_uri()],
+                   check=True, timeout=90, capture_output=True)
+    from PIL import Image
+
+    im = Image.open(shot).convert("L")
+    assert im.size == (1000, 3000)
+    # the page rendered (not blank): many distinct grey levels from text, tables and figures
+    assert len(im.getcolors(maxcolors=256) or []) > 50
+
+
+def test_cli_report_bad_input(sqlite_url, tmp_path):
+    r = CliRunner().invoke(app, ["report", "--db", sqlite_url, "--out", str(tmp_path / "x.html")])
+    assert r.exit_code == 2 and "no studies" in r.output
+    CliRunner().invoke(app, ["demo-data", "--db", sqlite_url, "--games", "10"])
+    r = CliRunner().invoke(app, ["report", "--db", sqlite_url, "--out", str(tmp_path / "x.html"), "--format", "pdf"])
+    assert r.exit_code == 2 and "html or md" in r.output
+    r = CliRunner().invoke(app, ["report", "--db", sqlite_url, "--out", str(tmp_path / "x.html"), "--exclude", "nope"])
+    assert r.exit_code == 2 and "unknown exclusion flag" in r.output
+    assert not (tmp_path / "x.html").exists()
