@@ -1,0 +1,85 @@
+"""Export: pseudonymous CSV/Parquet dataset with a codebook and a rebuild.py that reproduces the report."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from turinglab.analysis.demo import DemoSpec, generate
+from turinglab.analysis.export import read_tables
+from turinglab.cli import app
+from turinglab.store import Store
+
+
+@pytest.fixture
+def exported(db_url, tmp_path):
+    generate(db_url, DemoSpec(n_games=60, seed=4))
+    with Store(db_url) as s:
+        g = s.games()[0].id
+        s.add_tag(g, "ann", "strategy", "1a")
+        s.set_flag(g, "knows_witness", True)
+        stored_ids = {p.id for p in s.participants()}
+        labels = {p.label for p in s.participants()}
+    out = tmp_path / "export"
+    r = CliRunner().invoke(app, ["export", "--db", db_url, "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    return out, stored_ids, labels
+
+
+def test_export_rebuilds_and_is_pseudonymous(exported):
+    """One export per database: rebuild.py reproduces every number, notices a changed value,
+    and the dataset is pseudonymous and documented."""
+    check_rebuild(exported)
+    check_pseudonymous(exported)
+    check_tamper(exported)  # last: it edits the export
+
+
+def check_rebuild(exported):
+    out, _, _ = exported
+    r = subprocess.run([sys.executable, "rebuild.py"], cwd=out, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "0 differ" in r.stdout
+    n = json.loads((out / "report_numbers.json").read_text())["numbers"]
+    assert len(n) > 100 and any(k.startswith("criteria.") for k in n)
+
+
+def check_tamper(exported):
+    out, _, _ = exported
+    j = pd.read_csv(out / "judgements.csv")
+    row = j.index[~j["flag_knows_witness"] & ~j["flag_three_previous_ai"]][0]  # a game the analysis uses
+    j.loc[row, "judged_human"] = not bool(j.loc[row, "judged_human"])
+    j.to_csv(out / "judgements.csv", index=False)
+    r = subprocess.run([sys.executable, "rebuild.py"], cwd=out, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1 and "MISMATCH success." in r.stdout
+
+
+def check_pseudonymous(exported):
+    out, stored_ids, labels = exported
+    t = read_tables(out)
+    ids = set(t["judgements"]["interrogator_id"]) | set(t["participants"]["participant_id"])
+    assert ids and not ids & stored_ids
+    text = "".join((out / f"{n}.csv").read_text() for n in ("judgements", "participants", "messages", "tags"))
+    assert not any(i in text for i in stored_ids) and not any(lbl in text for lbl in labels if lbl)
+    assert "ann" not in set(t["tags"]["tagger"])
+    # every column of every table is in the codebook, and the Parquet files hold the same rows
+    cb = json.loads((out / "codebook.json").read_text())
+    for name, df in t.items():
+        assert set(df.columns) <= set(cb["tables"][name]), name
+        assert len(pd.read_parquet(out / f"{name}.parquet")) == len(df) == cb["rows"][name]
+    assert "knows_witness" in (out / "codebook.md").read_text()
+    # the stored flag came through, and the export's default analysis applied it
+    assert t["judgements"]["flag_knows_witness"].sum() >= 1
+    assert "knows_witness" in cb["default_analysis"]["exclude"]
+
+
+def test_export_refuses_a_non_empty_directory(sqlite_url, tmp_path):
+    generate(sqlite_url, DemoSpec(n_games=8, seed=1))
+    (tmp_path / "keep.txt").write_text("mine")
+    r = CliRunner().invoke(app, ["export", "--db", sqlite_url, "--out", str(tmp_path)])
+    assert r.exit_code == 2 and "not empty" in r.output
+    assert (tmp_path / "keep.txt").read_text() == "mine"
