@@ -119,6 +119,16 @@ def by_game_index(a: Analysis) -> Figure:
     return _render(fig, "by_game_index", "Accuracy by game number", "Share of correct verdicts with exact intervals.")
 
 
+def _ecdf(v: np.ndarray, max_points: int = 600) -> tuple[np.ndarray, np.ndarray]:
+    """Empirical CDF, thinned to at most `max_points` steps (keeps big studies' SVGs small)."""
+    v = np.sort(v)
+    y = np.arange(1, len(v) + 1) / max(len(v), 1)
+    if len(v) > max_points:
+        keep = np.unique(np.r_[np.linspace(0, len(v) - 1, max_points).astype(int), len(v) - 1])
+        v, y = v[keep], y[keep]
+    return v, y
+
+
 def game_length(a: Analysis) -> Figure:
     g = a.games if a.format == "two-player" else a.judgements
     fig, axes = plt.subplots(1, 2, figsize=(8, 3.4))
@@ -127,10 +137,9 @@ def game_length(a: Analysis) -> Figure:
         if d.empty:
             continue
         label = f"{'human' if kind == 'human' else 'AI'} witness (n={len(d)})"
-        dur = np.sort(d["duration_s"].dropna().to_numpy())
-        axes[0].step(dur, np.arange(1, len(dur) + 1) / max(len(dur), 1), color=color, label=label, where="post")
-        msg = np.sort(d["n_messages"].dropna().to_numpy())
-        axes[1].step(msg, np.arange(1, len(msg) + 1) / max(len(msg), 1), color=color, label=label, where="post")
+        for ax, col in ((axes[0], "duration_s"), (axes[1], "n_messages")):
+            x, y = _ecdf(d[col].dropna().to_numpy(dtype=float))
+            ax.step(x, y, color=color, label=label, where="post")
     axes[0].set_xlabel("game length (s)")
     axes[1].set_xlabel("messages in the conversation")
     axes[0].set_ylabel("cumulative share of games")

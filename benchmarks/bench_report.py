@@ -1,0 +1,45 @@
+"""Time the full analysis + HTML report for 10 000, 100 000 and 1 000 000 synthetic games.
+
+    python benchmarks/bench_report.py [--sizes 10000 100000 1000000] [--boot 1000]
+
+Games are generated at the DataFrame level (turinglab.analysis.synth), not through the
+engine. Above 5 000 games the mixed-effects model is skipped and above 300 000 the GEE too;
+the report's methods paragraph says so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+from turinglab.analysis.core import Options, analyse
+from turinglab.analysis.report import write_report
+from turinglab.analysis.synth import SynthSpec, simulate
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
+    ap.add_argument("--boot", type=int, default=1000)
+    args = ap.parse_args()
+    print(f"{'games':>9} {'generate s':>11} {'analyse s':>10} {'report s':>9} {'total s':>8}  slowest steps")
+    for n in args.sizes:
+        t0 = time.perf_counter()
+        df, parts = simulate(SynthSpec(n_games=n, seed=1, interrogator_sd=0.5))
+        t1 = time.perf_counter()
+        a = analyse(df, parts, Options(n_boot=args.boot))
+        t2 = time.perf_counter()
+        with tempfile.TemporaryDirectory() as d:
+            write_report(a, Path(d) / "report.html")
+            size = (Path(d) / "report.html").stat().st_size
+        t3 = time.perf_counter()
+        top = sorted(a.seconds.items(), key=lambda kv: -kv[1])[:3]
+        steps = ", ".join(f"{k} {v:.1f}" for k, v in top)
+        print(f"{n:>9} {t1 - t0:>11.1f} {t2 - t1:>10.1f} {t3 - t2:>9.1f} {t3 - t1:>8.1f}  {steps}; "
+              f"report {size / 1e6:.1f} MB; notes: {'; '.join(a.regressions['notes']) or 'none'}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
