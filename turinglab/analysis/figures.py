@@ -86,6 +86,7 @@ def calibration(a: Analysis) -> Figure:
     fig, ax = plt.subplots(figsize=(5, 4))
     ax.plot([0.5, 1], [0.5, 1], color=GREY, ls="--", lw=1, label="perfect calibration")
     styles = {"all": ("black", "o"), "ai": (AI_COLOR, "s"), "human": (HUMAN_COLOR, "^")}
+    dodge = {"all": 0.0, "ai": -0.007, "human": 0.007}  # keep overlapping error bars apart
     for kind, g in a.calibration.groupby("kind", sort=False):
         g = g[g["n"] > 0]
         if g.empty:
@@ -93,7 +94,7 @@ def calibration(a: Analysis) -> Figure:
         c, mk = styles.get(kind, ("black", "o"))
         err = np.vstack([g["observed"] - g["low"], g["high"] - g["observed"]])
         label = {"all": "all games", "ai": "AI witnesses", "human": "human witnesses"}.get(kind, kind)
-        ax.errorbar(g["stated"], g["observed"], yerr=err, color=c, marker=mk, capsize=3, lw=1, label=label)
+        ax.errorbar(g["stated"] + dodge.get(kind, 0.0), g["observed"], yerr=err, color=c, marker=mk, capsize=3, lw=1, label=label)
     ax.set_xlim(0.48, 1.02)
     ax.set_ylim(0, 1.02)
     ax.set_xlabel("stated probability correct (0.5 + confidence/200)")
