@@ -52,7 +52,7 @@ def test_kappa_against_definition():
 
 
 def test_tag_cli_and_report(db_url):
-    generate(db_url, DemoSpec(n_games=8, seed=3))
+    generate(db_url, DemoSpec(n_games=6, seed=3))
     with Store(db_url) as s:
         ids = [g.id for g in s.games()]
     run = CliRunner().invoke
@@ -62,11 +62,11 @@ def test_tag_cli_and_report(db_url):
         assert run(app, ["tag", gid, "--db", db_url, "--taxonomy", "strategy", "--category", cat, "--tagger", "bob"]).exit_code == 0
     r = run(app, ["tag", "agreement", "--db", db_url, "--taxonomy", "strategy"])
     assert r.exit_code == 0, r.output
-    assert f"kappa {hand_kappa(['1a'] * 8, ['1a' if i % 2 else '4b' for i in range(8)]):.3f}" in r.output
+    assert f"kappa {hand_kappa(['1a'] * 6, ['1a' if i % 2 else '4b' for i in range(6)]):.3f}" in r.output
     bad = run(app, ["tag", ids[0], "--db", db_url, "--taxonomy", "reason", "--category", "1z", "--tagger", "ann"])
     assert bad.exit_code == 2 and "unknown reason category" in bad.output
     loaded = load(db_url)
-    assert len(loaded.tags) == 16
+    assert len(loaded.tags) == 12
     html = render_html(analyse(loaded.judgements, loaded.participants, Options(n_boot=50, max_games_mixed=0, exclude=()),
                                tags=loaded.tags))
     assert "Small Talk: How are you?" in html and "Strategies and reasons" in html

@@ -15,8 +15,6 @@ from turinglab.analysis.schema import (
 # survey answers (turinglab.server) -> ordinal codes
 CHATBOT = {"never": 0, "monthly": 1, "weekly": 2, "daily": 3}
 LLM_KNOWLEDGE = {"nothing": 0, "a little": 1, "some": 2, "a lot": 3, "I research them": 4}
-# game flags written by the engine/store that are about the game, not exclusions by default
-DERIVED_FLAGS = ("knows_witness",)
 
 
 @dataclass
