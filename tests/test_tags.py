@@ -57,12 +57,13 @@ def test_tag_cli_and_report(db_url):
         ids = [g.id for g in s.games()]
     run = CliRunner().invoke
     for i, gid in enumerate(ids):
-        assert run(app, ["tag", gid, "--db", db_url, "--taxonomy", "strategy", "--category", "1a", "--tagger", "ann"]).exit_code == 0
+        mine = "1a" if i < 3 else "4b"
+        assert run(app, ["tag", gid, "--db", db_url, "--taxonomy", "strategy", "--category", mine, "--tagger", "ann"]).exit_code == 0
         cat = "1a" if i % 2 else "4b"
         assert run(app, ["tag", gid, "--db", db_url, "--taxonomy", "strategy", "--category", cat, "--tagger", "bob"]).exit_code == 0
     r = run(app, ["tag", "agreement", "--db", db_url, "--taxonomy", "strategy"])
     assert r.exit_code == 0, r.output
-    assert f"kappa {hand_kappa(['1a'] * 6, ['1a' if i % 2 else '4b' for i in range(6)]):.3f}" in r.output
+    assert f"kappa {hand_kappa(['1a'] * 3 + ['4b'] * 3, ['1a' if i % 2 else '4b' for i in range(6)]):.3f}" in r.output
     bad = run(app, ["tag", ids[0], "--db", db_url, "--taxonomy", "reason", "--category", "1z", "--tagger", "ann"])
     assert bad.exit_code == 2 and "unknown reason category" in bad.output
     loaded = load(db_url)
