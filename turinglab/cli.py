@@ -478,6 +478,9 @@ def serve(
         web = create_app(chosen, db, warm_up=warm_up)
     except StoreError as exc:
         fail(str(exc))
+    from turinglab.server.tuning import tune_gc
+
+    tune_gc()
     console.print(f"turinglab: study [bold]{chosen.name}[/bold] ({chosen.format}) on http://{host}:{port}/"
                   f"  (admin: /admin)", highlight=False)
     uvicorn.run(web, host=host, port=port, log_level="info")
