@@ -128,3 +128,39 @@ async def test_interrogator_cannot_tell_human_from_ai(sqlite_url, tmp_path):
     for fr in (h_frames, a_frames):
         seq = [f["type"] for f in fr if f["type"] in ("typing", "message")]
         assert seq.count("typing") == len(QUESTIONS)
+
+
+async def test_three_player_conversations_look_alike(sqlite_url):
+    """In a three-player game the human's and the AI's conversations reach the interrogator alike."""
+    s = Study(name="blind-three", format="three-player", rules=RULES, witnesses=(ELIZA,))
+    app = create_app(s, sqlite_url, rng_seed=4, human_timing=TIMING)
+    with serve_in_thread(app) as base:
+        a, b = [await (await WsPlayer.create(base)).connect() for _ in range(2)]
+        for p in (a, b):
+            await p.send({"type": "join"})
+        sa, sb = await a.phase("game"), await b.phase("game")
+        inter, witness = (a, b) if sa["game"]["role"] == "interrogator" else (b, a)
+        hseat = (sb if inter is a else sa)["game"]["seat"]
+        for k in range(4):
+            for conv in ("A", "B"):
+                await inter.send({"type": "message", "conv": conv, "text": f"q{k} to {conv}, how are you?",
+                                  "client_id": f"{conv}{k}"})
+            await witness.next("message", text=f"q{k} to {hseat}, how are you?")
+            await witness.send({"type": "message", "text": f"fine thanks ({k})", "client_id": f"w{k}"})
+            got = set()
+            while got != {"A", "B"}:
+                f = await inter.next("message")
+                if f["from"] == "them":
+                    got.add(f["conv"])
+        frames = list(inter.frames)
+        await inter.close()
+        await witness.close()
+    blob = json.dumps(frames)
+    assert "Eliza" not in blob and witness.pid not in blob and '"kind"' not in blob
+    for t in ("message", "typing", "ack"):
+        per_conv = {c: [f for f in frames if f["type"] == t and f.get("conv", c) == c] for c in "AB"}
+        if t == "ack":  # acks carry no conv: compare all of them
+            per_conv = {c: [f for f in frames if f["type"] == "ack"] for c in "AB"}
+        shapes = {c: set().union(*(shape(f) for f in fs)) for c, fs in per_conv.items()}
+        assert shapes["A"] == shapes["B"], t
+        assert len(per_conv["A"]) == len(per_conv["B"]), t
