@@ -112,3 +112,45 @@ def calibration(games: pd.DataFrame, alpha: float, n_bins: int = 5) -> tuple[pd.
                          "stated": float(p[m].mean()) if n else np.nan,
                          "observed": r["rate"], "low": r["low"], "high": r["high"]})
     return pd.DataFrame(rows), brier
+
+
+AGE_BINS = [0, 25, 35, 45, 55, 200]
+AGE_LABELS = ["<25", "25–34", "35–44", "45–54", "55+"]
+DEMOGRAPHICS = ("age", "gender", "education", "chatbot_freq", "llm_knowledge")
+
+
+def demographic_groups(games: pd.DataFrame, participants: pd.DataFrame | None) -> pd.DataFrame:
+    """Per game, the interrogator's demographic group for each variable (age in bands)."""
+    out = pd.DataFrame(index=games.index)
+    if participants is None or participants.empty:
+        return out
+    p = participants.set_index(participants["participant_id"].astype(str))
+    ids = games["interrogator_id"].astype(str)
+    for col in DEMOGRAPHICS:
+        if col not in p.columns:
+            continue
+        v = ids.map(p[col])
+        if col == "age":
+            v = pd.cut(v.astype(float), AGE_BINS, labels=AGE_LABELS, right=False).astype("object")
+        elif col in ("chatbot_freq", "llm_knowledge"):
+            v = v.astype(float).map(lambda x: f"{int(x)}" if pd.notna(x) else None)
+        out[col] = v.astype("object")
+    return out
+
+
+def by_demographics(games: pd.DataFrame, participants: pd.DataFrame | None, alpha: float) -> pd.DataFrame:
+    """Accuracy by each demographic variable's groups (Jones & Bergen figure 5), exact intervals.
+
+    Descriptive: games of one interrogator are not independent; see the regressions for inference.
+    """
+    groups = demographic_groups(games, participants)
+    rows = []
+    for col in groups.columns:
+        g = groups[col]
+        order = (lambda x: AGE_LABELS.index(x)) if col == "age" else str
+        for level in sorted(g.dropna().unique(), key=order):
+            m = (g == level).to_numpy()
+            r = _rate(int(games.loc[m, "correct"].sum()), int(m.sum()), alpha)
+            rows.append({"variable": col, "group": str(level),
+                         "interrogators": int(games.loc[m, "interrogator_id"].nunique()), **r})
+    return pd.DataFrame(rows, columns=["variable", "group", "interrogators", "k", "n", "rate", "low", "high"])

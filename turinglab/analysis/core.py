@@ -45,6 +45,7 @@ class Analysis:
     bootstrap: pd.DataFrame
     ipw: pd.DataFrame
     timing: pd.DataFrame
+    demographics: pd.DataFrame | None = None
     tags: pd.DataFrame | None = None
     games: pd.DataFrame | None = None  # per-game table used (for figures)
     judgements: pd.DataFrame | None = None
@@ -89,6 +90,10 @@ class Analysis:
         for r in self.ipw.itertuples(index=False):
             for c in ("naive", "ipw", "low", "high"):
                 out[f"ipw.{r.witness}.{c}"] = getattr(r, c)
+        if self.demographics is not None:
+            for r in self.demographics.itertuples(index=False):
+                for c in ("n", "rate", "low", "high"):
+                    out[f"demographics.{r.variable}.{r.group}.{c}"] = getattr(r, c)
         for r in self.timing.itertuples(index=False):
             for c in ("n", "duration_median", "messages_median"):
                 out[f"timing.{r.kind}.{c}"] = getattr(r, c)
@@ -160,6 +165,7 @@ def analyse(
     idx = accuracy.by_game_index(games, opt.alpha)
     dp = accuracy.dprime_table(games)
     cal, brier = accuracy.calibration(games, opt.alpha)
+    demo = accuracy.by_demographics(games, participants, opt.alpha)
     tick("accuracy")
     reg = models.regressions(games, participants, opt.alpha, opt.max_games_mixed, opt.max_games_gee)
     tick("regressions")
@@ -173,7 +179,7 @@ def analyse(
         n_rows=len(df), n_games=int(df["game_id"].nunique()),
         n_interrogators=int(df["interrogator_id"].nunique()),
         success=sr, comparisons=comp, criteria=crit, accuracy=acc, by_index=idx, dprime=dp,
-        calibration=cal, brier=brier, regressions=reg, bootstrap=boot, ipw=ipw, timing=timing,
+        calibration=cal, brier=brier, regressions=reg, bootstrap=boot, ipw=ipw, timing=timing, demographics=demo,
         tags=tags, games=games, judgements=df, seconds=secs,
     )
 

@@ -188,6 +188,23 @@ def rebuild(meta: dict) -> dict:
             put(out, f"{key}.observed", y[m].mean() if n else math.nan)
             iv = stats.interval(int(y[m].sum()), n, alpha=alpha) if n else None
             put(out, f"{key}.low", iv.low if iv else math.nan), put(out, f"{key}.high", iv.high if iv else math.nan)
+    # accuracy by demographic group (age in bands)
+    p = parts.set_index(parts["participant_id"].astype(str))
+    ids = games["interrogator_id"].astype(str)
+    for col in ("age", "gender", "education", "chatbot_freq", "llm_knowledge"):
+        if col not in p:
+            continue
+        v = ids.map(p[col])
+        if col == "age":
+            v = pd.cut(v.astype(float), [0, 25, 35, 45, 55, 200], labels=["<25", "25–34", "35–44", "45–54", "55+"],
+                       right=False).astype("object")
+        elif col in ("chatbot_freq", "llm_knowledge"):
+            v = v.astype(float).map(lambda x: f"{int(x)}" if pd.notna(x) else None)
+        for level in v.dropna().unique():
+            m = (v == level).to_numpy()
+            key = f"demographics.{col}.{level}"
+            rate(out, key, int(games.loc[m, "correct"].sum()), int(m.sum()), alpha)
+            out.pop(f"{key}.k")
     # regressions
     regress(out, games, parts, alpha, meta)
     # cluster bootstrap: per witness SR and overall accuracy

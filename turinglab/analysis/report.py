@@ -145,7 +145,7 @@ def context(a: Analysis) -> dict:
         "comparisons": _records(a.comparisons), "accuracy": _records(a.accuracy),
         "by_index": _records(a.by_index), "calibration": _records(a.calibration),
         "reg": reg, "reg_tables": reg_tables, "bootstrap": _records(a.bootstrap),
-        "ipw": _records(a.ipw), "ipw_text": ipw_text(), "timing": _records(a.timing),
+        "ipw": _records(a.ipw), "demographics": _records(a.demographics), "ipw_text": ipw_text(), "timing": _records(a.timing),
         "tags": tag_summary(a), "reasons": reason_sample(a), "boschloo_max": tables.BOSCHLOO_MAX_CELLS,
     }
 
@@ -228,6 +228,11 @@ def render_markdown(a: Analysis, fig_dir_name: str, figs: list[Figure]) -> str:
     parts.append(_md_table(["game number", "accuracy", "n", f"{pct}% interval"],
                            [[r["game_index"], f(r["rate"]), r["n"], f"[{f(r['low'])}, {f(r['high'])}]"] for r in c["by_index"]]))
     parts.append(fig("by_game_index"))
+    if c["demographics"]:
+        parts.append("### Accuracy by interrogator demographics (descriptive)")
+        parts.append(_md_table(["variable", "group", "interrogators", "accuracy", "n", f"{pct}% interval"],
+                               [[r["variable"], e(r["group"]), r["interrogators"], f(r["rate"]), r["n"],
+                                 f"[{f(r['low'])}, {f(r['high'])}]"] for r in c["demographics"]]))
     parts.append("## Accuracy regressions")
     parts.append(f"Model: `{a.regressions['formula']}`, {a.regressions['n_games']} games.")
     parts += [f"*{n}*" for n in a.regressions.get("notes", [])]

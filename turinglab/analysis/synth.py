@@ -153,7 +153,7 @@ def simulate(spec: SynthSpec) -> tuple[pd.DataFrame, pd.DataFrame]:
         "age": rng.integers(18, 70, size=n_int).astype(float),
         "gender": GENDERS[rng.integers(0, 3, size=n_int)],
         "education": EDUCATION[rng.integers(0, 4, size=n_int)],
-        "chatbot_freq": rng.integers(0, 5, size=n_int).astype(float),
+        "chatbot_freq": rng.integers(0, 4, size=n_int).astype(float),
         "llm_knowledge": rng.integers(0, 5, size=n_int).astype(float),
     })
     return df, participants
