@@ -52,6 +52,8 @@ def test_jb_conclusions(jb):
     assert sr.loc["GPT-4 Dragon", "p_value"] > 0.05 and sr.loc["GPT-4 Dragon", "low"] < 0.5 < sr.loc["GPT-4 Dragon", "high"]
     assert sr.loc["Human", "low"] > 0.5 and sr.loc["Human", "p_value"] < 0.001
     assert sr.loc["ELIZA", "high"] < 0.5 and sr.loc["ELIZA", "p_value"] < 0.001
+    # Sierra, the next best, is (just) below 50% at the 5% level, as in the paper
+    assert sr.loc["GPT-4 Sierra", "p_value"] < 0.05 and sr.loc["GPT-4 Sierra", "high"] < 0.5
     # the p-value is the exact two-sided one (scipy's "minlike" is the same rule)
     assert sr.loc["GPT-4 Dragon", "p_value"] == pytest.approx(binomtest(425, 855, 0.5).pvalue, rel=1e-6)
     # humans judged human significantly more often than Dragon (J&B: z = 6.63)
