@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import io
-import json
 import time
 from contextlib import contextmanager
 
 import httpx
 import pandas as pd
-import pytest
 
 from turinglab.game.config import Allocation, Rules, Study, Timing, WitnessSpec
 from turinglab.server.app import create_app

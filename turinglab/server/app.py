@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -34,7 +33,6 @@ DEFAULT_CONSENT = (
 log = logging.getLogger("turinglab.server")
 templates = Jinja2Templates(directory=str(HERE / "templates"))  # autoescape is on for .html
 
-Opt = Annotated[str | None, Field(max_length=40)]
 
 
 class Survey(BaseModel):
@@ -161,13 +159,11 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
             return JSONResponse({"detail": "unknown participant link"}, status_code=404)
         try:
             answers = Survey.model_validate(await request.json())
-        except (ValidationError, ValueError) as exc:
-            detail = str(exc).splitlines()
-            msg = "; ".join(
-                f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:3]
-            ) if isinstance(exc, ValidationError) else "the body must be a JSON object"
-            log.info("survey refused: %s", detail[:1])
+        except ValidationError as exc:
+            msg = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:3])
             return JSONResponse({"detail": f"survey not saved: {msg}"}, status_code=422)
+        except ValueError:
+            return JSONResponse({"detail": "survey not saved: the body must be a JSON object"}, status_code=422)
         await hub(request).survey(p.id, answers.model_dump(exclude_none=True))
         return JSONResponse({"ok": True})
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from turinglab.game import events as ev
-from turinglab.game.config import Timing, WitnessSpec
+from turinglab.game.config import WitnessSpec
 from turinglab.game.engine import Disconnect, Game, GiveVerdict, Paste, Reconnect, ReportAbuse, Send, Tick, Typing
 from turinglab.game.events import INTERROGATOR, Event, Identity
 from turinglab.server import protocol as proto
