@@ -375,3 +375,25 @@ async def test_failed_start_is_reported_and_witness_moves_on_after_time_up(sqlit
         assert (await i.next("error"))["code"] == "in_game"
         await w.send({"type": "join"})  # the witness may go on to another game
         await w.phase("waiting")
+
+
+async def test_fallback_to_ai_and_thompson_tallies_survive_a_restart(sqlite_url):
+    s = study(ratio=1.0, witnesses=(ELIZA,))  # assigned to a human game, but nobody else comes
+    for round_ in range(2):
+        with running(s, sqlite_url, admin_password="pw") as base:
+            async with httpx.AsyncClient(base_url=base, auth=("a", "pw")) as c:
+                page = (await c.get("/admin")).text
+                # tallies are rebuilt from the stored verdicts when the server starts again
+                assert f"{0.8 * round_:.1f} / 0.0" in page
+                (p,) = await players(base, 1)
+                t0 = time.monotonic()
+                st = await p.phase("game", timeout=5)
+                assert time.monotonic() - t0 < 3  # 45 + N(1, 7) s, scaled down to ~0.2 s here
+                assert st["game"]["role"] == "interrogator"
+                await p.send({"type": "verdict", "choice": "human", "confidence": 80})
+                await p.phase("reveal")
+                assert f"{0.8 * (round_ + 1):.1f} / 0.0" in (await c.get("/admin")).text
+    with Store(sqlite_url) as store:
+        games = store.games()
+        assert [g.seats["A"].kind for g in games] == ["ai", "ai"]
+        assert all(g.seats["A"].witness == "Eliza" and g.seats["A"].selection_prob == 1.0 for g in games)
