@@ -172,7 +172,7 @@ def render_html(a: Analysis, figs: list[Figure] | None = None) -> str:
     return _env().get_template("report.html.j2").render(**ctx)
 
 
-MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_{}[]()#+-!|>~"})
+MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_{}[]()|~"})  # user text never starts a line
 
 
 def md_escape(text) -> str:
