@@ -92,3 +92,17 @@ def test_cli_report_bad_input(sqlite_url, tmp_path):
     r = CliRunner().invoke(app, ["report", "--db", sqlite_url, "--out", str(tmp_path / "x.html"), "--exclude", "nope"])
     assert r.exit_code == 2 and "unknown exclusion flag" in r.output
     assert not (tmp_path / "x.html").exists()
+
+
+def test_cli_report_picks_a_study(sqlite_url, tmp_path):
+    run = CliRunner().invoke
+    run(app, ["demo-data", "--db", sqlite_url, "--games", "6", "--seed", "1"])
+    run(app, ["demo-data", "--db", sqlite_url, "--games", "6", "--seed", "2", "--three-player"])
+    out = tmp_path / "r.html"
+    r = run(app, ["report", "--db", sqlite_url, "--out", str(out)])
+    assert r.exit_code == 2 and "several studies" in r.output and "demo-three-player-seed2" in r.output
+    r = run(app, ["report", "--db", sqlite_url, "--out", str(out), "--study", "demo-three-player-seed2", "--exclude", "none"])
+    assert r.exit_code == 0, r.output
+    assert "three-player format · 6 games" in out.read_text()
+    r = run(app, ["report", "--db", sqlite_url, "--out", str(out), "--study", "99"])
+    assert r.exit_code == 2 and "no study '99'" in r.output
