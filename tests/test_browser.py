@@ -174,6 +174,14 @@ async def test_play_against_eliza(chromium_path, sqlite_url):
         page = await newcomer(browser, base, PHONE)
         await join(page)
         assert await role(page) == "interrogator"
+        def secs(t: str) -> int:
+            m, s_ = t.split(":")
+            return int(m) * 60 + int(s_)
+
+        before = secs(await page.text_content("#timer"))
+        await page.wait_for_timeout(2300)
+        after = secs(await page.text_content("#timer"))
+        assert 2 <= before - after <= 3, (before, after)  # the countdown runs
         await type_send(page, "I am unhappy about my mother")
         reply = await last_theirs(page)
         assert reply.strip()
