@@ -31,6 +31,10 @@ def test_demo_games_are_complete_stored_games(db_url):
     loaded = load(db_url)
     j = loaded.judgements
     assert len(j) == 25 and j["n_messages"].min() >= 4
+    assert len(loaded.games) == 25 and len(loaded.verdicts) == 25
+    assert (loaded.games["status"] == "ended").all()
+    # messages come from the event log: per game they add up to n_messages
+    assert loaded.messages.groupby("game_id").size().sort_index().tolist() == j.set_index("game_id")["n_messages"].sort_index().tolist()
     by_id = {g.id: g for g in games}
     for row in j.itertuples():
         assert row.judged_human == (by_id[row.game_id].verdict.choice == "human")

@@ -28,6 +28,8 @@ class Loaded:
     messages: pd.DataFrame
     tags: pd.DataFrame
     games_without_verdict: int
+    games: pd.DataFrame  # one row per stored game (with or without a verdict), flags as stored
+    verdicts: pd.DataFrame  # one row per verdict, as given (choice, confidence, reason, correct, forced)
 
 
 class LoadError(ValueError):
@@ -100,6 +102,13 @@ def load(url: str | None = None, study: str | int | None = None) -> Loaded:
         n_msg = msgs.groupby(["game_id", "conversation"]).size().to_dict() if len(msgs) else {}
         rows, stored_flags = [], []
         no_verdict = 0
+        game_rows = [{"game_id": g.id, "study_hash": g.study_hash, "format": g.format,
+                      "interrogator_id": g.interrogator_id, "status": g.status, "started_ms": g.started_ms,
+                      "ended_ms": g.ended_ms, "end_reason": g.end_reason, "flags": dict(g.flags or {}),
+                      "seats": {k: v.kind for k, v in g.seats.items()}} for g in games]
+        verdict_rows = [{"game_id": g.id, "choice": g.verdict.choice, "confidence": g.verdict.confidence,
+                         "reason": g.verdict.reason or "", "correct": g.verdict.correct, "forced": g.verdict.forced,
+                         "t_ms": g.verdict.t_ms} for g in games if g.verdict is not None]
         for g in games:
             v = g.verdict
             if v is None:
@@ -140,6 +149,6 @@ def load(url: str | None = None, study: str | int | None = None) -> Loaded:
                     for t in store.tags() if t.game_id in set(df["game_id"])]
         tags = coerce(pd.DataFrame(tag_rows), TAG_COLUMNS, "tags") if tag_rows else empty(TAG_COLUMNS)
         return Loaded(info.id, info.name, info.study.format, tuple(info.study.exclusions), df, parts, msgs,
-                      tags, no_verdict)
+                      tags, no_verdict, pd.DataFrame(game_rows), pd.DataFrame(verdict_rows))
     finally:
         store.close()
