@@ -51,7 +51,8 @@ def ipw_text() -> str:
         "the recorded probability that matchmaking chose its witness (Hájek estimator: Σ Y/π ÷ Σ 1/π). "
         "Estimand: the success rate the witness would have had had it been chosen in every AI game of "
         "the study (the same interrogators at the same points in their sequence), rather than over the "
-        "games it happened to get. Intervals: cluster bootstrap over interrogators."
+        "games it happened to get. Intervals: cluster bootstrap over interrogators, treating the recorded "
+        "probabilities as fixed (approximate when allocation adapts strongly; very small π make the estimate unstable)."
     )
 
 
