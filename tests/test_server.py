@@ -397,3 +397,18 @@ async def test_fallback_to_ai_and_thompson_tallies_survive_a_restart(sqlite_url)
         games = store.games()
         assert [g.seats["A"].kind for g in games] == ["ai", "ai"]
         assert all(g.seats["A"].witness == "Eliza" and g.seats["A"].selection_prob == 1.0 for g in games)
+
+
+async def test_flood_is_rate_limited_and_the_game_survives(sqlite_url):
+    with running(study(), sqlite_url) as base:
+        seats = await in_game(await players(base, 2))
+        i, w = seats["interrogator"], seats["A"]
+        for k in range(40):  # a burst far beyond 20 frames
+            await i.send({"type": "ping"})
+        await i.next("error", code="rate_limited")
+        pongs = sum(1 for f in i.frames if f["type"] == "pong")
+        assert 15 <= pongs <= 25
+        await asyncio.sleep(1.0)  # the bucket refills
+        ack = await say(i, "calm again")
+        assert ack["type"] == "ack"
+        await w.next("message", text="calm again")

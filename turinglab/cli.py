@@ -483,7 +483,9 @@ def serve(
     tune_gc()
     console.print(f"turinglab: study [bold]{chosen.name}[/bold] ({chosen.format}) on http://{host}:{port}/"
                   f"  (admin: /admin)", highlight=False)
-    uvicorn.run(web, host=host, port=port, log_level="info")
+    from turinglab.server.testing import WS_MAX_BYTES
+
+    uvicorn.run(web, host=host, port=port, log_level="info", ws_max_size=WS_MAX_BYTES)
 
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -50,6 +51,26 @@ class Survey(BaseModel):
     @classmethod
     def _blank_is_none(cls, v: Any) -> Any:
         return None if v == "" else v
+
+
+RATE_BURST, RATE_PER_S = 20, 5.0  # frames a connection may send at once / per second after that
+
+
+class TokenBucket:
+    """A flood guard per connection (frames beyond it get `rate_limited` and are not processed)."""
+
+    def __init__(self, capacity: float, per_s: float) -> None:
+        self.capacity, self.per_s = capacity, per_s
+        self.tokens, self.t = capacity, time.monotonic()
+
+    def take(self) -> bool:
+        now = time.monotonic()
+        self.tokens = min(self.capacity, self.tokens + (now - self.t) * self.per_s)
+        self.t = now
+        if self.tokens >= 1:
+            self.tokens -= 1
+            return True
+        return False
 
 
 def _duration(seconds: float) -> str:
@@ -191,6 +212,7 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
             return
         await websocket.accept()
         await h.connect(p.id, websocket)
+        bucket = TokenBucket(RATE_BURST, RATE_PER_S)
         try:
             while True:
                 msg = await websocket.receive()
@@ -199,6 +221,10 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
                 raw = msg.get("text")
                 if raw is None:
                     raw = (msg.get("bytes") or b"").decode("utf-8", "replace")
+                if not bucket.take():
+                    await h.send(p.id, {"type": "error", "code": "rate_limited", "client_id": None,
+                                        "message": "Too many messages at once: wait a moment, then try again."})
+                    continue
                 try:
                     await h.handle(p.id, raw)
                 except Exception:  # noqa: BLE001 - keep the connection; tell the sender

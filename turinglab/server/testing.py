@@ -12,6 +12,9 @@ import uvicorn
 from fastapi import FastAPI
 
 
+WS_MAX_BYTES = 64 * 1024  # no protocol frame comes near this; larger ones are refused
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -23,7 +26,7 @@ def serve_in_thread(app: FastAPI, port: int | None = None, **uvicorn_kw) -> Iter
     """Start `app` on 127.0.0.1 and yield its base URL; stop it on exit."""
     port = port or free_port()
     config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on",
-                            ws_ping_interval=None, **uvicorn_kw)
+                            ws_ping_interval=None, ws_max_size=WS_MAX_BYTES, **uvicorn_kw)
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
