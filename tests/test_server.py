@@ -412,3 +412,19 @@ async def test_flood_is_rate_limited_and_the_game_survives(sqlite_url):
         ack = await say(i, "calm again")
         assert ack["type"] == "ack"
         await w.next("message", text="calm again")
+
+
+async def test_games_left_open_by_a_previous_run_are_closed_at_start(sqlite_url):
+    s = study()
+    with running(s, sqlite_url) as base:
+        seats = await in_game(await players(base, 2))
+        await say(seats["interrogator"], "the server is about to stop")
+    with Store(sqlite_url) as store:
+        (g,) = store.games()
+        assert g.status == "in_progress"  # the server stopped mid-game
+    with running(s, sqlite_url):
+        pass
+    with Store(sqlite_url) as store:
+        (g,) = store.games()
+        assert g.status == "ended" and g.end_reason == "server_restart"
+        assert [e.type for e in store.events(g.id)][-1] == "game_ended"

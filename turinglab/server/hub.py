@@ -148,6 +148,7 @@ class Hub:
                                 WitnessStats.for_codenames([w.codename for w in study.witnesses]),
                                 initial_ai_wait_ms=round(initial_ai_wait_s * 1000))
         self._load_stats()
+        self._close_orphans()
         self.people: dict[str, Person] = {}
         self.conns: dict[str, set[WebSocket]] = {}
         self.session_of: dict[str, GameSession] = {}
@@ -158,6 +159,21 @@ class Hub:
         self.wake = asyncio.Event()
         self.task = asyncio.create_task(self._matchmaker())
         self._eliza: Witness | None = None
+
+    def _close_orphans(self) -> None:
+        """Games left open by a previous run of the server (its timers died with it) are ended
+        in the log with reason `server_restart`, so no game stays in progress forever."""
+        from turinglab.game.engine import End, Game
+
+        for status in ("in_progress", "awaiting_verdict"):
+            for g in self.store.games(self.study_id, status=status):
+                try:
+                    game = Game.replay(self.store.events(g.id))
+                    out = game.apply(End("server_restart"), self.now())
+                    self.store.append_events(g.id, out.events)
+                    log.warning("game %s was left open by a previous run: ended (server_restart)", g.id)
+                except Exception:  # noqa: BLE001 - a damaged log must not stop the server
+                    log.exception("could not close game %s left open by a previous run", g.id)
 
     def _load_stats(self) -> None:
         """Thompson sampling continues from the verdicts already stored for this study."""
