@@ -59,3 +59,27 @@ def test_apply_order_and_limit():
     assert apply("**Hello** There, how ARE you", pp, 15, random.Random(0)) == "hello there"
     raw = Postprocess(strip_markdown=False, cut_to_limit=False)
     assert apply("**Hi**", raw, 2, random.Random(0)) == "**Hi**"
+
+
+def test_sentence_case_turns_eliza_capitals_into_sentences():
+    from turinglab.witnesses.postprocess import sentence_case
+
+    assert sentence_case("IN WHAT WAY? I THINK YOU ARE RIGHT. WHY DO YOU SAY I'M SAD") == (
+        "In what way? I think you are right. Why do you say I'm sad"
+    )
+
+
+async def test_eliza_witness_speaks_in_sentence_case_by_default_and_can_keep_capitals():
+    from datetime import datetime, timezone
+
+    from turinglab.game.config import Postprocess, WitnessSpec
+    from turinglab.witnesses.base import GameContext, Turn
+    from turinglab.witnesses.registry import build_witness, resolve
+
+    now = datetime.now(timezone.utc)
+    ctx = GameContext(game_id="g", started_at=now, now=now, time_limit_s=300, max_chars=300)
+    history = [Turn("interrogator", "Men are all alike.", 0)]
+    default = await build_witness(resolve("eliza")).reply(history, ctx)
+    assert default.text == "In what way"
+    keep = WitnessSpec(codename="E", kind="eliza", postprocess=Postprocess(sentence_case=False))
+    assert (await build_witness(keep).reply(history, ctx)).text == "IN WHAT WAY"

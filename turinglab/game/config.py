@@ -56,6 +56,9 @@ class Timing(_Strict):
 
 class Postprocess(_Strict):
     lowercase: bool = False
+    # "IN WHAT WAY" -> "In what way"; None = the kind's default (on for ELIZA, whose 1966
+    # output is all capitals; Jones & Bergen's ELIZA wrote in sentence case)
+    sentence_case: bool | None = None
     strip_markdown: bool = True
     typo_rate: Annotated[float, Field(ge=0, le=1)] = 0.0
     cut_to_limit: bool = True

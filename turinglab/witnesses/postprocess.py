@@ -85,12 +85,24 @@ def inject_typos(text: str, rate: float, rng: random.Random) -> str:
     return "".join(parts)
 
 
-def apply(text: str, pp: Postprocess, max_chars: int, rng: random.Random) -> str:
-    """`text` after the witness's post-processing rules."""
+_SENTENCE_START = re.compile(r"(^|[.?!]\s+)([a-z])")
+_PRONOUN_I = re.compile(r"\bi\b")
+
+
+def sentence_case(text: str) -> str:
+    """'IN WHAT WAY? I THINK SO' -> 'In what way? I think so'."""
+    text = _PRONOUN_I.sub("I", text.lower())
+    return _SENTENCE_START.sub(lambda m: m.group(1) + m.group(2).upper(), text)
+
+
+def apply(text: str, pp: Postprocess, max_chars: int, rng: random.Random, kind: str | None = None) -> str:
+    """`text` after the witness's post-processing rules (`kind` picks defaults, e.g. ELIZA's case)."""
     if pp.strip_markdown:
         text = strip_markdown(text)
     if pp.lowercase:
         text = text.lower()
+    elif pp.sentence_case if pp.sentence_case is not None else kind == "eliza":
+        text = sentence_case(text)
     text = inject_typos(text, pp.typo_rate, rng)
     if pp.cut_to_limit:
         text = cut_to_limit(text, max_chars)
@@ -112,7 +124,7 @@ class Postprocessed(Witness):
 
     async def reply(self, history: list[Turn], ctx: GameContext) -> Reply:
         r = await self.inner.reply(history, ctx)
-        text = apply(r.text, self.pp, ctx.max_chars, self.rng)
+        text = apply(r.text, self.pp, ctx.max_chars, self.rng, self.kind)
         return dataclasses.replace(r, text=text, meta={**r.meta, "raw": r.text})
 
     async def close(self) -> None:
