@@ -234,3 +234,36 @@ def test_concurrent_appends_from_threads(store):
     assert counts == [16] * 4
     for gid, g in games.items():
         assert store.events(gid) == g.log
+
+
+def test_append_many_one_transaction_in_order(db_url):
+    store = Store(db_url)
+    sid = store.register_study(Study(name="append-many"))
+    games = {}
+    for k in range(3):
+        i, w = store.create_participant(), store.create_participant()
+        gid = store.create_game(sid, "two-player", {"A": {"kind": "human", "participant_id": w}}, i, 1000)
+        games[gid] = Game.start("two-player", Rules(), 1000)
+    g1, g2, g3 = games
+    batches = [(g, list(games[g].log)) for g in games]
+    out = games[g1].apply(Send("interrogator", "hi", "A"), 1001)
+    batches.append((g1, out.events))  # a second batch of the same game, after its first
+    out = games[g2].apply(GiveVerdict("interrogator", "ai", 70), 1002)
+    batches.append((g2, out.events))
+    store.append_many(batches)
+    for gid, g in games.items():
+        assert [e.to_dict() for e in store.events(gid)] == [e.to_dict() for e in g.log]
+    assert store.game(g2).status == "ended" and store.game(g2).verdict.correct is False  # derived rows
+    assert store.game(g1).status == "in_progress"
+    # all or nothing: a bad batch (a gap in g3's log) stores nothing of the good one
+    more = games[g1].apply(Send("A", "hello", "A"), 1003).events
+    bad = [Event(5, 1004, "typing", "A", "A", {})]
+    with pytest.raises(StoreError, match=f"game {g3}: event seq 5 does not continue the log"):
+        store.append_many([(g1, more), (g3, bad)])
+    assert len(store.events(g1)) == len(games[g1].log) - len(more)
+    with pytest.raises(UnknownId, match="no game with id 'gnope'"):
+        store.append_many([(g1, more), ("gnope", bad)])
+    store.append_many([])  # nothing to do
+    store.append_many([(g1, more)])
+    assert [e.to_dict() for e in store.events(g1)] == [e.to_dict() for e in games[g1].log]
+    store.close()

@@ -12,8 +12,7 @@ import json
 import logging
 import secrets
 import time
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,19 +44,14 @@ def default_witness_factory(spec: WitnessSpec, seed: int) -> Witness:
     return build_witness(spec, seed=seed)
 
 
-@contextmanager
-def _open(session: Any) -> Iterator[Any]:
-    """The already open session (group commit: every job of a batch in one transaction)."""
-    yield session
-
-
 class Writer:
     """Appends events in worker threads: per game in order; a caller awaits the commit.
 
-    Group commit: what queued up while a worker was busy is written in one transaction through
-    the Store's own methods (`append_events`, `create_game`), so the store's checks and derived
-    rows stay the store's. If that transaction fails, every job of the batch is retried alone in
-    its own transaction, so one bad job cannot fail the others. Each worker has its own Store.
+    Group commit: the event batches that queued up while a worker was busy are written in one
+    transaction with `Store.append_many` (so the store's checks and derived rows stay the
+    store's); other jobs (`create_game`) run in their own transaction, in queue order. If a group
+    fails, each of its batches is retried alone, so one bad batch cannot fail the others. Each
+    worker has its own Store.
     """
 
     def __init__(self, url: str, workers: int) -> None:
@@ -65,20 +59,25 @@ class Writer:
         self.queues: list[asyncio.Queue] = [asyncio.Queue() for _ in range(workers)]
         self.tasks = [asyncio.create_task(self._run(q, st)) for q, st in zip(self.queues, self.stores)]
 
+    def _queue(self, game_id: str) -> asyncio.Queue:
+        return self.queues[hash(game_id) % len(self.queues)]
+
     async def append(self, game_id: str, events: Iterable[Event]) -> None:
-        batch = list(events)
-        await self.run(game_id, lambda store: store.append_events(game_id, batch))
+        """Append the game's events after its earlier jobs; return once they are committed."""
+        fut = asyncio.get_running_loop().create_future()
+        self._queue(game_id).put_nowait((game_id, list(events), fut))
+        return await fut
 
     async def run(self, game_id: str, job: Callable[[Store], Any]) -> Any:
         """Run `job(store)` in the game's worker, after the game's earlier jobs; await its commit."""
         fut = asyncio.get_running_loop().create_future()
-        self.queues[hash(game_id) % len(self.queues)].put_nowait((game_id, job, fut))
+        self._queue(game_id).put_nowait((game_id, job, fut))
         return await fut
 
     async def _run(self, q: asyncio.Queue, store: Store) -> None:
         while True:
             batch = [await q.get()]
-            while not q.empty() and len(batch) < 500:
+            while not q.empty() and len(batch) < 1000:
                 batch.append(q.get_nowait())
             results = await asyncio.to_thread(self._write, store, batch)
             for (_, _, fut), (value, exc) in zip(batch, results):
@@ -91,27 +90,40 @@ class Writer:
 
     @staticmethod
     def _write(store: Store, batch: list) -> list[tuple[Any, BaseException | None]]:
-        if len(batch) > 1:
-            try:
-                values = []
-                with store._tx() as session:
-                    store._tx = lambda: _open(session)  # type: ignore[method-assign]
-                    try:
-                        for _, job, _ in batch:
-                            values.append(job(store))
-                    finally:
-                        del store._tx
-                return [(v, None) for v in values]
-            except Exception:  # noqa: BLE001 - fall back to one transaction per job
-                log.warning("group commit of %d jobs failed; running them one by one", len(batch))
         out: list[tuple[Any, BaseException | None]] = []
-        for game_id, job, _ in batch:
+        i = 0
+        while i < len(batch):
+            if callable(batch[i][1]):  # a job of its own
+                game_id, job, _ = batch[i]
+                out.append(Writer._one(game_id, lambda: job(store)))
+                i += 1
+                continue
+            j = i
+            while j < len(batch) and not callable(batch[j][1]):
+                j += 1
+            group = [(gid, events) for gid, events, _ in batch[i:j]]
             try:
-                out.append((job(store), None))
-            except Exception as exc:  # noqa: BLE001 - handed to the awaiting caller
-                log.exception("storing game %s failed", game_id)
-                out.append((None, exc))
+                store.append_many(group)
+                out.extend((None, None) for _ in group)
+            except Exception as exc:  # noqa: BLE001 - retry each batch alone, so one bad batch fails alone
+                if len(group) == 1:
+                    log.exception("storing game %s failed", group[0][0])
+                    out.append((None, exc))
+                    i = j
+                    continue
+                log.warning("group commit of %d batches failed; storing them one by one", len(group))
+                for gid, events in group:
+                    out.append(Writer._one(gid, lambda gid=gid, events=events: store.append_events(gid, events)))
+            i = j
         return out
+
+    @staticmethod
+    def _one(game_id: str, call: Callable[[], Any]) -> tuple[Any, BaseException | None]:
+        try:
+            return call(), None
+        except Exception as exc:  # noqa: BLE001 - handed to the awaiting caller
+            log.exception("storing game %s failed", game_id)
+            return None, exc
 
     def stop(self) -> None:
         for t in self.tasks:

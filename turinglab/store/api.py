@@ -293,29 +293,67 @@ class Store:
         When this returns, the events are committed to disk. Verdict, status and flag rows
         derived from the events are written in the same transaction.
         """
-        batch = list(events)
-        if not batch:
+        self.append_many([(game_id, events)])
+
+    def append_many(self, batches: Iterable[tuple[str, Iterable[Event]]]) -> None:
+        """Append the events of several games in one transaction (group commit).
+
+        `batches` is a list of `(game_id, events)`; a game may appear more than once, and its
+        batches are appended in the order given (together they must continue its log). The
+        checks and derived rows are those of `append_events`. All or nothing: if any batch
+        cannot be stored (unknown game, sequence gap, duplicate) nothing is stored and the
+        error names the game. Committed (fsync'd) on return.
+        """
+        per_game: dict[str, list[Event]] = {}
+        for game_id, events in batches:
+            per_game.setdefault(game_id, []).extend(events)
+        per_game = {g: evs for g, evs in per_game.items() if evs}
+        if not per_game:
             return
+        ids = sorted(per_game)  # lock game rows in one order (no deadlock between writers)
         with self._tx() as s:
-            game = s.get(GameRow, game_id, with_for_update=True)
-            if game is None:
-                raise UnknownId(f"no game with id {game_id!r}")
-            identity, study_hash = self._identity(s, game)
-            last = s.scalar(select(func.max(EventRow.seq)).where(EventRow.game_id == game_id))
-            expected = 0 if last is None else last + 1
-            for i, e in enumerate(batch):
-                if e.seq != expected + i:
-                    raise StoreError(f"game {game_id}: event seq {e.seq} does not continue the log "
-                                     f"(expected {expected + i}); nothing was stored")
-                s.add(EventRow(game_id=game_id, seq=e.seq, t_ms=e.t_ms, type=e.type, actor=e.actor,
-                               conversation=e.conversation, payload=e.payload, identity=identity,
-                               study_hash=study_hash))
-                self._derive(s, game, e, identity)
+            games: dict[str, GameRow] = {}
+            last: dict[str, int] = {}
+            for chunk in (ids[i:i + 500] for i in range(0, len(ids), 500)):
+                games.update((g.id, g) for g in s.scalars(
+                    select(GameRow).where(GameRow.id.in_(chunk)).order_by(GameRow.id).with_for_update()))
+                last.update(s.execute(select(EventRow.game_id, func.max(EventRow.seq))
+                                      .where(EventRow.game_id.in_(chunk)).group_by(EventRow.game_id)).tuples().all())
+            for game_id in per_game:
+                if game_id not in games:
+                    raise UnknownId(f"no game with id {game_id!r}")
+            self._load_identities(s, [games[g] for g in ids])  # before any row is added (autoflush)
+            for game_id in per_game:  # in the order the games were given
+                game = games[game_id]
+                identity, study_hash = self._identity(s, game)
+                expected = last[game_id] + 1 if game_id in last else 0
+                for i, e in enumerate(per_game[game_id]):
+                    if e.seq != expected + i:
+                        raise StoreError(f"game {game_id}: event seq {e.seq} does not continue the log "
+                                         f"(expected {expected + i}); nothing was stored")
+                    s.add(EventRow(game_id=game_id, seq=e.seq, t_ms=e.t_ms, type=e.type, actor=e.actor,
+                                   conversation=e.conversation, payload=e.payload, identity=identity,
+                                   study_hash=study_hash))
+                    self._derive(s, game, e, identity)
             try:
                 s.flush()
             except IntegrityError as exc:
-                raise StoreError(f"game {game_id}: events could not be stored ({exc.orig}); "
+                which = ", ".join(ids[:5]) + (" …" if len(ids) > 5 else "")
+                raise StoreError(f"game {which}: events could not be stored ({exc.orig}); "
                                  "was the same event appended twice?") from None
+
+    def _load_identities(self, s: Session, games: list[GameRow]) -> None:
+        """Fill the seat cache for these games with one query per 500 games."""
+        missing = {g.id: g for g in games if g.id not in self._seat_cache}
+        ids = list(missing)
+        for chunk in (ids[i:i + 500] for i in range(0, len(ids), 500)):
+            found: dict[str, dict[str, dict[str, Any]]] = {g: {} for g in chunk}
+            for r in s.scalars(select(GameSeatRow).where(GameSeatRow.game_id.in_(chunk))):
+                found[r.game_id][r.seat] = _identity(r).to_dict()
+            for gid, seats in found.items():
+                while len(self._seat_cache) >= 10_000:  # seats never change; keep the newest games only
+                    self._seat_cache.pop(next(iter(self._seat_cache)))
+                self._seat_cache[gid] = (seats, missing[gid].study_hash)
 
     def _identity(self, s: Session, game: GameRow) -> tuple[dict[str, dict[str, Any]], str]:
         if game.id not in self._seat_cache:
