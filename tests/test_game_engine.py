@@ -314,3 +314,30 @@ def test_random_games_replay_exactly(seed):
         if rules.max_messages:
             assert max(sides.count("i"), sides.count("w")) <= rules.max_messages
     assert Game.replay(list(g.log)).state_dict() == g.state_dict()
+
+
+def test_refuse_records_an_outside_refusal_and_replays():
+    g = Game.start("two-player", Rules(time_limit_s=60), 1000)
+    g.apply(Send("interrogator", "hello", "A"), 1100)
+    before = g.state_dict()
+    out = g.refuse(Send("A", "a rude word", "A"), "blocked", "word list: 'rude'", 1200)
+    assert not out.ok and out.code == "blocked" and out.detail == "word list: 'rude'"
+    assert [e.type for e in out.events] == ["refused"]
+    e = out.events[0]
+    assert (e.actor, e.conversation, e.t_ms, e.seq) == ("A", "A", 1200, 2)
+    assert e.payload == {"action": "Send", "code": "blocked", "detail": "word list: 'rude'", "text": "a rude word"}
+    after = g.state_dict()
+    assert after["refusals"] == before["refusals"] + 1
+    assert {k: v for k, v in after.items() if k not in ("refusals", "n_events")} == \
+        {k: v for k, v in before.items() if k not in ("refusals", "n_events")}
+    assert g.may_send("A", "A")  # still the witness's turn
+    assert Game.replay(list(g.log)).state_dict() == g.state_dict()
+    # past the deadline: time_up comes first, and times never go backwards
+    out = g.refuse(Send("interrogator", "late", "A"), "blocked", "x", 1000 + 61_000)
+    assert [e.type for e in out.events] == ["time_up", "refused"]
+    assert out.events[0].t_ms <= out.events[1].t_ms and g.state == "awaiting_verdict"
+    out = g.refuse(Send("A", "x", "A"), "blocked", "x", 5)  # an older clock reading
+    assert out.events[0].t_ms == g.log[-2].t_ms
+    assert Game.replay(list(g.log)).state_dict() == g.state_dict()
+    with pytest.raises(ValueError, match="non-empty code"):
+        g.refuse(Send("A", "x", "A"), "", "x", 1)

@@ -275,6 +275,23 @@ class Game:
                        {"action": type(action).__name__, "code": code, "detail": detail, **_attempt(action)})
         return Outcome(ok=code is None, code=code, events=self.log[start:], detail=detail)
 
+    def refuse(self, action: Action, code: str, detail: str, now_ms: int) -> Outcome:
+        """Record that `action` was refused by a check outside the engine (e.g. a content filter).
+
+        Nothing else changes: the log gets one `refused` event, with the same payload as the
+        engine's own refusals (`action`, `code`, `detail`, the attempted text), so replay
+        rebuilds the same state. The clock is checked first, as in `apply` (a `time_up` due by
+        `now_ms` comes before the refusal, so event times never go backwards).
+        """
+        if not isinstance(code, str) or not code:
+            raise ValueError(f"a refusal needs a non-empty code, got {code!r}")
+        start = len(self.log)
+        now_ms = max(now_ms, self.log[-1].t_ms)
+        self._check_clock(now_ms)
+        self._emit(ev.REFUSED, _actor(action), now_ms, _conversation_of(action),
+                   {"action": type(action).__name__, "code": code, "detail": _clip(str(detail)), **_attempt(action)})
+        return Outcome(ok=False, code=code, events=self.log[start:], detail=detail)
+
     def _check_clock(self, now_ms: int) -> None:
         """Fire the time limit, and the verdict deadline, when `now_ms` has passed them."""
         if self.state == "in_progress" and now_ms >= self.deadline_ms:

@@ -217,19 +217,13 @@ class GameSession:
                 return
             blocked = await self.hub.filter.check(f.text)
             if blocked:
-                self._refuse(seat, conv, now, f.text, blocked)
-                await self._commit(self.game.log[-1:])
+                await self._commit(self.game.refuse(Send(seat, f.text, conv), "blocked", blocked, now).events)
                 await self._send(pid, proto.error("blocked", proto.TEXTS["blocked"], f.client_id))
                 return
             if seat == INTERROGATOR:
                 await self._interrogator_message(pid, conv, f, now)
             else:
                 await self._witness_message(pid, conv, f, now)
-
-    def _refuse(self, seat: str, conv: str, now: int, text: str, why: str) -> None:
-        """Record a message the content filter blocked (the engine has no filter of its own)."""
-        self.game._emit(ev.REFUSED, seat, max(now, self.game.log[-1].t_ms), conv,
-                        {"action": "Send", "code": "blocked", "detail": why, "text": text})
 
     async def _apply_send(self, pid: str, seat: str, conv: str, text: str, client_id: str | None,
                           now: int, msg_id: str | None = None) -> Event | None:
@@ -349,8 +343,7 @@ class GameSession:
         blocked = await self.hub.filter.check(text)
         if blocked:  # the filter binds AI witnesses too: record it, and let the fallback answer
             async with self.lock:
-                self._refuse(conv, conv, self.hub.now(), text, blocked)
-                await self._commit(self.game.log[-1:])
+                await self._commit(self.game.refuse(Send(conv, text, conv), "blocked", blocked, self.hub.now()).events)
             text = (await self.hub.fallback_text(history, ctx))[: self.rules.max_chars]
             if await self.hub.filter.check(text):
                 text = "sorry, what do you mean?"
