@@ -55,3 +55,57 @@ def test_serve_bad_study_file_is_a_clear_error(tmp_path):
                         "--db", f"sqlite:///{tmp_path / 'x.db'}"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 2
     assert "format" in r.stderr and "four-player" in r.stderr
+
+
+def test_serve_bad_witness_fails_at_start(tmp_path):
+    """A witness whose events file is missing stops `turinglab serve` at start (not mid-game)."""
+    study = tmp_path / "study.yaml"
+    missing = tmp_path / "no-such-events.yaml"
+    study.write_text(f"""name: bad-witness
+witnesses:
+  - codename: Dragon
+    kind: eliza
+  - codename: Sierra
+    kind: llm
+    model: some-model
+    base_url: http://127.0.0.1:9/v1
+    persona:
+      name: Sam
+      events: {missing}
+""")
+    db = tmp_path / "x.db"
+    r = subprocess.run([sys.executable, "-m", "turinglab", "serve", "--study", str(study), "--no-warm-up",
+                        "--port", str(free_port()), "--db", f"sqlite:///{db}"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2, r.stderr
+    lines = [x for x in r.stderr.splitlines() if x.strip()]
+    assert len(lines) == 1, r.stderr
+    assert lines[0].startswith("error: witness 'Sierra' (llm) cannot be built")
+    assert str(missing) in lines[0] and "cannot read" in lines[0] and "fix this witness" in lines[0]
+    assert not db.exists()  # nothing was stored
+
+
+def test_create_app_checks_every_witness(tmp_path):
+    from turinglab.game.config import Study, WitnessSpec
+    from turinglab.server.app import WitnessSetupError, check_witnesses, create_app
+
+    good = Study(name="w", witnesses=(WitnessSpec(codename="Dragon", kind="eliza"),
+                                      WitnessSpec(codename="Echo", kind="llm", model="m", base_url="http://x/v1")))
+    check_witnesses(good)  # builds, opens nothing
+    bad = good.model_copy(update={"witnesses": good.witnesses + (
+        WitnessSpec(codename="Foxtrot", kind="llm", model="m", base_url="http://x/v1", prompt="no-such-prompt"),)})
+    try:
+        create_app(bad, f"sqlite:///{tmp_path / 'y.db'}")
+    except WitnessSetupError as exc:
+        assert "'Foxtrot'" in str(exc) and "no-such-prompt" in str(exc) and "\n" not in str(exc)
+    else:
+        raise AssertionError("a bad prompt was accepted")
+    script = tmp_path / "bad.txt"
+    script.write_text("(((not a script")
+    bad_eliza = Study(name="w2", witnesses=(WitnessSpec(codename="Golf", kind="eliza", script=str(script)),))
+    try:
+        check_witnesses(bad_eliza)
+    except WitnessSetupError as exc:
+        assert "'Golf' (eliza)" in str(exc)
+    else:
+        raise AssertionError("a bad ELIZA script was accepted")

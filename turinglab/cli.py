@@ -472,11 +472,11 @@ def serve(
             fail(str(exc))
     else:
         chosen = default_study()
-    from turinglab.server.app import create_app
+    from turinglab.server.app import WitnessSetupError, create_app
 
     try:
         web = create_app(chosen, db, warm_up=warm_up)
-    except StoreError as exc:
+    except (StoreError, WitnessSetupError) as exc:
         fail(str(exc))
     from turinglab.server.tuning import tune_gc
 

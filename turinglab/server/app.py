@@ -80,6 +80,27 @@ def _duration(seconds: float) -> str:
     return f"{seconds:g} seconds" if seconds < 120 else f"{seconds / 60:.1f} minutes"
 
 
+class WitnessSetupError(ValueError):
+    """An AI witness of the study cannot be built (bad prompt, persona, events file, script, key)."""
+
+
+def check_witnesses(study: Study, witness_factory: WitnessFactory | None = None) -> None:
+    """Build every AI witness of the study once, so a bad prompt/persona/events file/script
+    stops the server at start with `WitnessSetupError` (one line: which witness, what is wrong,
+    what to do) instead of failing a game later."""
+    from turinglab.server.hub import default_witness_factory
+
+    factory = witness_factory or default_witness_factory
+    for spec in study.witnesses:
+        try:
+            factory(spec, 0)  # nothing is opened yet (clients connect on first use)
+        except Exception as exc:  # noqa: BLE001 - any failure here is the study's configuration
+            why = " ".join(str(exc).split()) or type(exc).__name__
+            raise WitnessSetupError(
+                f"witness {spec.codename!r} ({spec.kind}) cannot be built: {why} -- fix this witness in the "
+                f"study file (or remove it), then start the server again") from None
+
+
 def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None = None,
                rng_seed: int | None = None, human_timing: Timing | None = Timing(),
                witness_factory: WitnessFactory | None = None, moderation: ModerationHook | None = None,
@@ -91,6 +112,7 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
     designed delay off (benchmarks only: it breaks the blinding of timing).
     `admin_password` None: read $TURINGLAB_ADMIN_PASSWORD. `warm_up` loads the local model at start.
     """
+    check_witnesses(study, witness_factory)  # WitnessSetupError before anything is stored
     store = Store(db_url)  # migrates
     study_id = store.register_study(study)  # StudyFrozen if its config changed after games were played
 
