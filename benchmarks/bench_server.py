@@ -113,6 +113,8 @@ def cpu_seconds(pid: int) -> float:
 async def level(n_games: int, rounds: int, db: str | None, timeout: float, think: float) -> dict:
     import httpx
 
+    from turinglab.server.testing import give_consent
+
     tmp = tempfile.mkdtemp(prefix="tl-bench-")
     url = db or f"sqlite:///{tmp}/bench.db"
     port = free_port()
@@ -132,7 +134,7 @@ async def level(n_games: int, rounds: int, db: str | None, timeout: float, think
                 async with sem:
                     r = await c.post("/start")
                     pid = r.headers["location"].rsplit("/", 1)[-1]
-                    await c.post(f"/p/{pid}/consent", data={"agree": "yes"})
+                    await give_consent(c, pid)
                     return pid
 
             pids = await asyncio.gather(*(person() for _ in range(2 * n_games)))

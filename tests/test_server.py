@@ -12,7 +12,7 @@ import pandas as pd
 
 from turinglab.game.config import Allocation, Rules, Study, Timing, WitnessSpec
 from turinglab.server.app import create_app
-from turinglab.server.testing import WsPlayer, serve_in_thread
+from turinglab.server.testing import WsPlayer, csrf_token, serve_in_thread
 from turinglab.store.api import Store
 from turinglab.witnesses.base import Reply, Witness
 
@@ -282,16 +282,19 @@ async def test_pages_prolific_consent_and_survey(sqlite_url):
             await p.connect()
             await p.send({"type": "join"})
             assert (await p.next("error"))["code"] == "no_consent"
-            r = await c.post(f"/p/{pid}/consent", data={})
+            tok = csrf_token(r.text)
+            r = await c.post(f"/p/{pid}/consent", data={"csrf": tok})
             assert r.status_code == 400 and "Tick the box" in r.text
-            r = await c.post(f"/p/{pid}/consent", data={"agree": "yes"})
+            r = await c.post(f"/p/{pid}/consent", data={"agree": "yes", "csrf": tok})
             assert r.status_code == 303
             r = await c.get(f"/p/{pid}")
-            assert 'id="s-game"' in r.text
-            r = await c.post(f"/p/{pid}/survey", json={"age": 7, "gender": "robot"})
+            assert 'id="s-game"' in r.text and csrf_token(r.text) == tok
+            hdr = {"X-CSRF-Token": tok}
+            r = await c.post(f"/p/{pid}/survey", json={"age": 7, "gender": "robot"}, headers=hdr)
             assert r.status_code == 422 and "age" in r.json()["detail"] and "gender" in r.json()["detail"]
             r = await c.post(f"/p/{pid}/survey", json={"age": "34", "gender": "female", "education": "",
-                                                        "chatbot_use": "weekly", "llm_knowledge": "some"})
+                                                        "chatbot_use": "weekly", "llm_knowledge": "some"},
+                             headers=hdr)
             assert r.status_code == 200
             r = await c.get(f"/p/{pid}/done")
             assert r.status_code == 303 and r.headers["location"] == "https://example.org/done?cc=ABC"
@@ -358,8 +361,15 @@ async def test_content_filter_binds_ai_witnesses_too(sqlite_url):
 
 
 async def test_failed_start_is_reported_and_witness_moves_on_after_time_up(sqlite_url):
-    def factory(spec, seed):
-        raise RuntimeError("cannot build this witness")
+    from turinglab.server.hub import default_witness_factory
+
+    built = []
+
+    def factory(spec, seed):  # fine when checked at start, fails when a game starts (e.g. a lost resource)
+        built.append(spec.codename)
+        if len(built) > 1:
+            raise RuntimeError("cannot build this witness")
+        return default_witness_factory(spec, seed)
 
     with running(study(ratio=0.0, witnesses=(ELIZA,)), sqlite_url, witness_factory=factory) as base:
         (p,) = await players(base, 1)
@@ -428,3 +438,65 @@ async def test_games_left_open_by_a_previous_run_are_closed_at_start(sqlite_url)
         (g,) = store.games()
         assert g.status == "ended" and g.end_reason == "server_restart"
         assert [e.type for e in store.events(g.id)][-1] == "game_ended"
+
+
+async def test_csrf_cross_site_posts_are_refused(sqlite_url):
+    """Forms accept same-site posts with the participant's token; cross-site posts and missing or
+    foreign tokens are refused (403), and nothing is stored for them."""
+    import websockets
+
+    with running(study(), sqlite_url, secret="s3cret") as base:
+        host = base.split("//", 1)[1]
+        evil = {"Origin": "https://evil.example", "Referer": "https://evil.example/x"}
+        async with httpx.AsyncClient(base_url=base) as c:
+            r = await c.post("/start", headers=evil)
+            assert r.status_code == 403 and "another site" in r.text and "set-cookie" not in r.headers
+            r = await c.post("/start", headers={"Sec-Fetch-Site": "cross-site"})
+            assert r.status_code == 403
+            r = await c.post("/start", headers={"Origin": "null"})  # sandboxed or privacy-stripped origin
+            assert r.status_code == 403
+            r = await c.post("/start", headers={"Origin": base, "Sec-Fetch-Site": "same-origin"})
+            assert r.status_code == 303
+            pid = r.headers["location"].rsplit("/", 1)[-1]
+            r2 = await c.post("/start", headers={"Origin": base})
+            other = r2.headers["location"].rsplit("/", 1)[-1]
+            tok = csrf_token((await c.get(f"/p/{pid}")).text)
+            other_tok = csrf_token((await c.get(f"/p/{other}")).text)
+            assert tok != other_tok and len(tok) == 32
+            same = {"Origin": base, "Referer": f"{base}/p/{pid}"}
+            for data, headers in [({"agree": "yes"}, same),  # no token
+                                  ({"agree": "yes", "csrf": other_tok}, same),  # another participant's
+                                  ({"agree": "yes", "csrf": "0" * 32}, same),
+                                  ({"agree": "yes", "csrf": tok}, evil),  # right token, other site
+                                  ({"agree": "yes", "csrf": tok}, {"Referer": "https://evil.example/"})]:
+                r = await c.post(f"/p/{pid}/consent", data=data, headers=headers)
+                assert r.status_code == 403 and "refused" in r.text, (data, headers)
+            assert "Consent" in (await c.get(f"/p/{pid}")).text  # still not consented
+            r = await c.post(f"/p/{pid}/consent", data={"agree": "yes", "csrf": tok}, headers=same)
+            assert r.status_code == 303
+            answers = {"age": 40}
+            r = await c.post(f"/p/{pid}/survey", json=answers)
+            assert r.status_code == 403 and "not saved" in r.json()["detail"]
+            r = await c.post(f"/p/{pid}/survey", json=answers, headers={"X-CSRF-Token": other_tok})
+            assert r.status_code == 403
+            r = await c.post(f"/p/{pid}/survey", json=answers, headers={"X-CSRF-Token": tok, **evil})
+            assert r.status_code == 403
+            r = await c.post(f"/p/{pid}/survey", json=answers, headers={"X-CSRF-Token": tok, "Origin": base})
+            assert r.status_code == 200
+        # a page of another site cannot open a participant's websocket; this site's page can
+        ws_url = base.replace("http", "ws", 1) + f"/ws/{pid}"
+        try:
+            async with websockets.connect(ws_url, origin="https://evil.example") as ws:
+                await ws.recv()
+            raise AssertionError("a cross-site websocket was accepted")
+        except websockets.exceptions.InvalidStatus:
+            pass
+        except websockets.exceptions.ConnectionClosed as exc:
+            assert exc.rcvd is not None and exc.rcvd.code == 4403
+        async with websockets.connect(ws_url, origin=f"http://{host}") as ws:
+            assert '"state"' in await ws.recv()
+    with Store(sqlite_url) as store:
+        assert store.get_participant(pid).consent_ms is not None
+        assert store.get_participant(pid).demographics == {"age": 40, "skipped": False}
+        assert store.get_participant(other).consent_ms is None
+        assert len(store.participants()) == 2  # the refused /start posts created no one

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import logging
+import os
+import secrets
 import time
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
 from fastapi import FastAPI, Form, Request, WebSocket
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
@@ -73,6 +78,41 @@ class TokenBucket:
         return False
 
 
+CSRF_FIELD, CSRF_HEADER = "csrf", "X-CSRF-Token"
+
+
+class Csrf:
+    """Cross-site request forgery guard for POSTs (and the websocket handshake).
+
+    Two checks: (1) a request that a browser marks as coming from another site (`Sec-Fetch-Site:
+    cross-site`, or an `Origin`/`Referer` whose host is not this server's `Host` nor one of the
+    trusted origins) is refused; a request with none of these headers is not a browser's form
+    post and passes this check. (2) Participant POSTs (consent, survey) must also carry the
+    participant's token: an HMAC of the participant id under the server's secret
+    (`$TURINGLAB_SECRET`, else random per process: a page loaded before a restart must be reloaded).
+    """
+
+    def __init__(self, secret: str | None = None, trusted_origins: tuple[str, ...] = ()) -> None:
+        self.secret = (secret or os.environ.get("TURINGLAB_SECRET") or secrets.token_hex(32)).encode()
+        env = tuple(o for o in os.environ.get("TURINGLAB_TRUSTED_ORIGINS", "").split(",") if o.strip())
+        self.trusted = {urlsplit(o.strip()).netloc.lower() or o.strip().lower() for o in (*trusted_origins, *env)}
+
+    def token(self, pid: str) -> str:
+        return hmac.new(self.secret, b"csrf:" + pid.encode(), hashlib.sha256).hexdigest()[:32]
+
+    def token_ok(self, pid: str, given: str | None) -> bool:
+        return isinstance(given, str) and hmac.compare_digest(given.encode(), self.token(pid).encode())
+
+    def cross_site(self, headers: Any) -> bool:
+        if headers.get("sec-fetch-site") == "cross-site":
+            return True
+        origin = headers.get("origin") or headers.get("referer")
+        if origin is None:
+            return False
+        host = urlsplit(origin).netloc.lower()
+        return not host or host not in {headers.get("host", "").lower(), *self.trusted}
+
+
 def _duration(seconds: float) -> str:
     if seconds % 60 == 0:
         n = int(seconds // 60)
@@ -105,12 +145,16 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
                rng_seed: int | None = None, human_timing: Timing | None = Timing(),
                witness_factory: WitnessFactory | None = None, moderation: ModerationHook | None = None,
                admin_password: str | None = None, waiting_grace_s: float = 15.0,
-               initial_ai_wait_s: float = 10.0, warm_up: bool = False) -> FastAPI:
+               initial_ai_wait_s: float = 10.0, warm_up: bool = False, secret: str | None = None,
+               trusted_origins: tuple[str, ...] = ()) -> FastAPI:
     """The turinglab web app for one study. `db_url` None: $DATABASE_URL or ./turinglab.db.
 
     Migrations run when the app starts. `human_timing=None` turns the human witnesses'
     designed delay off (benchmarks only: it breaks the blinding of timing).
     `admin_password` None: read $TURINGLAB_ADMIN_PASSWORD. `warm_up` loads the local model at start.
+    `secret` signs the participants' form tokens (None: $TURINGLAB_SECRET, else random per process);
+    `trusted_origins` (and $TURINGLAB_TRUSTED_ORIGINS, comma-separated) are origins besides the
+    request's own `Host` whose POSTs are accepted (e.g. the public URL behind a proxy that rewrites Host).
     """
     check_witnesses(study, witness_factory)  # WitnessSetupError before anything is stored
     store = Store(db_url)  # migrates
@@ -134,6 +178,7 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
     app = FastAPI(title=f"turinglab: {study.name}", lifespan=lifespan, docs_url=None, redoc_url=None)
     app.state.study = study
     app.state.store = store
+    csrf = app.state.csrf = Csrf(secret, trusted_origins)
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
     base = {"study_name": study.name}
 
@@ -148,6 +193,22 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
 
     def prolific(request: Request) -> dict[str, str]:
         return {k: request.query_params[q][:64] for q, k in PROLIFIC.items() if request.query_params.get(q)}
+
+    def forged(request: Request, pid: str | None = None, json: bool = False) -> Response | None:
+        """A refusal if this POST came from another site or lacks the participant's token, else None."""
+        if csrf.cross_site(request.headers):
+            why = "it was sent from another site"
+        elif pid is not None and not csrf.token_ok(pid, request.headers.get(CSRF_HEADER)
+                                                    or getattr(request.state, "csrf_field", None)):
+            why = "its form token is missing or out of date (for example, the server restarted)"
+        else:
+            return None
+        log.warning("refused a POST to %s: %s", request.url.path, why)
+        if json:
+            return JSONResponse({"detail": f"not saved: {why}; reload the page and try again"}, status_code=403)
+        link = f"/p/{pid}" if pid else "/"
+        return message(request, "Request refused", f"This request was refused because {why}. "
+                       "Open your personal link again and repeat the step.", 403, link=link, link_text="Reload")
 
     def to_player(pid: str) -> RedirectResponse:
         r = RedirectResponse(f"/p/{pid}", status_code=303)
@@ -166,6 +227,9 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
 
     @app.post("/start")
     async def start(request: Request) -> Response:
+        refused = forged(request)
+        if refused:
+            return refused
         return to_player(await hub(request).new_person(prolific(request)))
 
     @app.get("/p/{token}", response_class=HTMLResponse)
@@ -176,19 +240,26 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
                            "This personal link is not valid. Check that you copied all of it, or start again.",
                            404, link="/", link_text="Start again")
         if not p.consented:
-            resp = page(request, "consent.html", token=p.id, consent_text=study.consent_text or DEFAULT_CONSENT)
+            resp = page(request, "consent.html", token=p.id, csrf=csrf.token(p.id),
+                        consent_text=study.consent_text or DEFAULT_CONSENT)
         else:
             r = study.rules
-            resp = page(request, "play.html", token=p.id, format=study.format, max_chars=r.max_chars,
+            resp = page(request, "play.html", token=p.id, csrf=csrf.token(p.id), format=study.format,
+                        max_chars=r.max_chars,
                         duration=_duration(r.time_limit_s), block_paste=r.block_paste)
         resp.set_cookie(COOKIE, p.id, max_age=60 * 60 * 24 * 90, httponly=True, samesite="lax")
         return resp
 
     @app.post("/p/{token}/consent")
-    async def consent(request: Request, token: str, agree: Annotated[str | None, Form()] = None) -> Response:
+    async def consent(request: Request, token: str, agree: Annotated[str | None, Form()] = None,
+                      csrf_field: Annotated[str | None, Form(alias=CSRF_FIELD)] = None) -> Response:
         p = await hub(request).person(token)
         if p is None:
             return message(request, "Link not found", "This personal link is not valid.", 404)
+        request.state.csrf_field = csrf_field
+        refused = forged(request, p.id)
+        if refused:
+            return refused
         if agree != "yes":
             return message(request, "Consent needed", "Tick the box to agree before you continue.", 400,
                            link=f"/p/{p.id}", link_text="Back to the consent form")
@@ -200,6 +271,9 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
         p = await hub(request).person(token)
         if p is None:
             return JSONResponse({"detail": "unknown participant link"}, status_code=404)
+        refused = forged(request, p.id, json=True)
+        if refused:
+            return refused
         try:
             answers = Survey.model_validate(await request.json())
         except ValidationError as exc:
@@ -228,6 +302,9 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
     @app.websocket("/ws/{token}")
     async def ws(websocket: WebSocket, token: str) -> None:
         h: Hub = websocket.app.state.hub
+        if csrf.cross_site(websocket.headers):  # a page of another site opening a participant's socket
+            await websocket.close(code=4403, reason="cross-site websocket refused")
+            return
         p = await h.person(token)
         if p is None:
             await websocket.close(code=4404, reason="unknown participant link")

@@ -42,6 +42,24 @@ def serve_in_thread(app: FastAPI, port: int | None = None, **uvicorn_kw) -> Iter
         thread.join(timeout=15)
 
 
+def csrf_token(html: str) -> str:
+    """The participant's form token in a consent or game page (`csrf` field / `data-csrf`)."""
+    import re
+
+    m = re.search(r'(?:name="csrf" value|data-csrf)="([0-9a-f]+)"', html)
+    if m is None:
+        raise ValueError("no form token in the page")
+    return m.group(1)
+
+
+async def give_consent(client, pid: str) -> None:  # noqa: ANN001 - an httpx.AsyncClient on the server
+    """Consent as the browser does: load the consent page, post the form with its token."""
+    token = csrf_token((await client.get(f"/p/{pid}")).text)
+    r = await client.post(f"/p/{pid}/consent", data={"agree": "yes", "csrf": token})
+    if r.status_code != 303:
+        raise RuntimeError(f"consent of {pid} failed: {r.status_code} {r.text[:200]}")
+
+
 class WsPlayer:
     """A scripted participant over a real websocket: records every frame it receives."""
 
@@ -63,7 +81,7 @@ class WsPlayer:
             r = await c.post("/start" + query)
             pid = r.headers["location"].rsplit("/", 1)[-1]
             if consent:
-                await c.post(f"/p/{pid}/consent", data={"agree": "yes"})
+                await give_consent(c, pid)
         return cls(base, pid)
 
     async def connect(self) -> "WsPlayer":

@@ -234,7 +234,7 @@
     send({ type: "join" });
   };
   async function postSurvey(data) {
-    const r = await fetch("/p/" + encodeURIComponent(token) + "/survey", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(data) });
+    const r = await fetch("/p/" + encodeURIComponent(token) + "/survey", { method: "POST", headers: { "Content-Type": "application/json", "X-CSRF-Token": app.dataset.csrf }, body: JSON.stringify(data) });
     if (!r.ok) { const j = await r.json().catch(() => ({})); toast(j.detail || "Could not save the survey: check your answers."); return false; }
     return true;
   }
