@@ -500,3 +500,42 @@ async def test_csrf_cross_site_posts_are_refused(sqlite_url):
         assert store.get_participant(pid).demographics == {"age": 40, "skipped": False}
         assert store.get_participant(other).consent_ms is None
         assert len(store.participants()) == 2  # the refused /start posts created no one
+
+
+async def test_games_played_and_role_rotation_survive_a_restart(sqlite_url):
+    """After a restart: games played count every seat (the witness's game too), the admin page says
+    "1 game" / "2 games", and the three-player rotation remembers who interrogated."""
+    s = study("three-player", witnesses=(ELIZA,))
+    with running(s, sqlite_url, admin_password="pw") as base:
+        seats = await in_game(await players(base, 2))
+        i = seats["interrogator"]
+        w = next(p for k, p in seats.items() if k != "interrogator")
+        await i.send({"type": "verdict", "choice": "A", "confidence": 50})
+        for p in (i, w):
+            st = await p.phase("reveal")
+            assert st["participant"]["games_played"] == 1
+        async with httpx.AsyncClient(base_url=base, auth=("a", "pw")) as c:
+            page = (await c.get("/admin")).text
+            assert "1 game stored" in page and "1 games" not in page
+        await i.close()
+        await w.close()
+    with running(s, sqlite_url, admin_password="pw", seed=8) as base:
+        again = {}
+        for role, p in (("i", i), ("w", w)):
+            q = await WsPlayer(base, p.pid).connect()
+            st = await q.phase("idle")
+            assert st["participant"]["games_played"] == 1, role  # the witness's game counts too
+            again[role] = q
+        for q in again.values():
+            await q.send({"type": "join"})
+        st = await again["w"].phase("game")
+        assert st["game"]["role"] == "interrogator"  # last time's witness interrogates now
+        st = await again["i"].phase("game")
+        assert st["game"]["role"] == "witness"
+        await again["w"].send({"type": "verdict", "choice": "B", "confidence": 50})
+        for q in again.values():
+            assert (await q.phase("reveal"))["participant"]["games_played"] == 2
+        async with httpx.AsyncClient(base_url=base, auth=("a", "pw")) as c:
+            assert "2 games stored" in (await c.get("/admin")).text
+        for q in again.values():
+            await q.close()

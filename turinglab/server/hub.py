@@ -159,6 +159,7 @@ class Hub:
         self.room = WaitingRoom(study, np.random.default_rng(self.seeds.integers(2**32)),
                                 WitnessStats.for_codenames([w.codename for w in study.witnesses]),
                                 initial_ai_wait_ms=round(initial_ai_wait_s * 1000))
+        self.played: dict[str, int] = {}  # participant -> games played in this study (every seat)
         self._load_stats()
         self._close_orphans()
         self.people: dict[str, Person] = {}
@@ -188,8 +189,15 @@ class Hub:
                     log.exception("could not close game %s left open by a previous run", g.id)
 
     def _load_stats(self) -> None:
-        """Thompson sampling continues from the verdicts already stored for this study."""
+        """After a restart, continue from what is stored for this study: Thompson sampling from the
+        verdicts, the games each participant has played (in any seat), and the three-player role
+        rotation (how often each participant has been the interrogator)."""
         for g in self.store.games(self.study_id):
+            for pid in {g.interrogator_id, *(i.participant_id for i in g.seats.values())} - {None}:
+                self.played[pid] = self.played.get(pid, 0) + 1
+            if g.format == "three-player" and g.interrogator_id:
+                rot = self.room.interrogated
+                rot[g.interrogator_id] = rot.get(g.interrogator_id, 0) + 1
             if g.verdict is None:
                 continue
             for seat, ident in g.seats.items():
@@ -235,8 +243,7 @@ class Hub:
             info = await asyncio.to_thread(self.store.get_participant, token)
         except UnknownId:
             return None
-        played = len(await asyncio.to_thread(self.store.games, None, interrogator_id=info.id))
-        p = Person(info.id, info.consent_ms is not None, played, bool(info.demographics))
+        p = Person(info.id, info.consent_ms is not None, self.played.get(info.id, 0), bool(info.demographics))
         self.people[token] = p
         return p
 
@@ -414,8 +421,9 @@ class Hub:
         self.live.pop(s.id, None)
         self.finished += 1
         for pid in s.participants():
+            self.played[pid] = self.played.get(pid, 0) + 1
             if pid in self.people:
-                self.people[pid].games_played += 1
+                self.people[pid].games_played = self.played[pid]
             await self.send_state(pid)
 
     async def fallback_text(self, history: list[Turn], ctx: GameContext) -> str:
