@@ -20,11 +20,16 @@ def load_words(path: Path = DEFAULT_LIST) -> list[str]:
     return [w.strip().lower() for w in lines if w.strip() and not w.lstrip().startswith("#")]
 
 
+_SWAPS = str.maketrans("013457@$", "oieastas")
+
+
 def _fold(text: str) -> str:
     """Lower case, accents removed, common digit-for-letter swaps undone."""
+    if text.isascii():  # nothing to decompose (the common case)
+        return text.lower().translate(_SWAPS)
     text = unicodedata.normalize("NFKD", text)
     text = "".join(c for c in text if not unicodedata.combining(c)).lower()
-    return text.translate(str.maketrans("013457@$", "oieastas"))
+    return text.translate(_SWAPS)
 
 
 class ContentFilter:

@@ -57,10 +57,26 @@ Inbound = Annotated[
 ]
 _adapter: TypeAdapter[Any] = TypeAdapter(Inbound)
 TYPES = ("join", "leave_queue", "message", "paste", "verdict", "report", "ping")
+_PING = PingIn(type="ping")
 
 
 class BadFrame(ValueError):
     """A frame that is not valid JSON or does not match the protocol; the text says why."""
+
+
+_MESSAGE_KEYS = frozenset({"type", "conv", "text", "client_id"})
+
+
+def _fast_message(data: dict) -> MessageIn | None:
+    """A well-formed chat message without pydantic's machinery (the hot path), or None to validate
+    it in full. Accepts exactly what `MessageIn` accepts (anything unusual takes the full path)."""
+    if not data.keys() <= _MESSAGE_KEYS:
+        return None
+    text, cid, conv = data.get("text"), data.get("client_id"), data.get("conv")
+    if (type(text) is str and len(text) <= MAX_FRAME_TEXT and type(cid) is str and 1 <= len(cid) <= 64
+            and conv in (None, "A", "B")):
+        return MessageIn.model_construct(type="message", conv=conv, text=text, client_id=cid)
+    return None
 
 
 def parse(raw: str) -> BaseModel:
@@ -69,6 +85,14 @@ def parse(raw: str) -> BaseModel:
         data = json.loads(raw)
     except (json.JSONDecodeError, TypeError):
         raise BadFrame("the frame is not valid JSON") from None
+    if type(data) is dict:
+        t = data.get("type")
+        if t == "message":
+            fast = _fast_message(data)
+            if fast is not None:
+                return fast
+        elif t == "ping" and len(data) == 1:
+            return _PING
     if not isinstance(data, dict) or data.get("type") not in TYPES:
         got = data.get("type") if isinstance(data, dict) else type(data).__name__
         raise BadFrame(f"unknown frame type {str(got)[:40]!r}; expected one of: {', '.join(TYPES)}")

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import func, insert, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -323,6 +323,7 @@ class Store:
                 if game_id not in games:
                     raise UnknownId(f"no game with id {game_id!r}")
             self._load_identities(s, [games[g] for g in ids])  # before any row is added (autoflush)
+            rows: list[dict[str, Any]] = []
             for game_id in per_game:  # in the order the games were given
                 game = games[game_id]
                 identity, study_hash = self._identity(s, game)
@@ -331,11 +332,12 @@ class Store:
                     if e.seq != expected + i:
                         raise StoreError(f"game {game_id}: event seq {e.seq} does not continue the log "
                                          f"(expected {expected + i}); nothing was stored")
-                    s.add(EventRow(game_id=game_id, seq=e.seq, t_ms=e.t_ms, type=e.type, actor=e.actor,
-                                   conversation=e.conversation, payload=e.payload, identity=identity,
-                                   study_hash=study_hash))
+                    rows.append({"game_id": game_id, "seq": e.seq, "t_ms": e.t_ms, "type": e.type,
+                                 "actor": e.actor, "conversation": e.conversation, "payload": e.payload,
+                                 "identity": identity, "study_hash": study_hash})
                     self._derive(s, game, e, identity)
             try:
+                s.execute(insert(EventRow), rows)  # one multi-row INSERT (no ORM objects: the hot path)
                 s.flush()
             except IntegrityError as exc:
                 which = ", ".join(ids[:5]) + (" …" if len(ids) > 5 else "")
