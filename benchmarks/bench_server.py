@@ -147,6 +147,8 @@ async def level(n_games: int, rounds: int, db: str | None, timeout: float, think
         await asyncio.sleep(0.5 + n_games / 500)  # let every socket open
         t0 = time.perf_counter()
         cpu0, own0 = cpu_seconds(proc.pid), time.process_time()
+        # for a profiler attached to the server (py-spy record -p PID): the measured phase starts now
+        print(f"bench: measuring (server pid {proc.pid})", file=sys.stderr, flush=True)
         start.set()
         done, pending = await asyncio.wait(tasks, timeout=timeout)
         elapsed = time.perf_counter() - t0

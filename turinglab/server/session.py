@@ -9,7 +9,6 @@ shown at t_q + max(elapsed, reply_delay(n)), the typing indicator at t_q + typin
 from __future__ import annotations
 
 import asyncio
-import copy
 import logging
 import secrets
 import time
@@ -275,7 +274,7 @@ class GameSession:
             if e is not None:
                 await self._acked_and_delivered(pid, conv, f.client_id, e)
             return
-        trial = copy.deepcopy(self.game).apply(Send(conv, f.text, conv), now)
+        trial = Game.replay(self.game.log).apply(Send(conv, f.text, conv), now)  # a dry run on a copy
         if not trial.ok:  # refuse for real, so the attempt is recorded
             await self._apply_send(pid, conv, conv, f.text, f.client_id, now)
             return

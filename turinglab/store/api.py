@@ -318,7 +318,7 @@ class Store:
                 games.update((g.id, g) for g in s.scalars(
                     select(GameRow).where(GameRow.id.in_(chunk)).order_by(GameRow.id).with_for_update()))
                 last.update(s.execute(select(EventRow.game_id, func.max(EventRow.seq))
-                                      .where(EventRow.game_id.in_(chunk)).group_by(EventRow.game_id)).tuples().all())
+                                      .where(EventRow.game_id.in_(chunk)).group_by(EventRow.game_id)).all())
             for game_id in per_game:
                 if game_id not in games:
                     raise UnknownId(f"no game with id {game_id!r}")
