@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import func, insert, select
+from sqlalchemy import bindparam, func, insert, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -115,6 +115,14 @@ class TagInfo:
     taxonomy: str
     category: str
     t_ms: int
+
+
+# statements of the append path, built once (building and caching them anew costs more than running them)
+_GAMES_FOR_UPDATE = (select(GameRow).where(GameRow.id.in_(bindparam("ids", expanding=True)))
+                     .order_by(GameRow.id).with_for_update())
+_LAST_SEQ = (select(EventRow.game_id, func.max(EventRow.seq))
+             .where(EventRow.game_id.in_(bindparam("ids", expanding=True))).group_by(EventRow.game_id))
+_INSERT_EVENTS = insert(EventRow.__table__)
 
 
 class Store:
@@ -315,10 +323,8 @@ class Store:
             games: dict[str, GameRow] = {}
             last: dict[str, int] = {}
             for chunk in (ids[i:i + 500] for i in range(0, len(ids), 500)):
-                games.update((g.id, g) for g in s.scalars(
-                    select(GameRow).where(GameRow.id.in_(chunk)).order_by(GameRow.id).with_for_update()))
-                last.update(s.execute(select(EventRow.game_id, func.max(EventRow.seq))
-                                      .where(EventRow.game_id.in_(chunk)).group_by(EventRow.game_id)).all())
+                games.update((g.id, g) for g in s.scalars(_GAMES_FOR_UPDATE, {"ids": chunk}))
+                last.update(s.execute(_LAST_SEQ, {"ids": chunk}).all())
             for game_id in per_game:
                 if game_id not in games:
                     raise UnknownId(f"no game with id {game_id!r}")
@@ -337,7 +343,7 @@ class Store:
                                  "identity": identity, "study_hash": study_hash})
                     self._derive(s, game, e, identity)
             try:
-                s.execute(insert(EventRow), rows)  # one multi-row INSERT (no ORM objects: the hot path)
+                s.connection().execute(_INSERT_EVENTS, rows)  # one multi-row INSERT, no ORM objects (the hot path)
                 s.flush()
             except IntegrityError as exc:
                 which = ", ".join(ids[:5]) + (" …" if len(ids) > 5 else "")
