@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 
 import pytest
 
@@ -60,39 +59,6 @@ async def test_writer_reports_unknown_game(sqlite_url):
         g = Game.start("two-player", Rules(), 0)
         with pytest.raises(StoreError, match="no game"):
             await writer.append("nope", g.log)
-    finally:
-        writer.stop()
-        store.close()
-
-
-async def test_appends_do_not_wait_for_other_games_jobs_but_keep_their_own_order(sqlite_url):
-    store = Store(sqlite_url)
-    sid = store.register_study(Study(name="writer-order"))
-    writer = Writer(store.url, workers=1)
-    order: list[str] = []
-    try:
-        i, w = store.create_participant(), store.create_participant()
-        old = Game.start("two-player", Rules(), 1000)
-        store.create_game(sid, "two-player", {"A": {"kind": "human", "participant_id": w}}, i, 1000, game_id="gold")
-        store.append_events("gold", old.log)
-        new = Game.start("two-player", Rules(), 1000)
-
-        def create(st):
-            order.append(len(st.events("gold")))  # is the other game's chat already stored?
-            return st.create_game(sid, "two-player", {"A": {"kind": "human", "participant_id": w}}, i, 1000,
-                                  game_id="gnew")
-
-        blocker = writer.run("gold", lambda st: time.sleep(0.2))  # keeps the worker busy meanwhile
-        jobs = [asyncio.ensure_future(blocker)]
-        await asyncio.sleep(0)
-        jobs.append(asyncio.ensure_future(writer.run("gnew", create)))
-        jobs.append(asyncio.ensure_future(writer.append("gnew", list(new.log))))  # queued behind its create
-        out = old.apply(Send("interrogator", "hi", "A"), 1001)
-        jobs.append(asyncio.ensure_future(writer.append("gold", out.events)))  # another game: goes first
-        await asyncio.gather(*jobs)
-        assert [e.to_dict() for e in store.events("gnew")] == [e.to_dict() for e in new.log]
-        assert [e.to_dict() for e in store.events("gold")] == [e.to_dict() for e in old.log]
-        assert order == [2]  # the chat of "gold" was committed before the job of "gnew" ran
     finally:
         writer.stop()
         store.close()

@@ -49,10 +49,9 @@ class Writer:
 
     Group commit: the event batches that queued up while a worker was busy are written in one
     transaction with `Store.append_many` (so the store's checks and derived rows stay the
-    store's); other jobs (`create_game`) run in their own transaction. Each game's jobs keep their
-    queue order; event batches of other games need not wait for a job (so chat is not held up by a
-    burst of game starts). If a group fails, each of its batches is retried alone, so one bad
-    batch cannot fail the others. Each worker has its own Store.
+    store's); other jobs (`create_game`) run in their own transaction, in queue order. If a group
+    fails, each of its batches is retried alone, so one bad batch cannot fail the others. Each
+    worker has its own Store.
     """
 
     def __init__(self, url: str, workers: int) -> None:
@@ -91,43 +90,32 @@ class Writer:
 
     @staticmethod
     def _write(store: Store, batch: list) -> list[tuple[Any, BaseException | None]]:
-        """Run a batch: each game's jobs in queue order. The event batches go first, in one
-        transaction (chat waits on them), except those queued behind a job of their own game
-        (e.g. its `create_game`), which go after the jobs; each job runs in its own transaction."""
-        out: list[tuple[Any, BaseException | None]] = [(None, None)] * len(batch)
-        first: list[int] = []
-        jobs: list[int] = []
-        later: list[int] = []
-        behind_job: set[str] = set()
-        for k, (game_id, item, _) in enumerate(batch):
-            if callable(item):
-                jobs.append(k)
-                behind_job.add(game_id)
-            else:
-                (later if game_id in behind_job else first).append(k)
-        Writer._appends(store, batch, first, out)
-        for k in jobs:
-            game_id, job, _ = batch[k]
-            out[k] = Writer._one(game_id, lambda job=job: job(store))
-        Writer._appends(store, batch, later, out)
+        out: list[tuple[Any, BaseException | None]] = []
+        i = 0
+        while i < len(batch):
+            if callable(batch[i][1]):  # a job of its own
+                game_id, job, _ = batch[i]
+                out.append(Writer._one(game_id, lambda: job(store)))
+                i += 1
+                continue
+            j = i
+            while j < len(batch) and not callable(batch[j][1]):
+                j += 1
+            group = [(gid, events) for gid, events, _ in batch[i:j]]
+            try:
+                store.append_many(group)
+                out.extend((None, None) for _ in group)
+            except Exception as exc:  # noqa: BLE001 - retry each batch alone, so one bad batch fails alone
+                if len(group) == 1:
+                    log.exception("storing game %s failed", group[0][0])
+                    out.append((None, exc))
+                    i = j
+                    continue
+                log.warning("group commit of %d batches failed; storing them one by one", len(group))
+                for gid, events in group:
+                    out.append(Writer._one(gid, lambda gid=gid, events=events: store.append_events(gid, events)))
+            i = j
         return out
-
-    @staticmethod
-    def _appends(store: Store, batch: list, ks: list[int], out: list) -> None:
-        if not ks:
-            return
-        try:
-            store.append_many([(batch[k][0], batch[k][1]) for k in ks])
-            return
-        except Exception as exc:  # noqa: BLE001 - retry each batch alone, so one bad batch fails alone
-            if len(ks) == 1:
-                log.exception("storing game %s failed", batch[ks[0]][0])
-                out[ks[0]] = (None, exc)
-                return
-        log.warning("group commit of %d batches failed; storing them one by one", len(ks))
-        for k in ks:
-            game_id, events, _ = batch[k]
-            out[k] = Writer._one(game_id, lambda game_id=game_id, events=events: store.append_events(game_id, events))
 
     @staticmethod
     def _one(game_id: str, call: Callable[[], Any]) -> tuple[Any, BaseException | None]:
