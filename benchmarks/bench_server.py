@@ -103,11 +103,17 @@ class Player:
         await self.ws.send(json.dumps({"type": "message", "conv": "A", "text": text, "client_id": text}))
 
 
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process (Linux /proc)."""
+def cpu_times(pid: int) -> tuple[float, float]:
+    """User and system CPU time of a process (Linux /proc)."""
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    tck = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / tck, int(fields[12]) / tck
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process."""
+    return sum(cpu_times(pid))
 
 
 async def level(n_games: int, rounds: int, db: str | None, timeout: float, think: float) -> dict:
@@ -146,13 +152,14 @@ async def level(n_games: int, rounds: int, db: str | None, timeout: float, think
         tasks = [asyncio.create_task(p.run(base.replace("http", "ws", 1), start, joined)) for p in players]
         await asyncio.sleep(0.5 + n_games / 500)  # let every socket open
         t0 = time.perf_counter()
-        cpu0, own0 = cpu_seconds(proc.pid), time.process_time()
+        cpu0, own0, sys0 = cpu_seconds(proc.pid), time.process_time(), cpu_times(proc.pid)[1]
         # for a profiler attached to the server (py-spy record -p PID): the measured phase starts now
         print(f"bench: measuring (server pid {proc.pid})", file=sys.stderr, flush=True)
         start.set()
         done, pending = await asyncio.wait(tasks, timeout=timeout)
         elapsed = time.perf_counter() - t0
         server_cpu, client_cpu = cpu_seconds(proc.pid) - cpu0, time.process_time() - own0
+        server_sys = cpu_times(proc.pid)[1] - sys0
         for t in pending:
             t.cancel()
         errors = [t.exception() for t in done if t.exception() is not None]
@@ -172,7 +179,7 @@ async def level(n_games: int, rounds: int, db: str | None, timeout: float, think
                 "start_burst_s": round(all_in - t0, 2), "steady_n": len(steady),
                 "steady_p50_ms": round(float(np.percentile(steady, 50)), 2) if len(steady) else None,
                 "steady_p99_ms": round(float(np.percentile(steady, 99)), 2) if len(steady) else None,
-                "server_cpu_s": round(server_cpu, 2), "client_cpu_s": round(client_cpu, 2), "think_s": think}
+                "server_cpu_s": round(server_cpu, 2), "server_sys_s": round(server_sys, 2), "client_cpu_s": round(client_cpu, 2), "think_s": think}
     finally:
         proc.terminate()
         proc.wait(timeout=30)
