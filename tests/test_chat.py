@@ -17,6 +17,7 @@ from typer.testing import CliRunner, Result
 from turinglab.cli import app
 from turinglab.game.study_file import load_preset, parse_study
 from turinglab.terminal import LineReader, run_chat
+from turinglab.witnesses.postprocess import sentence_case
 from turinglab.store import Store
 from turinglab.witnesses.eliza.engine import Eliza, doctor_script
 
@@ -39,9 +40,10 @@ def test_script_mode_prints_only_replies_and_stores_the_game(sqlite_url):
     r = cli("chat", "--witness", "eliza", "--no-delay", "--seed", "3", "--db", sqlite_url,
             stdin="\n".join(lines) + "\n")
     assert r.returncode == 0, r.stderr
-    # an independent ELIZA fed the accepted lines gives the same replies
+    # an independent ELIZA fed the accepted lines gives the same replies, in sentence case
     eliza = Eliza(doctor_script())
-    expected = [eliza.respond(lines[0]), eliza.respond(lines[3])]
+    expected = [sentence_case(eliza.respond(lines[0])), sentence_case(eliza.respond(lines[3]))]
+    assert expected[0] == "In what way"
     assert r.stdout.splitlines() == expected
     game_id = r.stderr.strip().splitlines()[-1]
     assert "refused (empty)" in r.stderr and "refused (too_long)" in r.stderr
