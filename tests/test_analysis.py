@@ -242,3 +242,48 @@ def test_analysis_numbers_cover_every_table():
         assert f"success.{w}.low" in nums
     assert any(k.startswith("gee.") for k in nums) and any(k.startswith("ipw.") for k in nums)
     assert "mixed model skipped" in " ".join(a.regressions["notes"])
+
+
+def _boschloo_brute(k1: int, n1: int, k2: int, n2: int) -> float:
+    """Boschloo's two-sided p-value from its definition (scipy's convention: twice the smaller
+    one-sided p), by enumerating every pair of outcomes over a fine grid of the common rate."""
+    from scipy.stats import binom, hypergeom
+
+    def fisher_greater(x1, x2):  # P(X1 >= x1 | margins): sample 1 has the higher rate
+        return hypergeom.sf(x1 - 1, n1 + n2, x1 + x2, n1)
+
+    def fisher_less(x1, x2):
+        return hypergeom.cdf(x1, n1 + n2, x1 + x2, n1)
+
+    x1, x2 = np.meshgrid(np.arange(n1 + 1), np.arange(n2 + 1), indexing="ij")
+    grid = np.linspace(1e-6, 1 - 1e-6, 4001)
+    out = []
+    for stat in (fisher_greater, fisher_less):
+        s = stat(x1, x2)
+        extreme = s <= stat(k1, k2) * (1 + 1e-9)
+        p1, p2 = binom.pmf(x1[..., None], n1, grid), binom.pmf(x2[..., None], n2, grid)
+        out.append(float((p1 * p2 * extreme[..., None]).sum(axis=(0, 1)).max()))
+    return min(1.0, 2 * min(out))
+
+
+@pytest.mark.parametrize("k1,n1,k2,n2", [(3, 10, 9, 12), (1, 8, 6, 9), (5, 7, 2, 11)])
+def test_witness_comparison_tests_the_two_samples(k1, n1, k2, n2):
+    method, p = tables.two_sample(k1, n1, k2, n2)
+    assert method == "boschloo"
+    assert p == pytest.approx(_boschloo_brute(k1, n1, k2, n2), rel=2e-3)
+
+
+def test_criteria_survive_no_human_judged_human():
+    # a pilot where no human witness was judged human: the humanness ratio is unbounded
+    a = analyse(from_counts({"X": (3, 12)}, human=(0, 8)))
+    row = a.criteria.set_index("witness").loc["X"]
+    assert row["threshold"] == 0 and row["hu_high"] == np.inf
+    numbers = a.numbers()
+    assert all(v is None or np.isfinite(v) for v in numbers.values())
+
+
+def test_three_player_timing_check_has_both_witness_kinds():
+    df, parts = simulate(SynthSpec(n_games=200, format="three-player", seed=3))
+    t = analyse(df, parts).timing.set_index("kind")
+    assert t.loc["human", "n"] == t.loc["ai", "n"] == 200
+    assert np.isfinite(t.loc["human", "duration_median"])

@@ -100,7 +100,7 @@ class Analysis:
         clean = {}
         for k, v in out.items():
             v = float(v) if v is not None else float("nan")
-            clean[k] = None if np.isnan(v) else v
+            clean[k] = v if np.isfinite(v) else None  # undefined or unbounded, as in JSON
         return clean
 
 
@@ -172,7 +172,7 @@ def analyse(
     boot = resample.bootstrap_table(df, games, opt.alpha, opt.n_boot, opt.seed)
     ipw = resample.ipw_table(df, opt.alpha, opt.n_boot, opt.seed + 1)
     tick("bootstrap")
-    timing = timing_table(games)
+    timing = timing_table(games if fmt == "two-player" else df)  # three-player: both seats
     tick("timing")
     return Analysis(
         study=str(df["study"].iloc[0]), format=fmt, options=opt, exclusions=excl,

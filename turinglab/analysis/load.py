@@ -145,8 +145,9 @@ def load(url: str | None = None, study: str | int | None = None) -> Loaded:
             df = empty(JUDGEMENT_COLUMNS)
         ids = set(df["interrogator_id"].dropna()) | set(df["witness_participant_id"].dropna())
         parts = participants_table([p for p in store.participants() if p.id in ids])
+        game_ids = set(df["game_id"])
         tag_rows = [{"game_id": t.game_id, "taxonomy": t.taxonomy, "category": t.category, "tagger": t.tagger}
-                    for t in store.tags() if t.game_id in set(df["game_id"])]
+                    for t in store.tags() if t.game_id in game_ids]
         tags = coerce(pd.DataFrame(tag_rows), TAG_COLUMNS, "tags") if tag_rows else empty(TAG_COLUMNS)
         return Loaded(info.id, info.name, info.study.format, tuple(info.study.exclusions), df, parts, msgs,
                       tags, no_verdict, pd.DataFrame(game_rows), pd.DataFrame(verdict_rows))

@@ -54,7 +54,7 @@ def design(games: pd.DataFrame, participants: pd.DataFrame | None) -> tuple[pd.D
     return d, "correct ~ " + " + ".join(terms), used
 
 
-def mixed_model(d: pd.DataFrame, formula: str) -> pd.DataFrame:
+def mixed_model(d: pd.DataFrame, formula: str, alpha: float = 0.05) -> pd.DataFrame:
     """Random intercept per interrogator; variational Bayes with L-BFGS-B and a sparse
     random-effects design (statsmodels' default dense BFGS takes minutes at 3000 games)."""
     import patsy
@@ -71,10 +71,11 @@ def mixed_model(d: pd.DataFrame, formula: str) -> pd.DataFrame:
         r = m.fit_vb(fit_method="L-BFGS-B", minim_opts={"maxiter": 5000, "ftol": 1e-13, "gtol": 1e-9})
     mean, sd = np.asarray(r.fe_mean), np.asarray(r.fe_sd)
     z = mean / sd
+    q = norm.isf(alpha / 2)  # the report's level, like the GEE's conf_int(alpha)
     out = pd.DataFrame({
         "term": list(X.columns), "estimate": mean, "se": sd, "z": z,
         "p_value": 2 * norm.sf(np.abs(z)),
-        "low": mean - 1.959963984540054 * sd, "high": mean + 1.959963984540054 * sd,
+        "low": mean - q * sd, "high": mean + q * sd,
     })
     out.attrs["interrogator_sd"] = float(np.exp(np.asarray(r.vcp_mean)[0]))
     return out
@@ -107,7 +108,7 @@ def regressions(games: pd.DataFrame, participants: pd.DataFrame | None, alpha: f
         return out
     if len(d) <= max_games_mixed:
         try:
-            out["mixed"] = mixed_model(d, formula)
+            out["mixed"] = mixed_model(d, formula, alpha)
         except Exception as exc:  # noqa: BLE001 - a failed fit is reported, not fatal
             out["notes"].append(f"mixed model failed: {type(exc).__name__}: {exc}")
     else:

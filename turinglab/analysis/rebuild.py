@@ -34,7 +34,7 @@ def tf(s: pd.Series) -> pd.Series:
 
 def put(out: dict, key: str, v) -> None:
     v = float(v) if v is not None else math.nan
-    out[key] = None if math.isnan(v) else v
+    out[key] = v if math.isfinite(v) else None
 
 
 def rate(out, key, k, n, alpha):
@@ -114,7 +114,7 @@ def rebuild(meta: dict) -> dict:
         pairs += [(ai[i], ai[q]) for i in range(len(ai)) for q in range(i + 1, len(ai))]
         keys, ps = [], []
         for (wa, (_, ka, na)), (wb, (_, kb, nb)) in pairs:
-            table = [[ka, na - ka], [kb, nb - kb]]
+            table = [[ka, kb], [na - ka, nb - kb]]  # scipy: each column is one sample
             test = boschloo_exact if (na + 1) * (nb + 1) <= 20_000 else fisher_exact
             ps.append(float(test(table, alternative="two-sided").pvalue))
             keys.append(f"compare.{wa}|{wb}")
@@ -237,8 +237,9 @@ def rebuild(meta: dict) -> dict:
             put(out, f"ipw.{w}.ipw", num[:, i].sum() / den[:, i].sum())
             put(out, f"ipw.{w}.low", lo[i]), put(out, f"ipw.{w}.high", hi[i])
     # game length by witness kind
+    seats = games if not three else df  # three-player: both witnesses of each game
     for kind in ("human", "ai"):
-        g = games[games["witness_kind"] == kind]
+        g = seats[seats["witness_kind"] == kind]
         put(out, f"timing.{kind}.n", len(g))
         put(out, f"timing.{kind}.duration_median", g["duration_s"].median() if len(g) else math.nan)
         put(out, f"timing.{kind}.messages_median", g["n_messages"].median() if len(g) else math.nan)

@@ -70,7 +70,7 @@ def methods(a: Analysis) -> list[str]:
     reg = a.regressions
     if reg.get("mixed") is not None:
         mixed = ("a mixed-effects logistic regression with a random intercept per interrogator "
-                 "(statsmodels BinomialBayesMixedGLM, variational Bayes; intervals ±1.96 posterior SD; "
+                 "(statsmodels BinomialBayesMixedGLM, variational Bayes; intervals ±z(1−α/2) posterior SD; "
                  "Jones & Bergen also had random slopes, left out here because they make the fit several times slower)")
     else:
         why = "; ".join(n for n in reg.get("notes", []) if "mixed" in n) or "not fitted"

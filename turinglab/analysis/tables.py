@@ -67,7 +67,7 @@ def success_table(df: pd.DataFrame, alpha: float) -> pd.DataFrame:
 
 def two_sample(k1: int, n1: int, k2: int, n2: int) -> tuple[str, float]:
     """Exact two-sided test of two independent binomials: Boschloo when small, else Fisher."""
-    table = [[k1, n1 - k1], [k2, n2 - k2]]
+    table = [[k1, k2], [n1 - k1, n2 - k2]]  # scipy: each column is one sample
     if (n1 + 1) * (n2 + 1) <= BOSCHLOO_MAX_CELLS:
         return "boschloo", float(boschloo_exact(table, alternative="two-sided").pvalue)
     return "fisher", float(fisher_exact(table, alternative="two-sided").pvalue)
@@ -109,12 +109,6 @@ def comparisons(sr: pd.DataFrame, fmt: str, alpha: float) -> pd.DataFrame:
     return out
 
 
-def _est(d: dict | None) -> tuple[float, float, float]:
-    if not d:
-        return (np.nan, np.nan, np.nan)
-    return (float(d.get("estimate", np.nan)), float(d.get("low", np.nan)), float(d.get("high", np.nan)))
-
-
 def criteria(sr: pd.DataFrame, fmt: str, alpha: float) -> pd.DataFrame:
     """Giunti's absolute criterion (pass decision) and degree of humanness per AI witness."""
     from turinglab import stats
@@ -133,14 +127,9 @@ def criteria(sr: pd.DataFrame, fmt: str, alpha: float) -> pd.DataFrame:
             if hum.empty or int(hum.iloc[0]["n"]) == 0:
                 continue  # no human witnesses: no two-player threshold to compare with
             res = stats.two_player(int(r.k), int(r.n), int(hum.iloc[0]["k"]), int(hum.iloc[0]["n"]), alpha=alpha)
-        d = res.to_dict()
-        ms, ms_lo, ms_hi = _est(d.get("machine_success"))
-        hu, hu_lo, hu_hi = _est(d.get("humanness"))
-        thr = d.get("threshold")
-        if isinstance(thr, dict):
-            thr = thr.get("estimate")
-        rows.append({"witness": r.witness, "k": int(r.k), "n": int(r.n), "machine_success": ms,
-                     "ms_low": ms_lo, "ms_high": ms_hi, "threshold": float(thr) if thr is not None else np.nan,
-                     "p_value": float(d.get("p_value", np.nan)) if d.get("p_value") is not None else np.nan,
-                     "decision": d.get("decision"), "humanness": hu, "hu_low": hu_lo, "hu_high": hu_hi})
+        ms, hu = res.machine_success, res.humanness
+        thr = getattr(res.threshold, "estimate", res.threshold)
+        rows.append({"witness": r.witness, "k": int(r.k), "n": int(r.n), "machine_success": ms.estimate,
+                     "ms_low": ms.low, "ms_high": ms.high, "threshold": float(thr), "p_value": float(res.p_value),
+                     "decision": res.decision, "humanness": hu.estimate, "hu_low": hu.low, "hu_high": hu.high})
     return pd.DataFrame(rows, columns=cols)
