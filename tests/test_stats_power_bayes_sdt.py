@@ -124,7 +124,7 @@ def test_beta_posterior_prior_and_errors():
 
 
 def test_confidence_sequence_bounds_are_where_the_martingale_hits_one_over_alpha():
-    cs = confidence_sequence((30, 100), alpha=0.05)
+    cs = confidence_sequence(counts=(30, 100), alpha=0.05)
     for b in (cs.low, cs.high):
         assert float(log_mixture_martingale(30, 100, b)) == pytest.approx(math.log(20), abs=1e-8)
     assert cs.low < 0.3 < cs.high
@@ -138,7 +138,7 @@ def test_confidence_sequence_path_is_nested_and_matches_counts():
     x = np.random.default_rng(3).binomial(1, 0.4, 150)
     cs = confidence_sequence(list(x), alpha=0.1)
     assert np.all(np.diff(cs.lows) >= 0) and np.all(np.diff(cs.highs) <= 0)
-    single = confidence_sequence((int(x.sum()), 150), alpha=0.1)
+    single = confidence_sequence(counts=(int(x.sum()), 150), alpha=0.1)
     assert single.low <= cs.low and cs.high <= single.high  # running intersection is tighter
 
 
@@ -161,7 +161,7 @@ def test_confidence_sequence_bad_input():
     with pytest.raises(ValueError, match="0/1"):
         confidence_sequence([0, 1, 2])
     with pytest.raises(ValueError, match="between 0 and n"):
-        confidence_sequence((5, 3))
+        confidence_sequence(counts=(5, 3))
 
 
 # --- d' ------------------------------------------------------------------------------------------
@@ -194,3 +194,13 @@ def test_dprime_2afc():
         assert dprime_2afc(pc) == pytest.approx(d, rel=1e-12)
     with pytest.raises(ValueError):
         dprime_2afc(1.5)
+
+
+def test_two_outcomes_are_outcomes_not_counts():
+    # (1, 1) as outcomes is two successes in two games, not one success in one game
+    two = confidence_sequence((1, 1), alpha=0.05)
+    assert (two.k, two.n) == (2, 2)
+    assert two.low == confidence_sequence(counts=(2, 2), alpha=0.05).low
+    assert confidence_sequence((1, 0)).n == 2
+    with pytest.raises(ValueError, match="either"):
+        confidence_sequence([1], counts=(1, 1))

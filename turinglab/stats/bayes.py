@@ -112,28 +112,33 @@ def _cs_bounds(s, t, alpha: float, prior: tuple[float, float]) -> tuple[np.ndarr
 
 
 def confidence_sequence(
-    successes_so_far: Sequence[int] | tuple[int, int],
+    successes_so_far: Sequence[int] | None = None,
     alpha: float = 0.05,
     prior: tuple[float, float] = (1, 1),
+    *,
+    counts: tuple[int, int] | None = None,
 ) -> ConfidenceSequence:
     """Always-valid (time-uniform) 1 - alpha confidence sequence for a rate.
 
-    ``successes_so_far`` is either the 0/1 outcomes in order (the result then also holds the
-    bounds after every game, intersected over time) or a pair ``(k, n)`` giving the current
-    counts (the bound at time n, valid however often it has been looked at before).
+    Give either ``successes_so_far``, the 0/1 outcomes in order (the result then also holds the
+    bounds after every game, intersected over time), or ``counts=(k, n)``, the current counts
+    (the bound at time n, valid however often it has been looked at before). They are separate
+    arguments because two outcomes such as ``(1, 1)`` would otherwise read as counts.
     Method: Robbins' beta-binomial mixture martingale with a Beta(prior) mixing distribution.
     The mixing distribution is not a Bayesian prior: coverage holds for every choice; it
     only moves where the sequence is tightest (Beta(1, 1) spreads it evenly over rates).
     """
     alpha = check_alpha(alpha)
     prior = _check_prior(prior)
-    if isinstance(successes_so_far, tuple) and len(successes_so_far) == 2:
-        k, n = check_counts(*successes_so_far)
+    if (successes_so_far is None) == (counts is None):
+        raise ValueError("give either the 0/1 outcomes or counts=(k, n), not both or neither")
+    if counts is not None:
+        k, n = check_counts(*counts)
         low, high = _cs_bounds(k, n, alpha, prior)
         return ConfidenceSequence(alpha, prior, k, n, float(low[0]), float(high[0]))
     x = np.asarray(successes_so_far)
     if x.ndim != 1 or x.size == 0 or not np.isin(x, (0, 1)).all():
-        raise ValueError("successes_so_far must be a non-empty sequence of 0/1 outcomes, or a (k, n) pair")
+        raise ValueError("successes_so_far must be a non-empty sequence of 0/1 outcomes (counts go in counts=(k, n))")
     s = np.cumsum(x.astype(np.int64))
     t = np.arange(1, x.size + 1)
     low, high = _cs_bounds(s, t, alpha, prior)
