@@ -106,3 +106,12 @@ def test_cli_report_picks_a_study(sqlite_url, tmp_path):
     assert "three-player format · 6 games" in out.read_text()
     r = run(app, ["report", "--db", sqlite_url, "--out", str(out), "--study", "99"])
     assert r.exit_code == 2 and "no study '99'" in r.output
+
+
+def test_markdown_escapes_a_hostile_study_name(tmp_path):
+    df = from_counts({"M": (3, 30)}, human=(20, 30), study=EVIL)
+    a = analyse(df, None, Options(n_boot=50, max_games_mixed=0, exclude=()))
+    write_report(a, tmp_path / "r.md", "md")
+    md = (tmp_path / "r.md").read_text()
+    assert "<script" not in md and "<img" not in md
+    assert md.count("&lt;script&gt;") >= 2  # the title and the methods paragraph

@@ -6,6 +6,8 @@ through `md_escape`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import base64
 import json
 import math
@@ -56,7 +58,7 @@ def ipw_text() -> str:
     )
 
 
-def methods(a: Analysis) -> list[str]:
+def methods(a: Analysis, esc: Callable[[str], str] = str) -> list[str]:
     o, e = a.options, a.exclusions
     pct = int(round(100 * (1 - o.alpha)))
     if e.applied:
@@ -82,7 +84,7 @@ def methods(a: Analysis) -> list[str]:
             f"Witnesses are compared with exact tests of two independent binomials (Boschloo if small, else Fisher; two-sided), Holm-adjusted. "
             f"Pass criteria: the machine's SR against the human witnesses' SR, one-sided exact test and the interval of their ratio.")
     return [
-        f"Study “{a.study}”, {a.format} format: {a.n_games} games with a verdict, {a.n_interrogators} interrogators. "
+        f"Study “{esc(a.study)}”, {a.format} format: {a.n_games} games with a verdict, {a.n_interrogators} interrogators. "
         f"Significance level α = {o.alpha} ({pct}% intervals). {excl}",
         "Success rates use exact binomial inference (turinglab.stats): the two-tailed exact p-value sums the "
         "probabilities of all outcomes no more probable than the one observed, and Sterne's interval is the set of rates "
@@ -196,7 +198,7 @@ def render_markdown(a: Analysis, fig_dir_name: str, figs: list[Figure]) -> str:
     e = md_escape
     parts = [f"# Turing test report: {e(a.study)}",
              f"*{a.format} format · {a.n_games} games · {a.n_interrogators} interrogators · α = {a.options.alpha} · turinglab {c['version']}*",
-             "## Methods", *c["methods"],
+             "## Methods", *methods(a, md_escape),  # the study name is untrusted text
              "## Success rate per witness",
              _md_table(["witness", "kind", "SR", "n", f"{pct}% interval", "p (vs 50%)", "first-game SR", "n first"],
                        [[e(r["witness"]), r["kind"], f(r["sr"], 2), r["n"], r["interval"], p(r["p_value"]),
