@@ -164,3 +164,38 @@ async def test_three_player_conversations_look_alike(sqlite_url):
         shapes = {c: set().union(*(shape(f) for f in fs)) for c, fs in per_conv.items()}
         assert shapes["A"] == shapes["B"], t
         assert len(per_conv["A"]) == len(per_conv["B"]), t
+
+
+async def test_ai_reply_is_released_by_the_human_rule_on_the_hub_clock(tmp_path):
+    """An AI reply is shown at t_q + max(elapsed, designed) on the hub clock, as a human's is,
+    not `designed` after the reply task started (which comes after the question's commit)."""
+    import asyncio
+
+    from turinglab.server.hub import wall_clock
+    from turinglab.witnesses.base import Reply, Witness
+
+    class Slow(Witness):
+        codename, kind = "Slow", "llm"
+
+        async def reply(self, history, ctx):
+            await asyncio.sleep(0.5)
+            return Reply("i am fine")
+
+    slow_timing = Timing(base_s=3.0, s_per_char=0.0, gamma_shape=1.0, gamma_scale=0.01)
+    spec = WitnessSpec(codename="Slow", kind="local", fallback=None, timing=slow_timing)
+    offset = [0]
+    s = Study(name="blind-clock", rules=RULES, witnesses=(spec,), allocation=Allocation(human_ratio=0.0))
+    app = create_app(s, f"sqlite:///{tmp_path}/c.db", rng_seed=3, human_timing=TIMING, initial_ai_wait_s=0.1,
+                     clock=lambda: wall_clock() + offset[0], witness_factory=lambda sp, seed: Slow())
+    with serve_in_thread(app) as base:
+        inter = await (await WsPlayer.create(base)).connect()
+        await inter.send({"type": "join"})
+        await inter.phase("game")
+        await inter.send({"type": "message", "conv": "A", "text": "how are you?", "client_id": "q"})
+        await inter.next("ack", client_id="q")
+        offset[0] = 10_000  # on the hub clock the designed delay (>= 3 s) has now passed
+        t0 = time.monotonic()
+        reply = await _reply(inter)
+        assert reply["text"] == "i am fine"
+        assert time.monotonic() - t0 < 1.5  # the model's 0.5 s, not a further 3 s on another clock
+        await inter.close()

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
-import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
@@ -323,7 +322,6 @@ class GameSession:
     async def _ai_reply(self, conv: str, q: Event) -> None:
         seat = self.seats[conv]
         assert seat.witness is not None and seat.spec is not None
-        started = time.monotonic()
         history = [Turn("interrogator" if m.sender == INTERROGATOR else "witness", m.text, m.t_ms)
                    for m in self.game.conversations[conv].messages]
         ctx = self._ctx(conv, self.hub.now())
@@ -346,9 +344,10 @@ class GameSession:
             text = (await self.hub.fallback_text(history, ctx))[: self.rules.max_chars]
             if await self.hub.filter.check(text):
                 text = "sorry, what do you mean?"
-        elapsed_ms = round((time.monotonic() - started) * 1000)
+        # the human rule: shown at t_q + max(elapsed, designed), on the hub clock (not from when
+        # this task started, which is after the question's commit)
         designed = self._designed_ms(conv, len(text), q)
-        await asyncio.sleep(timing.hold_for(designed / 1000, elapsed_ms / 1000))
+        await asyncio.sleep(max(0.0, (q.t_ms + designed - self.hub.now()) / 1000))
         async with self.lock:
             e = await self._apply_send("", conv, conv, text, None, self.hub.now())
             if e is not None:
