@@ -11,7 +11,7 @@ import subprocess
 import sys
 import time
 
-
+import pytest
 from typer.testing import CliRunner, Result
 
 from turinglab.cli import app
@@ -243,3 +243,55 @@ def test_db_upgrade_command(sqlite_url):
     assert r.exit_code == 2 and "cannot use the database" in r.stderr and "--db" in r.stderr
     r = run("db", "upgrade", "--db", "mysql://x@y/z")
     assert r.exit_code == 2 and "unsupported database" in r.stderr
+
+
+def _dead_llm_study(tmp_path, fallback: str = "null"):
+    f = tmp_path / "dead.yaml"
+    f.write_text("preset: jones-bergen-2023\nname: dead-llm\nwitnesses:\n"
+                 "  - {codename: Dead, kind: llm, model: m, base_url: 'http://127.0.0.1:1/v1', "
+                 f"timeout_s: 2, retries: 0, fallback: {fallback}}}\n")
+    return f
+
+
+def test_failing_witness_is_answered_by_eliza_and_the_game_ends(sqlite_url, tmp_path):
+    # a study witness without a fallback against a dead server: ELIZA answers (no traceback)
+    f = _dead_llm_study(tmp_path)
+    r = run("chat", "--study", str(f), "--witness", "Dead", "--no-delay", "--db", sqlite_url,
+            stdin="Men are all alike.\n")
+    assert r.exit_code == 0, r.output
+    assert r.stdout.splitlines() == [Eliza(doctor_script()).respond("Men are all alike.").lower()]
+    with Store(sqlite_url) as store:
+        (g,) = store.games()
+        assert (g.status, g.end_reason) == ("ended", "stdin_closed")
+
+
+def test_witness_config_errors_exit_2_with_one_line(sqlite_url, tmp_path, monkeypatch):
+    monkeypatch.delenv("NO_SUCH_KEY", raising=False)
+    f = tmp_path / "nokey.yaml"
+    f.write_text("preset: jones-bergen-2023\nname: nokey\nwitnesses:\n"
+                 "  - {codename: Keyless, kind: llm, model: m, api_key_env: NO_SUCH_KEY}\n")
+    r = run("chat", "--study", str(f), "--witness", "Keyless", "--no-delay", "--db", sqlite_url, stdin="hi\n")
+    assert r.exit_code == 2 and "no API key" in r.stderr and "Traceback" not in r.output, r.output
+    f.write_text("preset: jones-bergen-2023\nname: badprompt\nwitnesses:\n"
+                 "  - {codename: Nobody, kind: llm, model: m, base_url: 'http://127.0.0.1:1/v1', prompt: nosuch}\n")
+    r = run("chat", "--study", str(f), "--witness", "Nobody", "--no-delay", "--db", sqlite_url, stdin="hi\n")
+    assert r.exit_code == 2 and "unknown prompt 'nosuch'" in r.stderr, r.output
+    assert r.exception is None or isinstance(r.exception, SystemExit)
+
+
+class _BrokenInput(io.StringIO):
+    """Input that fails after its first line (a read error mid-game)."""
+
+    def __next__(self) -> str:
+        if self.tell() > 0:
+            raise OSError("input device gone")
+        return super().__next__()
+
+
+def test_a_game_interrupted_by_an_error_still_ends(sqlite_url):
+    with pytest.raises(OSError):
+        run_chat("eliza", load_preset("jones-bergen-2023"), sqlite_url, delay=False, seed=1, script=True,
+                 inp=_BrokenInput("hello\nmore\n"), out=io.StringIO(), err=io.StringIO())
+    with Store(sqlite_url) as store:
+        (g,) = store.games()
+        assert (g.status, g.end_reason) == ("ended", "aborted")

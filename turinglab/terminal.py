@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import asyncio
 import codecs
+import contextlib
+import logging
 import os
 import random
 import select
@@ -28,6 +30,8 @@ from typing import IO, Any
 from turinglab.game.config import Study, WitnessSpec
 from turinglab.game.engine import End, Game, GiveVerdict, Leave, Outcome, Send, Tick, Typing
 from turinglab.game.events import INTERROGATOR, MESSAGE
+
+log = logging.getLogger("turinglab.terminal")
 
 TERMINAL_USER = "terminal user"
 HELP = "commands: /verdict (decide now), /time (time left), /quit (leave without a verdict)"
@@ -74,10 +78,16 @@ class ChatGame:
     err: IO[str] = field(default_factory=lambda: sys.stderr)
 
     def __post_init__(self) -> None:
-        from turinglab.witnesses.registry import build_witness
+        from turinglab.witnesses.llm import WitnessConfigError
+        from turinglab.witnesses.persona import PersonaError
+        from turinglab.witnesses.registry import UnknownWitness, build_witness
 
         self.rng = random.Random(self.seed)
-        self.witness = build_witness(self.spec, seed=self.seed)
+        try:
+            self.witness = build_witness(self.spec, seed=self.seed)
+        except (WitnessConfigError, PersonaError, UnknownWitness) as exc:
+            raise ChatError(str(exc)) from None
+        self._eliza: Any = None
         user = self.store.find_participant(label=TERMINAL_USER)
         self.participant = user.id if user else self.store.create_participant(label=TERMINAL_USER)
         t0 = now_ms()
@@ -116,8 +126,17 @@ class ChatGame:
         """Ask the witness, hold the reply for its human-like delay, send it through the engine."""
         from turinglab.witnesses.timing import hold_for, reply_delay, typing_delay
 
-        reply = await self.witness.reply(self._history(), self._ctx())
-        text = reply.text.strip()[: self.study.rules.max_chars] or "..."
+        history, ctx = self._history(), self._ctx()
+        text = ""
+        try:
+            reply = await self.witness.reply(history, ctx)
+            text = (reply.text or "").strip()
+        except Exception as exc:  # noqa: BLE001 - as the server does: ELIZA answers, the game goes on
+            log.warning("game %s: witness %s failed (%s: %s); ELIZA answers", self.game_id, self.spec.codename,
+                        type(exc).__name__, exc)
+        if not text:
+            text = await self._fallback_text(history, ctx)
+        text = text[: self.study.rules.max_chars]
         if self.delay:
             designed = reply_delay(len(text), self.spec.timing, self.rng, prev_chars=prev_chars)
             typing_at = typing_delay(self.study.rules, self.rng)
@@ -130,6 +149,18 @@ class ChatGame:
             await asyncio.sleep(hold_for(designed, elapsed))
         out = self.act(Send("A", text))
         return text if out.ok else None
+
+    async def _fallback_text(self, history: list, ctx: Any) -> str:
+        """ELIZA's answer when the witness fails or says nothing (lower case, as the server's fallback)."""
+        from turinglab.witnesses.eliza.witness import ElizaWitness
+
+        if self._eliza is None:
+            self._eliza = ElizaWitness(codename=self.spec.codename, seed=self.seed)
+        try:
+            return (await self._eliza.reply(history, ctx)).text.strip().lower() or "please go on."
+        except Exception:  # noqa: BLE001
+            log.exception("the ELIZA fallback failed")
+            return "please go on."
 
     async def close(self) -> None:
         await self.witness.close()
@@ -324,6 +355,8 @@ def run_chat(witness: str, study: Study, db: str | None, *, delay: bool, seed: i
     store this config as the next version instead of refusing (see Store.register_study).
     """
     from turinglab.store import Store
+    from turinglab.witnesses.llm import WitnessConfigError
+    from turinglab.witnesses.persona import PersonaError
 
     if study.format != "two-player":
         raise ChatError(f"turinglab chat plays two-player games; study {study.name!r} is {study.format} "
@@ -349,6 +382,12 @@ def run_chat(witness: str, study: Study, db: str | None, *, delay: bool, seed: i
             if game.game.state != "ended":
                 game.act(Leave(INTERROGATOR))
             raise
+        except (WitnessConfigError, PersonaError) as exc:  # e.g. the persona prompt fails when the game starts
+            raise ChatError(str(exc)) from None
+        finally:
+            if game.game.state != "ended":  # any other failure: the stored game still ends
+                with contextlib.suppress(Exception):
+                    game.act(End("aborted"))
         return game.game_id
     finally:
         store.close()
