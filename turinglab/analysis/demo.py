@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from turinglab.game import survey
 from turinglab.game.config import Study, WitnessSpec
 
 TRUE_RATES = {"Dragon": 0.50, "Sierra": 0.40, "November": 0.30, "ELIZA": 0.20}
@@ -24,8 +25,8 @@ REASONS = ["", "", "too formal", "typos felt human", "answered too fast", "hunch
            "plausible backstory", "knew the time"]
 GENDERS = ["female", "male", "non-binary"]
 EDUCATION = ["high school", "some college", "bachelor", "master", "doctorate"]
-CHATBOT = ["never", "monthly", "weekly", "daily"]
-KNOWLEDGE = ["nothing", "a little", "some", "a lot", "I research them"]
+CHATBOT = list(survey.CHATBOT_USE)
+KNOWLEDGE = list(survey.LLM_KNOWLEDGE)
 
 
 @dataclass

@@ -8,13 +8,11 @@ import numpy as np
 import pandas as pd
 
 from turinglab.analysis.flags import flag_table
+from turinglab.game import survey
 from turinglab.analysis.schema import (
     FLAG_PREFIX, JUDGEMENT_COLUMNS, PARTICIPANT_COLUMNS, TAG_COLUMNS, coerce, empty, validate_judgements,
 )
 
-# survey answers (turinglab.server) -> ordinal codes
-CHATBOT = {"never": 0, "monthly": 1, "weekly": 2, "daily": 3}
-LLM_KNOWLEDGE = {"nothing": 0, "a little": 1, "some": 2, "a lot": 3, "I research them": 4}
 
 
 @dataclass
@@ -82,8 +80,8 @@ def participants_table(infos) -> pd.DataFrame:
             "age": float(d["age"]) if d.get("age") is not None else np.nan,
             "gender": d.get("gender"),
             "education": d.get("education"),
-            "chatbot_freq": float(CHATBOT.get(chat, chat)) if chat is not None else np.nan,
-            "llm_knowledge": float(LLM_KNOWLEDGE.get(know, know)) if know is not None else np.nan,
+            "chatbot_freq": survey.ordinal(chat, survey.CHATBOT_USE),
+            "llm_knowledge": survey.ordinal(know, survey.LLM_KNOWLEDGE),
         })
     if not rows:
         return empty(PARTICIPANT_COLUMNS)
