@@ -539,3 +539,84 @@ async def test_games_played_and_role_rotation_survive_a_restart(sqlite_url):
             assert "2 games stored" in (await c.get("/admin")).text
         for q in again.values():
             await q.close()
+
+
+async def _hub_with_person(sqlite_url, witness_factory=None):
+    """A hub in this event loop (no web server) for an AI-only study, and one consented person."""
+    from turinglab.server.hub import Hub
+
+    store = Store(sqlite_url)
+    hub = Hub(study(ratio=0.0, witnesses=(ELIZA,)), store, rng_seed=1, human_timing=FAST,
+              initial_ai_wait_s=0.0, witness_factory=witness_factory)
+    pid = await hub.new_person({})
+    await hub.consent(pid)
+    await hub.person(pid)
+    return hub, store, pid
+
+
+async def test_a_person_being_matched_cannot_join_again_while_the_game_is_stored(sqlite_url):
+    import threading
+
+    hub, store, pid = await _hub_with_person(sqlite_url)
+    gate = threading.Event()
+    blocker = asyncio.create_task(hub.writer.run("busy", lambda st: gate.wait(10)))  # the writer is busy
+    try:
+        await hub.handle(pid, '{"type": "join"}')
+        for _ in range(100):  # matched: left the waiting room, the game not stored yet
+            await asyncio.sleep(0.01)
+            if pid not in hub.room.waiting:
+                break
+        assert pid not in hub.room.waiting and pid not in hub.session_of
+        assert hub.phase(pid) == "waiting"
+        await hub.handle(pid, '{"type": "join"}')  # e.g. a second tab, or a click on "Find a game"
+        await asyncio.sleep(0.2)
+        assert pid not in hub.room.waiting
+    finally:
+        gate.set()
+        await blocker
+    for _ in range(100):
+        await asyncio.sleep(0.02)
+        if pid in hub.session_of:
+            break
+    await asyncio.sleep(0.2)
+    assert hub.phase(pid) == "game" and len(hub.live) == 1
+    assert len(store.games()) == 1  # matched once
+    await hub.close()
+    store.close()
+
+
+async def test_a_failed_start_leaves_no_live_game_and_closes_its_witnesses(sqlite_url):
+    from turinglab.server.hub import default_witness_factory
+
+    built = []
+
+    class Tracked(Witness):
+        codename, kind = "Eliza", "eliza"
+
+        def __init__(self, inner):
+            self.inner, self.closed = inner, False
+
+        async def reply(self, history, ctx):
+            return await self.inner.reply(history, ctx)
+
+        async def close(self):
+            self.closed = True
+            await self.inner.close()
+
+    def factory(spec, seed):
+        w = Tracked(default_witness_factory(spec, seed))
+        built.append(w)
+        return w
+
+    hub, store, pid = await _hub_with_person(sqlite_url, factory)
+    hub.study_id = 10**6  # storing the game fails (no such study)
+    await hub.handle(pid, '{"type": "join"}')
+    for _ in range(100):
+        await asyncio.sleep(0.02)
+        if built and pid not in hub.room.waiting and not getattr(hub, "starting", ()):
+            break
+    await asyncio.sleep(0.1)
+    assert built and all(w.closed for w in built)
+    assert hub.live == {} and pid not in hub.session_of and hub.phase(pid) == "idle"
+    await hub.close()
+    store.close()

@@ -166,6 +166,7 @@ class Hub:
         self.conns: dict[str, set[WebSocket]] = {}
         self.session_of: dict[str, GameSession] = {}
         self.live: dict[str, GameSession] = {}
+        self.starting: set[str] = set()  # matched, their game not yet stored
         self.finished = 0
         backend_sqlite = store.url.startswith("sqlite")
         self.writer = Writer(store.url, writers or (1 if backend_sqlite else 4))
@@ -282,7 +283,7 @@ class Hub:
         s = self.session_of.get(pid)
         if s is not None:
             return s.phase()
-        return "waiting" if pid in self.room.waiting else "idle"
+        return "waiting" if pid in self.room.waiting or pid in self.starting else "idle"
 
     def state_frame(self, pid: str) -> dict[str, Any]:
         p = self.people[pid]
@@ -357,6 +358,9 @@ class Hub:
         if not p.consented:
             await self.send(pid, proto.error("no_consent", proto.TEXTS["no_consent"]))
             return
+        if pid in self.starting:  # matched: the game is being set up
+            await self.send_state(pid)
+            return
         s = self.session_of.get(pid)
         # a witness whose chat is over may move on while the interrogator decides
         done_witness = s is not None and s.game.state == "awaiting_verdict" and s.seat_of[pid] != "interrogator"
@@ -388,26 +392,52 @@ class Hub:
                 pass
 
     async def _start(self, m: Match) -> None:
-        specs = {w.codename: w for w in self.study.witnesses}
+        # matched people have left the waiting room but have no session until the game is stored:
+        # mark them as starting meanwhile, so they cannot join (and be matched) again
+        pids = set(m.participants)
+        self.starting |= pids
         seats: dict[str, SeatInfo] = {}
-        for name, slot in m.seats.items():
-            ident = Identity(slot.kind, slot.witness, slot.participant_id, slot.selection_prob)
-            if slot.kind == "ai":
-                spec = specs[slot.witness]
-                seats[name] = SeatInfo(ident, self.witness_factory(spec, int(self.seeds.integers(2**31))), spec)
-            else:
-                seats[name] = SeatInfo(ident)
-        gid = "g" + secrets.token_hex(8)
-        s = GameSession(self, gid, m.format, m.interrogator, seats, self.now(), int(self.seeds.integers(2**31)))
-        identities = {k: v.identity for k, v in seats.items()}
-        await self.writer.run(gid, lambda store: store.create_game(
-            self.study_id, m.format, identities, m.interrogator, s.game.started_ms, game_id=gid))
-        self.live[gid] = s
-        for pid in s.participants():
-            self.session_of[pid] = s
-        await s.start()
+        s: GameSession | None = None
+        try:
+            specs = {w.codename: w for w in self.study.witnesses}
+            for name, slot in m.seats.items():
+                ident = Identity(slot.kind, slot.witness, slot.participant_id, slot.selection_prob)
+                if slot.kind == "ai":
+                    spec = specs[slot.witness]
+                    seats[name] = SeatInfo(ident, self.witness_factory(spec, int(self.seeds.integers(2**31))), spec)
+                else:
+                    seats[name] = SeatInfo(ident)
+            gid = "g" + secrets.token_hex(8)
+            s = GameSession(self, gid, m.format, m.interrogator, seats, self.now(), int(self.seeds.integers(2**31)))
+            identities = {k: v.identity for k, v in seats.items()}
+            await self.writer.run(gid, lambda store: store.create_game(
+                self.study_id, m.format, identities, m.interrogator, s.game.started_ms, game_id=gid))
+            self.live[gid] = s
+            for pid in s.participants():
+                self.session_of[pid] = s
+            self.starting -= pids
+            await s.start()
+        except BaseException:
+            self.starting -= pids
+            if s is not None:
+                self.live.pop(s.id, None)
+                for pid in s.participants():
+                    if self.session_of.get(pid) is s:
+                        self.session_of.pop(pid, None)
+                for t in list(s.tasks):
+                    t.cancel()
+            await self._close_witnesses(seats.values())
+            raise
         for pid in s.participants():
             await self.send_state(pid)
+
+    async def _close_witnesses(self, seats: Iterable[SeatInfo]) -> None:
+        for seat in seats:
+            if seat.witness is not None:
+                try:
+                    await seat.witness.close()
+                except Exception:  # noqa: BLE001 - closing is best effort after a failed start
+                    log.exception("closing a witness of a failed start failed")
 
     async def _start_failed(self, m: Match) -> None:
         for pid in m.participants:
