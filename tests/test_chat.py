@@ -88,6 +88,7 @@ def test_bad_input_exits_2_with_a_clear_message(sqlite_url, tmp_path):
     three.write_text("preset: jones-bergen-2025\n")
     r = run("chat", "--study", str(three), "--no-delay", "--db", sqlite_url, stdin="hi\n")
     assert r.exit_code == 2 and "two-player" in r.stderr
+    assert run("db", "upgrade", "--db", sqlite_url).exit_code == 0  # none of the above created the database
     r = run("db", "show", "g-missing", "--db", sqlite_url)
     assert r.exit_code == 2 and "no game with id 'g-missing'" in r.stderr
 
@@ -295,3 +296,15 @@ def test_a_game_interrupted_by_an_error_still_ends(sqlite_url):
     with Store(sqlite_url) as store:
         (g,) = store.games()
         assert (g.status, g.end_reason) == ("ended", "aborted")
+
+
+def test_read_only_db_commands_do_not_create_a_database(tmp_path):
+    typo = tmp_path / "typo.db"
+    url = f"sqlite:///{typo}"
+    for args in (["db", "games"], ["db", "show", "g-x"]):
+        r = run(*args, "--db", url)
+        assert r.exit_code == 2, r.output
+        assert f"no database at {typo}" in r.stderr and "turinglab db upgrade --db" in r.stderr
+    assert not typo.exists()
+    r = run("db", "games", "--db", "postgresql+psycopg://nobody@127.0.0.1:1/none")
+    assert r.exit_code == 2 and "cannot read the database" in r.stderr, r.output

@@ -267,3 +267,15 @@ def test_append_many_one_transaction_in_order(db_url):
     store.append_many([(g1, more)])
     assert [e.to_dict() for e in store.events(g1)] == [e.to_dict() for e in games[g1].log]
     store.close()
+
+
+def test_existing_database_refuses_a_missing_sqlite_file(tmp_path, sqlite_url):
+    from turinglab.store.db import existing_database
+
+    missing = tmp_path / "nope.db"
+    with pytest.raises(StoreError, match="no database at .*nope.db; run `turinglab db upgrade --db"):
+        existing_database(f"sqlite:///{missing}")
+    assert not missing.exists()
+    Store(sqlite_url).close()
+    assert existing_database(sqlite_url) == database_url(sqlite_url)
+    assert existing_database("sqlite://") == "sqlite://"

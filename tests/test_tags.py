@@ -71,3 +71,12 @@ def test_tag_cli_and_report(db_url):
     html = render_html(analyse(loaded.judgements, loaded.participants, Options(n_boot=50, max_games_mixed=0, exclude=()),
                                tags=loaded.tags))
     assert "Small Talk: How are you?" in html and "Strategies and reasons" in html
+
+
+def test_tag_bad_database_is_a_clear_error(tmp_path):
+    run = CliRunner().invoke
+    r = run(app, ["tag", "g-1", "--db", "mysql://x@y/z", "--category", "1a", "--tagger", "ann"])
+    assert r.exit_code == 2 and "unsupported database" in r.stderr, r.output
+    typo = tmp_path / "typo.db"
+    r = run(app, ["tag", "g-1", "--db", f"sqlite:///{typo}", "--category", "1a", "--tagger", "ann"])
+    assert r.exit_code == 2 and "no database at" in r.stderr and not typo.exists(), r.output

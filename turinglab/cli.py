@@ -331,6 +331,27 @@ db_app = typer.Typer(no_args_is_help=True, help="The database: upgrade the schem
 app.add_typer(db_app, name="db")
 
 
+def _read_store(db: str | None):  # noqa: ANN202 - Store
+    """A Store for a command that only reads: the database must exist and is not migrated
+    (a mistyped path must not silently create an empty database)."""
+    from turinglab.store import Store
+    from turinglab.store.db import existing_database
+
+    return Store(existing_database(db), upgrade=False)
+
+
+def _db_read_error(db: str | None, exc: Exception) -> str:
+    from sqlalchemy.engine import make_url
+
+    from turinglab.store import database_url
+
+    orig = getattr(exc, "orig", None) or exc
+    first = (str(orig).strip().splitlines() or [type(orig).__name__])[0]
+    shown = make_url(database_url(db)).render_as_string(hide_password=True)
+    return (f"cannot read the database at {shown}: {first}; is the URL right (--db or $DATABASE_URL) "
+            "and the schema current (`turinglab db upgrade`)?")
+
+
 @db_app.command("upgrade")
 def db_upgrade(db: str | None = typer.Option(None, "--db", help=_DB_HELP)) -> None:
     """Create or upgrade the database schema to the latest migration."""
@@ -355,11 +376,13 @@ def db_show(
     """Print a stored game: header (seats, verdict, flags) and every event."""
     import json
 
-    from turinglab.store import Store, StoreError, UnknownId
+    from sqlalchemy.exc import OperationalError
+
+    from turinglab.store import StoreError, UnknownId
     from turinglab.store.inspect import game_json, game_table
 
     try:
-        with Store(db) as store:
+        with _read_store(db) as store:
             if as_json:
                 print(json.dumps(game_json(store, game_id), ensure_ascii=False, indent=2))
                 return
@@ -368,6 +391,8 @@ def db_show(
         fail(f"{exc}; list the stored games with: turinglab db games")
     except StoreError as exc:
         fail(str(exc))
+    except OperationalError as exc:
+        fail(_db_read_error(db, exc))
     console.print(head, markup=False, highlight=False)
     console.print(table)
 
@@ -378,14 +403,18 @@ def db_games(
     study_id: int | None = typer.Option(None, "--study-id", help="only this study's games"),
 ) -> None:
     """List the stored games."""
-    from turinglab.store import Store, StoreError
+    from sqlalchemy.exc import OperationalError
+
+    from turinglab.store import StoreError
     from turinglab.store.inspect import games_table
 
     try:
-        with Store(db) as store:
+        with _read_store(db) as store:
             games = store.games(study_id)
     except StoreError as exc:
         fail(str(exc))
+    except OperationalError as exc:
+        fail(_db_read_error(db, exc))
     console.print(games_table(games))
 
 
@@ -612,10 +641,14 @@ def tag(
         return
     import pandas as pd
 
-    from turinglab.store import Store
+    from turinglab.store import Store, StoreError
     from turinglab.store.api import UnknownId
+    from turinglab.store.db import existing_database
 
-    store = Store(db)
+    try:
+        store = Store(existing_database(db))
+    except StoreError as exc:
+        fail(str(exc))
     try:
         if target == "agreement":
             rows = [{"game_id": t.game_id, "taxonomy": t.taxonomy, "category": t.category, "tagger": t.tagger}

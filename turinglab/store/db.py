@@ -36,6 +36,19 @@ def database_url(explicit: str | None = None) -> str:
     return parsed.render_as_string(hide_password=False)
 
 
+def existing_database(url: str | None = None) -> str:
+    """`database_url(url)` for a command that only reads: a SQLite file that does not exist is a
+    `StoreError` (opening it would silently create an empty database, e.g. for a mistyped path)."""
+    url = database_url(url)
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        db = parsed.database
+        if db and db != ":memory:" and not db.startswith("file:") and not Path(db).expanduser().is_file():
+            raise StoreError(f"no database at {Path(db).expanduser().resolve()}; "
+                             f"run `turinglab db upgrade --db {url}` or check the path")
+    return url
+
+
 def make_engine(url: str | None = None) -> Engine:
     """An engine with the durability settings turinglab relies on."""
     url = database_url(url)
