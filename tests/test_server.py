@@ -620,3 +620,20 @@ async def test_a_failed_start_leaves_no_live_game_and_closes_its_witnesses(sqlit
     assert hub.live == {} and pid not in hub.session_of and hub.phase(pid) == "idle"
     await hub.close()
     store.close()
+
+
+def test_one_rule_for_judged_human_and_correct_verdicts():
+    from turinglab.game.events import judged_human, verdict_correct
+    from turinglab.store.api import _correct
+
+    assert judged_human("two-player", "human", "A") and not judged_human("two-player", "ai", "A")
+    assert judged_human("three-player", "B", "B") and not judged_human("three-player", "B", "A")
+    for fmt, choice, kinds, right in [("two-player", "human", {"A": "human"}, True),
+                                      ("two-player", "human", {"A": "ai"}, False),
+                                      ("two-player", "ai", {"A": "ai"}, True),
+                                      ("two-player", "ai", {"A": "human"}, False),
+                                      ("three-player", "A", {"A": "human", "B": "ai"}, True),
+                                      ("three-player", "B", {"A": "human", "B": "ai"}, False),
+                                      ("two-player", "ai", {}, None)]:
+        assert verdict_correct(fmt, choice, kinds) is right
+        assert _correct(fmt, choice, {k: {"kind": v} for k, v in kinds.items()}) is right  # the store's

@@ -129,3 +129,22 @@ class Identity:
         if unknown:
             raise ValueError(f"unknown identity field(s): {', '.join(sorted(unknown))}")
         return cls(**d)
+
+
+def judged_human(format: str, choice: str, seat: str) -> bool:
+    """Did the verdict `choice` call the witness in `seat` human? Two-player: the choice is
+    "human" or "ai" (about seat A); three-player: the choice names the seat judged human."""
+    if format == "two-player":
+        return choice == "human"
+    return choice == seat
+
+
+def verdict_correct(format: str, choice: str, kinds_by_seat: dict[str, str | None]) -> bool | None:
+    """Was the verdict right, given each witness seat's kind ("human" / "ai")? Two-player: the
+    choice names seat A's kind; three-player: the seat judged human is the human. None when the
+    seat the verdict is about has no known kind."""
+    seat = "A" if format == "two-player" else choice
+    kind = kinds_by_seat.get(seat)
+    if kind is None:
+        return None
+    return judged_human(format, choice, seat) == (kind == "human")

@@ -20,7 +20,7 @@ import numpy as np
 from starlette.websockets import WebSocket
 
 from turinglab.game.config import Study, Timing, WitnessSpec
-from turinglab.game.events import Event, Identity
+from turinglab.game.events import Event, Identity, judged_human
 from turinglab.matchmaking import Match, WaitingRoom, WitnessStats
 from turinglab.server import protocol as proto
 from turinglab.server.content_filter import ContentFilter
@@ -203,7 +203,7 @@ class Hub:
                 continue
             for seat, ident in g.seats.items():
                 if ident.kind == "ai" and ident.witness:
-                    judged = g.verdict.choice == "human" if g.format == "two-player" else g.verdict.choice == seat
+                    judged = judged_human(g.format, g.verdict.choice, seat)
                     self.room.stats.record(ident.witness, judged, g.verdict.confidence)
 
     def warm_up(self) -> None:

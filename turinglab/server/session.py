@@ -195,9 +195,7 @@ class GameSession:
         v = self.game.verdict
         if v is None:
             return None
-        if self.game.format == "two-player":
-            return (v["choice"] == "human") == (self.seats["A"].identity.kind == "human")
-        return self.seats[v["choice"]].identity.kind == "human"
+        return ev.verdict_correct(self.game.format, v["choice"], {k: s.identity.kind for k, s in self.seats.items()})
 
     # ---- actions -----------------------------------------------------------------
     async def on_message(self, pid: str, f: proto.MessageIn) -> None:
@@ -402,8 +400,8 @@ class GameSession:
         if v is not None:
             for name, s in self.seats.items():
                 if s.identity.kind == "ai":
-                    judged_human = v["choice"] == "human" if self.game.format == "two-player" else v["choice"] == name
-                    self.hub.room.stats.record(s.identity.witness, judged_human, v["confidence"])
+                    judged = ev.judged_human(self.game.format, v["choice"], name)
+                    self.hub.room.stats.record(s.identity.witness, judged, v["confidence"])
         await self.hub.game_over(self)
         current = asyncio.current_task()
         for t in list(self.tasks):

@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from turinglab.game import events as ev
 from turinglab.game.config import Study, config_hash
-from turinglab.game.events import Event, Identity
+from turinglab.game.events import Event, Identity, verdict_correct
 from turinglab.store.db import StoreError, database_url, make_engine, migrate
 from turinglab.store.models import (
     EventRow,
@@ -490,12 +490,8 @@ class Store:
 
 
 def _correct(format: str, choice: str, identity: dict[str, dict[str, Any]]) -> bool | None:
-    """Was the verdict right? Two-player: the choice names the witness's kind; three-player: the human seat."""
-    if format == "two-player":
-        kind = identity.get("A", {}).get("kind")
-        return None if kind is None else choice == kind
-    seat = identity.get(choice)
-    return None if seat is None else seat.get("kind") == "human"
+    """Was the verdict right? The one rule: `turinglab.game.events.verdict_correct`."""
+    return verdict_correct(format, choice, {seat: i.get("kind") for seat, i in identity.items()})
 
 
 def _identity(r: GameSeatRow) -> Identity:
