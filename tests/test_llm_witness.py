@@ -203,3 +203,21 @@ async def test_budget_never_runs_past_the_game_end(loopback):
     t0 = time.monotonic()
     r = await w.reply(HISTORY, near_end)
     assert r.fallback and time.monotonic() - t0 < 2.0  # 1.5 s left, floored at 1 s
+
+
+async def test_witnesses_share_one_client_and_close_leaves_it_open(loopback, monkeypatch):
+    monkeypatch.setenv("TL_TEST_KEY", "sk-secret")
+    script, url = loopback((200, {}, completion("fine thanks"), 0))
+    w1, w2 = LLMWitness(spec(url)), LLMWitness(spec(url))
+    c1, c2 = await w1.client(), await w2.client()
+    assert c1 is c2  # one client (and connection pool) for the same settings
+    assert await LLMWitness(spec(url, timeout_s=3.0)).client() is not c1  # other settings: another client
+    await w1.start(CTX)
+    assert (await w1.reply(HISTORY, CTX)).fallback is False
+    await w1.close()
+    assert not c1.is_closed()  # another witness still uses it
+    await w2.start(CTX)
+    r = await w2.reply(HISTORY, CTX)
+    assert (r.text, r.fallback) == ("fine thanks", False)
+    await w2.close()
+    assert len(script.requests) == 2

@@ -18,6 +18,7 @@ import logging
 import os
 import random
 import time
+import weakref
 from typing import Any
 
 from turinglab.game.config import WitnessSpec
@@ -34,6 +35,28 @@ class WitnessConfigError(ValueError):
 
 class EmptyReply(RuntimeError):
     """The model answered with nothing usable."""
+
+
+# one client per event loop and (base URL, key, timeout, retries): building an AsyncOpenAI costs
+# ~30 ms of synchronous work and each has its own connection pool; pooled connections belong to
+# the loop that opened them, hence one cache per loop
+_CLIENTS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[Any, ...], Any]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def shared_client(base_url: str | None, api_key: str, timeout_s: float, retries: int) -> Any:
+    """The AsyncOpenAI client shared by every witness of this event loop with these settings.
+    Do not close it: it lives as long as the loop."""
+    clients = _CLIENTS.setdefault(asyncio.get_running_loop(), {})
+    key = (base_url, api_key, float(timeout_s), int(retries))
+    client = clients.get(key)
+    if client is None or client.is_closed():
+        from openai import AsyncOpenAI
+
+        client = clients[key] = AsyncOpenAI(base_url=base_url, api_key=api_key, timeout=timeout_s,
+                                            max_retries=retries)
+    return client
 
 
 def to_messages(system: str, history: list[Turn]) -> list[dict[str, str]]:
@@ -71,6 +94,7 @@ class LLMWitness(Witness):
         self.seed = seed
         self.rng = random.Random(seed)
         self._client = client
+        self._own_client = client is not None  # a client given to the constructor is closed by close()
         self._server = local_server
         self._system: str | None = None
         self._warm: asyncio.Task | None = None
@@ -88,8 +112,6 @@ class LLMWitness(Witness):
 
     async def client(self) -> Any:
         if self._client is None:
-            from openai import AsyncOpenAI
-
             if self.kind == "local":
                 if self._server is None:
                     from turinglab.witnesses.local.server import shared_server
@@ -99,9 +121,7 @@ class LLMWitness(Witness):
             else:
                 base_url = self.spec.base_url
                 key = os.environ.get(self.spec.api_key_env or "") or "none"
-            self._client = AsyncOpenAI(
-                base_url=base_url, api_key=key, timeout=self.spec.timeout_s, max_retries=self.spec.retries
-            )
+            self._client = shared_client(base_url, key, self.spec.timeout_s, self.spec.retries)
         return self._client
 
     def system_prompt(self, ctx: GameContext) -> str:
@@ -201,13 +221,14 @@ class LLMWitness(Witness):
         )
 
     async def close(self, wait: bool = False) -> None:
-        """Release the client; a pending prompt pre-read is cancelled (or awaited with `wait`)."""
+        """Let go of the client (the shared one stays open for other witnesses; one given to the
+        constructor is closed); a pending prompt pre-read is cancelled (or awaited with `wait`)."""
         if self._warm is not None:
             if not wait:
                 self._warm.cancel()
             with contextlib.suppress(BaseException):
                 await self._warm
-        if self._client is not None:
+        if self._client is not None and self._own_client:
             with contextlib.suppress(Exception):
                 await self._client.close()
-            self._client = None
+        self._client, self._own_client = None, False
