@@ -637,3 +637,18 @@ def test_one_rule_for_judged_human_and_correct_verdicts():
                                       ("two-player", "ai", {}, None)]:
         assert verdict_correct(fmt, choice, kinds) is right
         assert _correct(fmt, choice, {k: {"kind": v} for k, v in kinds.items()}) is right  # the store's
+
+
+async def test_warm_up_failure_is_logged_not_raised(sqlite_url, caplog):
+    """The hub warms local witnesses with `registry.warm_up` and catches what it raises."""
+    from turinglab.server.hub import Hub
+
+    bad = WitnessSpec(codename="Cold", kind="local", prompt="/nonexistent/prompt.j2", timing=FAST)
+    store = Store(sqlite_url)
+    hub = Hub(study(ratio=0.0, witnesses=(bad, ELIZA)), store, rng_seed=1, human_timing=FAST)
+    with caplog.at_level("ERROR", logger="turinglab.server"):
+        hub.warm_up()
+        await asyncio.wait_for(hub._warm_task, 10)  # finished, not raised
+    assert "warming up witness Cold failed" in caplog.text and "unknown prompt" in caplog.text
+    await hub.close()
+    store.close()

@@ -173,6 +173,7 @@ class Hub:
         self.wake = asyncio.Event()
         self.task = asyncio.create_task(self._matchmaker())
         self._eliza: Witness | None = None
+        self._warm_task: asyncio.Task | None = None
 
     def _close_orphans(self) -> None:
         """Games left open by a previous run of the server (its timers died with it) are ended
@@ -209,25 +210,25 @@ class Hub:
     def warm_up(self) -> None:
         """Load the local model now (in the background), so the first game's replies are not
         slowed by the model's start: a slow first reply would tell an AI witness apart."""
+        if any(spec.kind == "local" for spec in self.study.witnesses):
+            self._warm_task = asyncio.create_task(self._warm())
+
+    async def _warm(self) -> None:
+        from turinglab.witnesses import registry
+
         for spec in self.study.witnesses:
-            if spec.kind == "local":
-                asyncio.create_task(self._warm(spec))
-
-    async def _warm(self, spec: WitnessSpec) -> None:
-        try:
-            w = self.witness_factory(spec, 0)
-            now = self.now()
-            from turinglab.server.session import _dt
-
-            await w.start(GameContext("warm-up", _dt(now), _dt(now), self.study.rules.time_limit_s,
-                                      self.study.rules.max_chars))
-            await w.close(wait=True)  # type: ignore[call-arg]
-            log.info("witness %s warmed up", spec.codename)
-        except Exception:  # noqa: BLE001 - a failed warm-up only costs time
-            log.exception("warming up witness %s failed", spec.codename)
+            if spec.kind != "local":
+                continue
+            try:  # each witness alone: one failure must not keep the others cold
+                await registry.warm_up([spec])
+                log.info("witness %s warmed up", spec.codename)
+            except Exception:  # noqa: BLE001 - a failed warm-up only costs time (registry.warm_up may raise)
+                log.exception("warming up witness %s failed", spec.codename)
 
     async def close(self) -> None:
         self.task.cancel()
+        if self._warm_task is not None:
+            self._warm_task.cancel()
         for s in list(self.live.values()):
             for t in list(s.tasks):
                 t.cancel()
