@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import os
@@ -308,3 +309,27 @@ def test_read_only_db_commands_do_not_create_a_database(tmp_path):
     assert not typo.exists()
     r = run("db", "games", "--db", "postgresql+psycopg://nobody@127.0.0.1:1/none")
     assert r.exit_code == 2 and "cannot read the database" in r.stderr, r.output
+
+
+async def test_waiting_for_input_leaves_the_event_loop_running():
+    r, w = os.pipe()
+    ticks = 0
+
+    async def ticker() -> None:  # stands in for the local model's prefill while the user types
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.01)
+            ticks += 1
+
+    with os.fdopen(r, encoding="utf-8") as stream:
+        reader = LineReader(stream)
+        task = asyncio.create_task(ticker())
+        asyncio.get_running_loop().call_later(0.4, os.write, w, b"hello\n")
+        t = time.monotonic()
+        assert await reader.areadline(5) == "hello\n"
+        assert 0.35 < time.monotonic() - t < 3
+        assert ticks >= 10  # the loop ran while the read waited
+        assert await reader.areadline(0.3) is None  # times out
+        os.close(w)
+        assert await reader.areadline() == ""  # end of input, without a timeout
+        task.cancel()

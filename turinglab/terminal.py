@@ -216,7 +216,7 @@ class ChatGame:
             left = self.game.time_left_ms(now_ms())
             self.out.write(f"[{fmt_time(left)}] you> ")
             self.out.flush()
-            line = inp.readline(left / 1000)
+            line = await inp.areadline(left / 1000)  # the event loop runs on (e.g. the local model's prefill)
             if line is None:  # the time ran out while waiting for input
                 p("\nTime is up.")
                 self.act(Tick())  # fires time_up
@@ -250,16 +250,16 @@ class ChatGame:
                 break
             p(f"[{fmt_time(self.game.time_left_ms(now_ms()))}] witness> {clean(reply)}")
         if self.game.state != "ended":
-            self._ask_verdict(inp)
+            await self._ask_verdict(inp)
         self._reveal()
 
     def _say(self, text: str) -> None:
         print(text, file=self.out, flush=True)
 
-    def _ask_verdict(self, inp: LineReader) -> None:
+    async def _ask_verdict(self, inp: LineReader) -> None:
         p = self._say
         while self.game.state != "ended":
-            choice = ask(inp, self.out, "Was the witness a human or an AI? [human/ai] ")
+            choice = await ask(inp, self.out, "Was the witness a human or an AI? [human/ai] ")
             if choice is None:
                 self.act(End("stdin_closed"))
                 return
@@ -267,7 +267,7 @@ class ChatGame:
             if choice not in ("human", "ai"):
                 p("Please answer 'human' or 'ai' (or h / a).")
                 continue
-            conf_text = ask(inp, self.out, "How confident are you? (0-100) ")
+            conf_text = await ask(inp, self.out, "How confident are you? (0-100) ")
             if conf_text is None:
                 self.act(End("stdin_closed"))
                 return
@@ -276,7 +276,7 @@ class ChatGame:
             except ValueError:
                 p(f"Confidence is a whole number from 0 to 100, not {conf_text.strip()!r}. Let's try again.")
                 continue
-            reason = ask(inp, self.out, "Why? (optional, press Enter to skip) ") or None
+            reason = (await ask(inp, self.out, "Why? (optional, press Enter to skip) ")) or None
             out = self.act(GiveVerdict(INTERROGATOR, choice, conf, reason.strip() if reason else None))
             if not out.ok:
                 p(explain_refusal(out))
@@ -313,6 +313,8 @@ class LineReader:
     hidden from `select` in a buffer. Streams without a descriptor (tests) read plainly.
     """
 
+    POLL_S = 0.25  # longest slice `areadline` waits in a worker thread
+
     def __init__(self, stream: IO[str]) -> None:
         self.stream = stream
         try:
@@ -338,11 +340,26 @@ class LineReader:
         line, nl, self.buf = self.buf.partition("\n")
         return line + nl
 
+    async def areadline(self, timeout_s: float | None = None) -> str | None:
+        """`readline` without blocking the event loop: the descriptor is waited on in a worker
+        thread, in slices of at most `POLL_S`, so a cancelled wait (Ctrl-C) leaves no thread
+        blocked on the terminal."""
+        if self.fd is None:
+            return self.stream.readline()
+        deadline = None if timeout_s is None else time.monotonic() + max(0.0, timeout_s)
+        while True:
+            wait = self.POLL_S if deadline is None else min(self.POLL_S, max(0.0, deadline - time.monotonic()))
+            line = await asyncio.to_thread(self.readline, wait)
+            if line is not None:
+                return line
+            if deadline is not None and time.monotonic() >= deadline:
+                return None
 
-def ask(inp: LineReader, out: IO[str], prompt: str) -> str | None:
+
+async def ask(inp: LineReader, out: IO[str], prompt: str) -> str | None:
     out.write(prompt)
     out.flush()
-    line = inp.readline()
+    line = await inp.areadline()
     return None if not line else line.rstrip("\r\n")
 
 
