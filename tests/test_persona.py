@@ -129,3 +129,16 @@ def test_witness_events_from_env_or_persona(tmp_path, monkeypatch):
     monkeypatch.setenv("TURINGLAB_EVENTS", str(tmp_path / "missing.yaml"))
     with pytest.raises(PersonaError, match="missing.yaml"):
         LLMWitness(WitnessSpec(codename="C", kind="local"))
+
+
+def test_templates_are_compiled_once_and_again_when_the_file_changes(tmp_path):
+    from turinglab.witnesses import persona
+
+    assert persona._template("young") is persona._template(None)  # the default, compiled once
+    assert shipped_prompts() is not shipped_prompts() and shipped_prompts() == shipped_prompts()
+    t = tmp_path / "mine.j2"
+    t.write_text("I am {{ persona.name }}.")
+    first = persona._template(str(t))
+    assert persona._template(str(t)) is first
+    t.write_text("Call me {{ persona.name }}!")
+    assert render(str(t), {"name": "Ana"}, ctx()) == "Call me Ana!"

@@ -14,6 +14,7 @@ the persona's time zone are shown, newest first, at most 5.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from pathlib import Path
@@ -50,23 +51,43 @@ class Event:
 
 
 def shipped_prompts() -> list[str]:
-    return sorted(p.stem for p in PROMPTS_DIR.glob("*.j2"))
+    return list(_shipped_prompts())
+
+
+@functools.lru_cache(maxsize=1)
+def _shipped_prompts() -> tuple[str, ...]:
+    return tuple(sorted(p.stem for p in PROMPTS_DIR.glob("*.j2")))
+
+
+_ENV_KW: dict[str, Any] = {"undefined": jinja2.StrictUndefined, "keep_trailing_newline": False,
+                           "trim_blocks": True, "lstrip_blocks": True, "autoescape": False}
 
 
 def _template(prompt: str | None) -> jinja2.Template:
+    """The compiled template (cached: prompts are filled at the start of every game)."""
     name = prompt or DEFAULT_PROMPT
-    env_kw: dict[str, Any] = {"undefined": jinja2.StrictUndefined, "keep_trailing_newline": False,
-                              "trim_blocks": True, "lstrip_blocks": True, "autoescape": False}
-    if name in shipped_prompts():
-        env = SandboxedEnvironment(loader=jinja2.FileSystemLoader(PROMPTS_DIR), **env_kw)
-        return env.get_template(f"{name}.j2")
+    if name in _shipped_prompts():
+        return _shipped_template(name)
     path = Path(name)
     if path.suffix == ".j2" and path.is_file():
-        env = SandboxedEnvironment(loader=jinja2.FileSystemLoader(path.parent), **env_kw)  # study files: sandboxed
-        return env.get_template(path.name)
+        st = path.stat()  # an edited file is compiled again
+        return _file_template(str(path.resolve()), st.st_mtime_ns, st.st_size)
     raise PersonaError(
-        f"unknown prompt {name!r}: use one of {', '.join(shipped_prompts())} or the path of an existing .j2 file"
+        f"unknown prompt {name!r}: use one of {', '.join(_shipped_prompts())} or the path of an existing .j2 file"
     )
+
+
+@functools.lru_cache(maxsize=None)
+def _shipped_template(name: str) -> jinja2.Template:
+    env = SandboxedEnvironment(loader=jinja2.FileSystemLoader(PROMPTS_DIR), **_ENV_KW)
+    return env.get_template(f"{name}.j2")
+
+
+@functools.lru_cache(maxsize=64)
+def _file_template(path: str, _mtime_ns: int, _size: int) -> jinja2.Template:
+    p = Path(path)
+    env = SandboxedEnvironment(loader=jinja2.FileSystemLoader(p.parent), **_ENV_KW)  # study files: sandboxed
+    return env.get_template(p.name)
 
 
 def load_events(path: str | Path) -> list[Event]:
