@@ -48,7 +48,7 @@ async def test_group_commit_order_and_isolation(db_url):
             assert [e.to_dict() for e in stored] == [e.to_dict() for e in g.log]
             assert Game.replay(stored).state_dict() == g.state_dict()
     finally:
-        writer.stop()
+        await writer.stop()
         store.close()
 
 
@@ -60,5 +60,29 @@ async def test_writer_reports_unknown_game(sqlite_url):
         with pytest.raises(StoreError, match="no game"):
             await writer.append("nope", g.log)
     finally:
-        writer.stop()
+        await writer.stop()
         store.close()
+
+
+async def test_stop_writes_what_is_queued_and_in_flight(sqlite_url):
+    """Shutting down drains the queues and lets the write in progress finish before closing."""
+    store = Store(sqlite_url)
+    sid = store.register_study(Study(name="writer-stop"))
+    writer = Writer(store.url, workers=1)
+    games = []
+    for k in range(20):
+        g = Game.start("two-player", Rules(), 1000)
+        i, w = store.create_participant(), store.create_participant()
+        gid = f"g{k:04d}"
+        await writer.run(gid, lambda st, gid=gid, i=i, w=w: st.create_game(
+            sid, "two-player", {"A": {"kind": "human", "participant_id": w}}, i, 1000, game_id=gid))
+        games.append((gid, g))
+    pending = [asyncio.create_task(writer.append(gid, g.log)) for gid, g in games]
+    await asyncio.sleep(0)  # queued; the worker has taken the first batch into its thread
+    await writer.stop()
+    assert all(t.done() and t.exception() is None for t in pending)
+    for gid, g in games:
+        assert [e.to_dict() for e in store.events(gid)] == [e.to_dict() for e in g.log]
+    with pytest.raises(RuntimeError, match="stopped"):
+        await writer.append(games[0][0], games[0][1].log)
+    store.close()

@@ -32,6 +32,7 @@ log = logging.getLogger("turinglab.server")
 
 Clock = Callable[[], int]
 WitnessFactory = Callable[[WitnessSpec, int], Witness]
+_STOP = object()  # queued by Writer.stop after the work to finish
 
 
 def wall_clock() -> int:
@@ -58,27 +59,39 @@ class Writer:
         self.stores = [Store(url, upgrade=False) for _ in range(workers)]
         self.queues: list[asyncio.Queue] = [asyncio.Queue() for _ in range(workers)]
         self.tasks = [asyncio.create_task(self._run(q, st)) for q, st in zip(self.queues, self.stores)]
+        self.stopped = False
 
     def _queue(self, game_id: str) -> asyncio.Queue:
         return self.queues[hash(game_id) % len(self.queues)]
 
     async def append(self, game_id: str, events: Iterable[Event]) -> None:
         """Append the game's events after its earlier jobs; return once they are committed."""
+        if self.stopped:
+            raise RuntimeError("the writer is stopped")
         fut = asyncio.get_running_loop().create_future()
         self._queue(game_id).put_nowait((game_id, list(events), fut))
         return await fut
 
     async def run(self, game_id: str, job: Callable[[Store], Any]) -> Any:
         """Run `job(store)` in the game's worker, after the game's earlier jobs; await its commit."""
+        if self.stopped:
+            raise RuntimeError("the writer is stopped")
         fut = asyncio.get_running_loop().create_future()
         self._queue(game_id).put_nowait((game_id, job, fut))
         return await fut
 
     async def _run(self, q: asyncio.Queue, store: Store) -> None:
         while True:
-            batch = [await q.get()]
+            item = await q.get()
+            if item is _STOP:
+                return
+            batch, stop = [item], False
             while not q.empty() and len(batch) < 1000:
-                batch.append(q.get_nowait())
+                item = q.get_nowait()
+                if item is _STOP:  # everything queued before it is in this batch
+                    stop = True
+                    break
+                batch.append(item)
             results = await asyncio.to_thread(self._write, store, batch)
             for (_, _, fut), (value, exc) in zip(batch, results):
                 if fut.done():
@@ -87,6 +100,8 @@ class Writer:
                     fut.set_result(value)
                 else:
                     fut.set_exception(exc)
+            if stop:
+                return
 
     @staticmethod
     def _write(store: Store, batch: list) -> list[tuple[Any, BaseException | None]]:
@@ -125,9 +140,20 @@ class Writer:
             log.exception("storing game %s failed", game_id)
             return None, exc
 
-    def stop(self) -> None:
-        for t in self.tasks:
-            t.cancel()
+    async def stop(self, timeout_s: float = 30.0) -> None:
+        """Shut down: write everything already queued (the write in progress finishes), then close
+        the stores. Only after `timeout_s` (a hung database) are the workers cancelled."""
+        if self.stopped:
+            return
+        self.stopped = True
+        for q in self.queues:
+            q.put_nowait(_STOP)
+        _, pending = await asyncio.wait(self.tasks, timeout=timeout_s)
+        if pending:
+            log.error("the writer did not finish its queued work within %.0f s; dropping it", timeout_s)
+            for t in pending:
+                t.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
         for st in self.stores:
             st.close()
 
@@ -233,7 +259,7 @@ class Hub:
             for t in list(s.tasks):
                 t.cancel()
         await asyncio.sleep(0)
-        self.writer.stop()
+        await self.writer.stop()
 
     # ---- participants ------------------------------------------------------------
     async def person(self, token: str) -> Person | None:
