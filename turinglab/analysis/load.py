@@ -9,6 +9,7 @@ import pandas as pd
 
 from turinglab.analysis.flags import flag_table
 from turinglab.game import survey
+from turinglab.game.events import judged_human
 from turinglab.analysis.schema import (
     FLAG_PREFIX, JUDGEMENT_COLUMNS, PARTICIPANT_COLUMNS, TAG_COLUMNS, coerce, empty, validate_judgements,
 )
@@ -113,7 +114,7 @@ def load(url: str | None = None, study: str | int | None = None) -> Loaded:
                 no_verdict += 1
                 continue
             for seat, ident in g.seats.items():
-                judged = (v.choice == "human") if g.format == "two-player" else (v.choice == seat)
+                judged = judged_human(g.format, v.choice, seat)
                 rows.append({
                     "game_id": g.id, "study": info.name, "format": g.format,
                     "interrogator_id": g.interrogator_id, "seat": seat, "witness_kind": ident.kind,

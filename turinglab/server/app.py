@@ -20,6 +20,7 @@ from fastapi.templating import Jinja2Templates
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from starlette.websockets import WebSocketDisconnect
 
+from turinglab.game import survey
 from turinglab.game.config import Study, Timing
 from turinglab.server.content_filter import ContentFilter, ModerationHook
 from turinglab.server.hub import Clock, Hub, WitnessFactory
@@ -38,6 +39,7 @@ DEFAULT_CONSENT = (
 )
 log = logging.getLogger("turinglab.server")
 templates = Jinja2Templates(directory=str(HERE / "templates"))  # autoescape is on for .html
+templates.env.globals["survey"] = survey  # the survey form lists the answers from one place
 
 
 
@@ -45,11 +47,11 @@ class Survey(BaseModel):
     """The optional demographic survey (every answer may be left out)."""
 
     model_config = ConfigDict(extra="forbid")
-    age: Annotated[int | None, Field(ge=16, le=120)] = None
-    gender: Literal["female", "male", "non-binary", "other", "prefer not to say"] | None = None
-    education: Literal["none", "high school", "some college", "bachelor", "master", "doctorate"] | None = None
-    chatbot_use: Literal["never", "monthly", "weekly", "daily"] | None = None
-    llm_knowledge: Literal["nothing", "a little", "some", "a lot", "I research them"] | None = None
+    age: Annotated[int | None, Field(ge=survey.AGE_RANGE[0], le=survey.AGE_RANGE[1])] = None
+    gender: Literal[survey.GENDERS] | None = None  # type: ignore[valid-type]
+    education: Literal[survey.EDUCATION] | None = None  # type: ignore[valid-type]
+    chatbot_use: Literal[survey.CHATBOT_USE] | None = None  # type: ignore[valid-type]
+    llm_knowledge: Literal[survey.LLM_KNOWLEDGE] | None = None  # type: ignore[valid-type]
     skipped: bool = False
 
     @field_validator("*", mode="before")
