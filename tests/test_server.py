@@ -652,3 +652,32 @@ async def test_warm_up_failure_is_logged_not_raised(sqlite_url, caplog):
     assert "warming up witness Cold failed" in caplog.text and "unknown prompt" in caplog.text
     await hub.close()
     store.close()
+
+
+async def test_healthz_is_up_down_only_and_checks_the_database(sqlite_url, tmp_path):
+    """Public health tells nothing about who is waiting (a lone participant could learn that the
+    partner is an AI); counts are admin-only. A database that does not answer is a 503."""
+    from types import SimpleNamespace
+
+    from sqlalchemy import create_engine
+
+    app = create_app(study(), sqlite_url, rng_seed=1, human_timing=FAST,
+                     admin_password="pw")
+    with serve_in_thread(app) as base:
+        async with httpx.AsyncClient(base_url=base) as c:
+            empty = (await c.get("/healthz")).json()
+            p = await (await WsPlayer.create(base)).connect()
+            await p.phase("idle")
+            await p.send({"type": "join"})
+            await p.phase("waiting")
+            r = await c.get("/healthz")
+            assert r.status_code == 200 and r.json() == empty == {"ok": True, "database": "ok"}
+            assert "Waiting room (1)" in (await c.get("/admin", auth=("a", "pw"))).text
+            real = app.state.store
+            app.state.store = SimpleNamespace(engine=create_engine(f"sqlite:///{tmp_path}/no/such/dir/x.db"))
+            try:
+                r = await c.get("/healthz")
+                assert r.status_code == 503 and r.json() == {"ok": False, "database": "down"}
+            finally:
+                app.state.store = real
+            await p.close()

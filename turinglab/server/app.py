@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import logging
@@ -120,6 +121,13 @@ def _duration(seconds: float) -> str:
         n = int(seconds // 60)
         return f"{n} minute{'s' if n != 1 else ''}"
     return f"{seconds:g} seconds" if seconds < 120 else f"{seconds / 60:.1f} minutes"
+
+
+def _db_ping(store: Store) -> None:
+    from sqlalchemy import text
+
+    with store.engine.connect() as conn:
+        conn.execute(text("SELECT 1"))
 
 
 class WitnessSetupError(ValueError):
@@ -297,9 +305,15 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
                        link=f"/p/{p.id}", link_text="Play another game")
 
     @app.get("/healthz")
-    async def healthz(request: Request) -> dict[str, Any]:
-        h = hub(request)
-        return {"ok": True, "waiting": len(h.room.waiting), "games": len(h.live)}
+    async def healthz(request: Request) -> Response:
+        """Public: up/down and whether the database answers. No counts: how many people wait
+        would tell a lone participant whether their partner is a human (counts are on /admin)."""
+        try:
+            await asyncio.to_thread(_db_ping, request.app.state.store)
+        except Exception:  # noqa: BLE001 - any failure means the database is down for us
+            log.exception("health check: the database did not answer")
+            return JSONResponse({"ok": False, "database": "down"}, status_code=503)
+        return JSONResponse({"ok": True, "database": "ok"})
 
     @app.websocket("/ws/{token}")
     async def ws(websocket: WebSocket, token: str) -> None:
