@@ -681,3 +681,39 @@ async def test_healthz_is_up_down_only_and_checks_the_database(sqlite_url, tmp_p
             finally:
                 app.state.store = real
             await p.close()
+
+
+async def test_a_prolific_id_never_hands_out_another_participants_token(sqlite_url):
+    """Someone who knows (or guesses) a Prolific id must not become that participant: a client
+    without the participant's cookie gets a new participant labelled as a duplicate Prolific id,
+    both before and after the owner consented; the owner's own browser still returns to them."""
+    from turinglab.server.hub import DUPLICATE_PID
+
+    with running(study(), sqlite_url) as base:
+        async with httpx.AsyncClient(base_url=base) as owner, httpx.AsyncClient(base_url=base) as other:
+            r = await owner.get("/?PROLIFIC_PID=pp9&STUDY_ID=st&SESSION_ID=s1")
+            pid = r.headers["location"].rsplit("/", 1)[-1]
+            r = await other.get("/?PROLIFIC_PID=pp9&STUDY_ID=st&SESSION_ID=s2")
+            assert r.status_code == 303
+            dup = r.headers["location"].rsplit("/", 1)[-1]
+            assert dup != pid and pid not in r.headers.get("set-cookie", "")
+            # the same way through the landing page's form (POST /start keeps the query)
+            r = await other.get("/p/" + dup)
+            tok = csrf_token(r.text)
+            async with httpx.AsyncClient(base_url=base) as third:
+                r = await third.post("/start?PROLIFIC_PID=pp9", data={"csrf": tok})
+                third_pid = r.headers["location"].rsplit("/", 1)[-1]
+                assert third_pid not in (pid, dup)
+            # each browser goes back to its own participant
+            assert (await owner.get("/?PROLIFIC_PID=pp9")).headers["location"].endswith(pid)
+            assert (await other.get("/?PROLIFIC_PID=pp9")).headers["location"].endswith(dup)
+            # a cookie of a participant with another Prolific id is no key either
+            r = await other.get("/?PROLIFIC_PID=other-id")
+            assert r.headers["location"].rsplit("/", 1)[-1] not in (pid, dup)
+    with Store(sqlite_url) as store:
+        assert store.get_participant(pid).label is None
+        assert store.get_participant(pid).prolific_session_id == "s1"
+        for d in (dup, third_pid):
+            info = store.get_participant(d)
+            assert info.label == DUPLICATE_PID and info.prolific_pid == "pp9"
+        assert store.find_participant(prolific_pid="pp9").id == pid

@@ -228,7 +228,7 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
     @app.get("/", response_class=HTMLResponse)
     async def landing(request: Request) -> Response:
         if request.query_params.get("PROLIFIC_PID"):  # Prolific sends participants here with GET
-            return to_player(await hub(request).new_person(prolific(request)))
+            return to_player(await hub(request).new_person(prolific(request), request.cookies.get(COOKIE)))
         cookie = request.cookies.get(COOKIE)
         if cookie and await hub(request).person(cookie):
             return RedirectResponse(f"/p/{cookie}", status_code=303)
@@ -240,7 +240,7 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
         refused = forged(request)
         if refused:
             return refused
-        return to_player(await hub(request).new_person(prolific(request)))
+        return to_player(await hub(request).new_person(prolific(request), request.cookies.get(COOKIE)))
 
     @app.get("/p/{token}", response_class=HTMLResponse)
     async def play(request: Request, token: str) -> Response:

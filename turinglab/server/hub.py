@@ -32,6 +32,7 @@ log = logging.getLogger("turinglab.server")
 
 Clock = Callable[[], int]
 WitnessFactory = Callable[[WitnessSpec, int], Witness]
+DUPLICATE_PID = "duplicate_prolific_pid"  # label of a participant whose Prolific id was already in use
 _STOP = object()  # queued by Writer.stop after the work to finish
 
 
@@ -275,13 +276,27 @@ class Hub:
         self.people[token] = p
         return p
 
-    async def new_person(self, prolific: dict[str, str]) -> str:
-        """A participant id (the link token); the same Prolific id keeps its participant."""
-        if prolific.get("prolific_pid"):
-            found = await asyncio.to_thread(self.store.find_participant, prolific_pid=prolific["prolific_pid"])
+    async def new_person(self, prolific: dict[str, str], cookie: str | None = None) -> str:
+        """A participant id (the link token). A Prolific id is not a credential: it returns to its
+        participant only from the browser holding that participant's cookie. From any other client
+        a Prolific id already in use gets a new participant, labelled `DUPLICATE_PID` (kept for
+        payment and for the analysis to exclude), never the existing participant's token."""
+        pp = prolific.get("prolific_pid")
+        label = None
+        if pp:
+            if cookie and 1 <= len(cookie) <= 40:
+                try:
+                    mine = await asyncio.to_thread(self.store.get_participant, cookie)
+                except UnknownId:
+                    mine = None
+                if mine is not None and mine.prolific_pid == pp:
+                    return mine.id
+            found = await asyncio.to_thread(self.store.find_participant, prolific_pid=pp)
             if found is not None:
-                return found.id
-        return await asyncio.to_thread(self.store.create_participant, t_ms=self.now(), **prolific)
+                label = DUPLICATE_PID
+                log.warning("Prolific id seen again from a client without its participant's cookie: "
+                            "a new participant, labelled %s", DUPLICATE_PID)
+        return await asyncio.to_thread(self.store.create_participant, t_ms=self.now(), label=label, **prolific)
 
     async def consent(self, pid: str) -> None:
         await asyncio.to_thread(self.store.update_participant, pid, consent_ms=self.now())
