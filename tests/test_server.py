@@ -357,7 +357,8 @@ async def test_content_filter_binds_ai_witnesses_too(sqlite_url):
     with Store(sqlite_url) as store:
         (g,) = store.games()
         blocked = [e for e in store.events(g.id) if e.type == "refused" and e.payload.get("code") == "blocked"]
-        assert [(e.actor, e.payload["text"]) for e in blocked] == [("A", "fuck off")]
+        assert {(e.actor, e.payload["text"]) for e in blocked} == {("A", "fuck off")}
+        assert g.flags["ai_output_blocked"] == len(blocked)
 
 
 async def test_failed_start_is_reported_and_witness_moves_on_after_time_up(sqlite_url):
@@ -778,3 +779,52 @@ def test_login_throttle_window():
     assert t.blocked_for("1.2.3.4") == 7 and t.blocked_for("5.6.7.8") == 0
     now[0] = 10.5
     assert t.blocked_for("1.2.3.4") == 0
+
+
+class RudeOnce(Witness):
+    """A model whose first reply is blocked and whose second is fine."""
+
+    codename, kind = "RudeOnce", "local"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def reply(self, history, ctx):
+        self.calls += 1
+        return Reply(text="fuck off" if self.calls == 1 else "haha hi, not much going on here")
+
+
+async def test_a_blocked_ai_reply_is_regenerated_within_its_delay_and_counted(sqlite_url):
+    """The model is asked again (within the designed delay) before any fallback answers; the
+    blocked outputs are recorded, counted on /admin and flagged on the game (for the report)."""
+    slow = Timing(base_s=1.0, s_per_char=0.002, gamma_shape=1.0, gamma_scale=0.01)
+    spec = WitnessSpec(codename="RudeOnce", kind="local", timing=slow)
+    made: list[RudeOnce] = []
+
+    def factory(spec, seed):
+        made.append(RudeOnce())
+        return made[-1]
+
+    with running(study(ratio=0.0, witnesses=(spec,)), sqlite_url, witness_factory=factory,
+                 admin_password="pw") as base:
+        (i,) = await players(base, 1)
+        await i.phase("game")
+        t0 = time.monotonic()
+        await say(i, "hello there")
+        reply = await i.next("message")
+        assert reply["text"] == "haha hi, not much going on here"  # the model's own second try, not ELIZA
+        assert time.monotonic() - t0 >= 0.9  # still the designed delay, not the first try's time
+        assert made[-1].calls == 2
+        async with httpx.AsyncClient(base_url=base) as c:
+            page = (await c.get("/admin", auth=("a", "pw"))).text
+            assert "Blocked AI outputs: 1" in page
+        await i.send({"type": "verdict", "choice": "ai", "confidence": 60})
+        await i.phase("reveal")
+    from turinglab.analysis.load import load
+
+    assert list(load(sqlite_url).judgements["ai_outputs_blocked"]) == [1]
+    with Store(sqlite_url) as store:
+        (g,) = store.games()
+        blocked = [e for e in store.events(g.id) if e.type == "refused" and e.payload.get("code") == "blocked"]
+        assert [(e.actor, e.payload["text"]) for e in blocked] == [("A", "fuck off")]
+        assert g.flags == {"ai_output_blocked": 1}

@@ -194,12 +194,13 @@ def add_admin(app: FastAPI, password: str | None, page, message) -> None:  # noq
                      for c, t in hub.room.stats.tallies.items()]
         humans = [g for g in games if g.verdict and g.format == "two-player" and g.seats["A"].kind == "human"]
         human_sr = sum(g.verdict.choice == "human" for g in humans) / len(humans) if humans else None
+        blocked_ai = sum(int(g.flags.get("ai_output_blocked", 0) or 0) for g in games)
         flagged = [{"game_id": g.id, "flags": ", ".join(k for k, v in g.flags.items() if v), "status": g.status}
                    for g in games if any(g.flags.values())]
         return templates.TemplateResponse(request, "admin.html", {
             "study_name": hub.study.name, "waiting": waiting, "live": live, "studies": studies,
             "witnesses": witnesses, "human_sr": human_sr, "n_human": len(humans), "flagged": flagged,
-            "n_games": len(games), "tables": TABLES})
+            "n_games": len(games), "tables": TABLES, "blocked_ai": blocked_ai})
 
     @app.get("/admin/export/{name}")
     async def export(request: Request, name: str) -> Response:
