@@ -828,3 +828,43 @@ async def test_a_blocked_ai_reply_is_regenerated_within_its_delay_and_counted(sq
         blocked = [e for e in store.events(g.id) if e.type == "refused" and e.payload.get("code") == "blocked"]
         assert [(e.actor, e.payload["text"]) for e in blocked] == [("A", "fuck off")]
         assert g.flags == {"ai_output_blocked": 1}
+
+
+async def test_three_player_lone_participant_sees_the_count_and_the_study_rule_ends_the_wait(sqlite_url):
+    """Alone in a three-player study: the state says how many are here of the two needed (live),
+    and after allocation.lone_wait_s the wait ends (phase `alone`, with the completion link)."""
+    s = Study(name="lone3", format="three-player", rules=RULES, witnesses=(ELIZA,),
+              allocation=Allocation(lone_wait_s=1.5), completion_url="https://example.org/done?cc=X")
+    with running(s, sqlite_url) as base:
+        (a,) = await players(base, 1)
+        st = await a.phase("waiting")
+        assert st["lone"]["here"] == 1 and st["lone"]["needed"] == 2
+        assert st["lone"]["ends_ms"] == st["waiting_since_ms"] + 1500
+        async with httpx.AsyncClient(base_url=base) as c:
+            page = (await c.get(f"/p/{a.pid}")).text
+            assert "within 1.5 seconds" in page and "Finish the study" in page
+        t0 = time.monotonic()
+        st = await a.phase("alone")
+        assert time.monotonic() - t0 >= 1.0 and st["lone"] is None
+        # waiting again starts a new wait; a second person makes the count live, then a game
+        await a.send({"type": "join"})
+        assert (await a.phase("waiting"))["lone"]["here"] == 1
+        b = await (await WsPlayer.create(base)).connect()
+        await b.phase("idle")
+        await b.send({"type": "join"})
+        await in_game([a, b])
+        counts = [f["lone"]["here"] for f in a.frames if f["type"] == "state" and f.get("lone")]
+        assert counts[-1] == 2 or 2 not in counts  # a count of 2 is only ever the last before the game
+
+
+async def test_three_player_lone_then_wait_keeps_waiting(sqlite_url):
+    s = Study(name="lone3w", format="three-player", rules=RULES, witnesses=(ELIZA,),
+              allocation=Allocation(lone_wait_s=0.3, lone_then="wait"))
+    with running(s, sqlite_url) as base:
+        (a,) = await players(base, 1)
+        st = await a.phase("waiting")
+        assert st["lone"] == {"here": 1, "needed": 2, "ends_ms": None}
+        await asyncio.sleep(0.8)
+        assert not [f for f in a.frames if f["type"] == "state" and f["phase"] == "alone"]
+        async with httpx.AsyncClient(base_url=base) as c:
+            assert "keep waiting as long as you like" in (await c.get(f"/p/{a.pid}")).text

@@ -256,7 +256,9 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
             r = study.rules
             resp = page(request, "play.html", token=p.id, csrf=csrf.token(p.id), format=study.format,
                         max_chars=r.max_chars,
-                        duration=_duration(r.time_limit_s), block_paste=r.block_paste)
+                        duration=_duration(r.time_limit_s), block_paste=r.block_paste,
+                        lone_then=study.allocation.lone_then, lone_wait=_duration(study.allocation.lone_wait_s),
+                        completion=bool(study.completion_url))
         resp.set_cookie(COOKIE, p.id, max_age=60 * 60 * 24 * 90, httponly=True, samesite="lax")
         return resp
 

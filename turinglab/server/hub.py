@@ -165,6 +165,7 @@ class Person:
     consented: bool
     games_played: int
     survey_done: bool
+    alone: bool = False  # three-player: waited alone until the study's lone_wait_s ended the wait
 
 
 class Hub:
@@ -199,6 +200,7 @@ class Hub:
         self.writer = Writer(store.url, writers or (1 if backend_sqlite else 4))
         self.wake = asyncio.Event()
         self.task = asyncio.create_task(self._matchmaker())
+        self._lone_tasks: set[asyncio.Task] = set()
         self._eliza: Witness | None = None
         self._warm_task: asyncio.Task | None = None
 
@@ -256,6 +258,8 @@ class Hub:
         self.task.cancel()
         if self._warm_task is not None:
             self._warm_task.cancel()
+        for t in list(self._lone_tasks):
+            t.cancel()
         for s in list(self.live.values()):
             for t in list(s.tasks):
                 t.cancel()
@@ -325,7 +329,37 @@ class Hub:
         s = self.session_of.get(pid)
         if s is not None:
             return s.phase()
-        return "waiting" if pid in self.room.waiting or pid in self.starting else "idle"
+        if pid in self.room.waiting or pid in self.starting:
+            return "waiting"
+        p = self.people.get(pid)
+        return "alone" if p is not None and p.alone else "idle"
+
+    def lone_info(self, pid: str) -> dict[str, Any] | None:
+        """Three-player waiting: how many people are here of the two a game needs, and when the
+        study's rule ends the wait (None: it does not). Every three-player game has one human and
+        one AI witness, so the count says nothing about who a partner is."""
+        w = self.room.waiting.get(pid)
+        if w is None or self.study.format != "three-player":
+            return None
+        a = self.study.allocation
+        return {"here": len(self.room.waiting), "needed": 2,
+                "ends_ms": w.joined_ms + round(a.lone_wait_s * 1000) if a.lone_then == "end" else None}
+
+    async def send_waiting_counts(self) -> None:
+        if self.study.format == "three-player":
+            for pid in list(self.room.waiting):
+                await self.send_state(pid)
+
+    async def _lone_timeout(self, pid: str, joined_ms: int) -> None:
+        await asyncio.sleep(self.study.allocation.lone_wait_s)
+        w = self.room.waiting.get(pid)
+        if w is None or w.joined_ms != joined_ms:  # matched, left, or joined again since
+            return
+        self.room.leave(pid)
+        if pid in self.people:
+            self.people[pid].alone = True
+        log.info("participant %s waited alone for %.0f s: their wait ended", pid, self.study.allocation.lone_wait_s)
+        await self.send_state(pid)
 
     def state_frame(self, pid: str) -> dict[str, Any]:
         p = self.people[pid]
@@ -339,6 +373,7 @@ class Hub:
             "participant": {"games_played": p.games_played, "survey_done": p.survey_done,
                             "completion_url": self.study.completion_url},
             "waiting_since_ms": w.joined_ms if w else None,
+            "lone": self.lone_info(pid),
             "game": s.view(pid, now) if s is not None else None,
         }
 
@@ -369,6 +404,7 @@ class Hub:
         await asyncio.sleep(self.waiting_grace_s)
         if not self.conns.get(pid) and self.room.leave(pid):
             log.info("participant %s left the waiting room (no connection)", pid)
+            await self.send_waiting_counts()
 
     # ---- frames in -------------------------------------------------------------------
     async def handle(self, pid: str, raw: str) -> None:
@@ -385,6 +421,7 @@ class Hub:
         elif t == "leave_queue":
             self.room.leave(pid)
             await self.send_state(pid)
+            await self.send_waiting_counts()
         else:
             s = self.session_of.get(pid)
             if s is None or (s.game.state == "ended" and t != "verdict"):
@@ -411,9 +448,16 @@ class Hub:
             await self.send_state(pid)
             return
         self.session_of.pop(pid, None)
-        self.room.join(pid, self.now())
+        p.alone = False
+        fresh = pid not in self.room.waiting
+        entry = self.room.join(pid, self.now())
+        if fresh and self.study.format == "three-player" and self.study.allocation.lone_then == "end":
+            task = asyncio.create_task(self._lone_timeout(pid, entry.joined_ms))
+            self._lone_tasks.add(task)
+            task.add_done_callback(self._lone_tasks.discard)
         self.wake.set()
         await self.send_state(pid)
+        await self.send_waiting_counts()
 
     # ---- matchmaking --------------------------------------------------------------------
     async def _matchmaker(self) -> None:
@@ -426,6 +470,7 @@ class Hub:
                     if isinstance(r, BaseException):  # one bad start must not stop matchmaking
                         log.error("starting a game failed", exc_info=r)
                         await self._start_failed(m)
+                await self.send_waiting_counts()
             nxt = self.room.next_wakeup()
             timeout = None if nxt is None else max(0.0, (nxt - self.now()) / 1000)
             try:

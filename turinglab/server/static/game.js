@@ -95,12 +95,21 @@
     $("timer").hidden = !(g && st.phase === "game");
     $("played").textContent = st.participant.games_played ? "Games played: " + st.participant.games_played : "";
     if (st.phase === "idle") show("s-idle");
-    else if (st.phase === "waiting") show("s-waiting");
+    else if (st.phase === "waiting") { showLone(); show("s-waiting"); }
+    else if (st.phase === "alone") show("s-alone");
     else if (st.phase === "game") { buildGame(g); show("s-game"); }
     else if (st.phase === "verdict") {
       buildGame(g);
       if (g.role === "interrogator") openVerdict(true); else show("s-wait-verdict");
     } else if (st.phase === "reveal") { buildReveal(g); show("s-reveal"); }
+  }
+
+  // three-player: how many of the two people a game needs are here (updated by the server)
+  function showLone() {
+    const box = $("lone-count"), l = st.lone;
+    if (!box || !l) return;
+    box.textContent = l.here >= l.needed ? "Someone else is here: your game is starting…"
+      : "You are the only person waiting right now (" + l.here + " of " + l.needed + " needed).";
   }
 
   function convTitle(g, c) {
@@ -247,6 +256,7 @@
   $("btn-join").onclick = () => send({ type: "join" });
   $("btn-next").onclick = () => send({ type: "join" });
   $("btn-leave-queue").onclick = () => send({ type: "leave_queue" });
+  $("btn-wait-more").onclick = () => send({ type: "join" });
 
   setInterval(() => {
     if (!st) return;
