@@ -144,7 +144,7 @@ async def test_two_humans_play_to_the_stored_verdict(chromium_path, sqlite_url):
             await shot(i, "human-verdict")
             await give_verdict(i, "human", 80, "typos & <feelings>")
             await w.wait_for_selector("#s-reveal:not([hidden])")
-            assert "Correct." in await i.text_content("#reveal-body")
+            assert "You were right." in await i.text_content("#reveal-body")
             assert "typos & <feelings>" in await w.text_content("#reveal-body")
             await shot(i, "human-reveal")
             await i.click("#btn-again")  # first game: the survey comes first
@@ -188,7 +188,7 @@ async def test_play_against_eliza(chromium_path, sqlite_url):
         await shot(page, "eliza-game")
         await give_verdict(page, "ai", 95, "it only asks questions")
         body = await page.text_content("#reveal-body")
-        assert "an AI" in body and "Correct." in body
+        assert "You were talking to an AI." in body and "You were right." in body
         await shot(page, "eliza-reveal")
         for vp in (PHONE, DESKTOP):
             admin = await browser.new_context(viewport=vp, http_credentials={"username": "a", "password": "pw"})
@@ -224,7 +224,7 @@ async def test_three_player_game(chromium_path, sqlite_url):
             await shot(i, "three-game-interrogator")
             await shot(w, "three-game-witness")
             await give_verdict(i, seat, 70, "")
-            assert "Correct." in await i.text_content("#reveal-body")
+            assert "You were right." in await i.text_content("#reveal-body")
             await shot(i, "three-reveal")
             await a.context.close()
             await b.context.close()

@@ -868,3 +868,41 @@ async def test_three_player_lone_then_wait_keeps_waiting(sqlite_url):
         assert not [f for f in a.frames if f["type"] == "state" and f["phase"] == "alone"]
         async with httpx.AsyncClient(base_url=base) as c:
             assert "keep waiting as long as you like" in (await c.get(f"/p/{a.pid}")).text
+
+
+async def test_participant_pages_display_name_decline_favicon_and_admin_transcript(sqlite_url):
+    s = study(display_name="Chat & decide", no_consent_url="https://example.org/nc?cc=NOCONSENT")
+    with running(s, sqlite_url, admin_password="pw") as base:
+        async with httpx.AsyncClient(base_url=base) as c:
+            r = await c.post("/start")
+            pid = r.headers["location"].rsplit("/", 1)[-1]
+            page = (await c.get(f"/p/{pid}")).text
+            assert '<span class="brand">Chat &amp; decide</span>' in page and s.name not in page
+            assert "I do not agree" in page and 'rel="icon"' in page
+            r = await c.post(f"/p/{pid}/decline", data={"csrf": csrf_token(page)})
+            assert r.status_code == 303 and r.headers["location"] == "https://example.org/nc?cc=NOCONSENT"
+            assert (await c.post(f"/p/{pid}/decline", data={"csrf": "bad"})).status_code == 403
+            r = await c.get("/favicon.ico", follow_redirects=True)
+            assert r.status_code == 200 and r.headers["content-type"].startswith("image/svg")
+        seats = await in_game(await players(base, 2))
+        await say(seats["interrogator"], "<b>hello</b> & bye")
+        await seats["A"].next("message")
+        async with httpx.AsyncClient(base_url=base) as c:
+            admin = (await c.get("/admin", auth=("a", "pw"))).text
+            assert 'id="live"' in admin and "/static/admin.js" in admin
+            gid = next(f["game"]["game_id"] for f in seats["interrogator"].frames if f.get("game"))
+            assert f'href="/admin/game/{gid}"' in admin
+            t = await c.get(f"/admin/game/{gid}", auth=("a", "pw"))
+            assert t.status_code == 200 and "&lt;b&gt;hello&lt;/b&gt; &amp; bye" in t.text and "<b>hello" not in t.text
+            assert "In progress" in t.text
+            assert (await c.get(f"/admin/game/{gid}")).status_code == 401
+            assert (await c.get("/admin/game/nope", auth=("a", "pw"))).status_code == 404
+            assert (await c.get("/static/admin.js")).status_code == 200
+    # without a no-consent link: a page that says nothing was recorded
+    with running(study(version=2), sqlite_url) as base:
+        async with httpx.AsyncClient(base_url=base) as c:
+            pid = (await c.post("/start")).headers["location"].rsplit("/", 1)[-1]
+            page = (await c.get(f"/p/{pid}")).text
+            assert "Human or AI? A chat study" in page
+            r = await c.post(f"/p/{pid}/decline", data={"csrf": csrf_token(page)})
+            assert r.status_code == 200 and "no chat or answers of yours were recorded" in r.text

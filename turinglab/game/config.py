@@ -122,6 +122,9 @@ class Study(_Strict):
     content_filter: tuple[str, ...] = ()  # extra blocked words beyond the shipped list
     consent_text: str | None = None
     completion_url: str | None = None  # e.g. a Prolific completion redirect
+    # what participants see in the page header and tab title (None: a neutral title, never `name`)
+    display_name: Annotated[str | None, Field(min_length=1, max_length=80)] = None
+    no_consent_url: str | None = None  # where "I do not agree" leads, e.g. Prolific's no-consent code link
 
     @model_validator(mode="after")
     def _unique_codenames(self) -> "Study":

@@ -26,7 +26,7 @@ from fastapi.security import HTTPBasic
 from fastapi.templating import Jinja2Templates
 
 from turinglab.game.events import MESSAGE
-from turinglab.store.api import Store
+from turinglab.store.api import Store, UnknownId
 
 log = logging.getLogger("turinglab.server")
 
@@ -195,12 +195,48 @@ def add_admin(app: FastAPI, password: str | None, page, message) -> None:  # noq
         humans = [g for g in games if g.verdict and g.format == "two-player" and g.seats["A"].kind == "human"]
         human_sr = sum(g.verdict.choice == "human" for g in humans) / len(humans) if humans else None
         blocked_ai = sum(int(g.flags.get("ai_output_blocked", 0) or 0) for g in games)
+        recent = [{"game_id": g.id, "status": g.status, "end_reason": g.end_reason or "",
+                   "seats": ", ".join(f"{k}: {v.witness if v.kind == 'ai' else 'human'}" for k, v in g.seats.items()),
+                   "verdict": f"{g.verdict.choice} ({g.verdict.confidence})" if g.verdict else ""}
+                  for g in sorted(games, key=lambda g: g.started_ms, reverse=True)[:20]]
         flagged = [{"game_id": g.id, "flags": ", ".join(k for k, v in g.flags.items() if v), "status": g.status}
                    for g in games if any(g.flags.values())]
         return templates.TemplateResponse(request, "admin.html", {
             "study_name": hub.study.name, "waiting": waiting, "live": live, "studies": studies,
             "witnesses": witnesses, "human_sr": human_sr, "n_human": len(humans), "flagged": flagged,
-            "n_games": len(games), "tables": TABLES, "blocked_ai": blocked_ai})
+            "n_games": len(games), "tables": TABLES, "blocked_ai": blocked_ai, "recent": recent})
+
+    @app.get("/admin/game/{game_id}", response_class=HTMLResponse)
+    async def game_page(request: Request, game_id: str) -> Response:
+        """One game's transcript: every event in order, who sat where, the verdict."""
+        denied = await guard(request)
+        if denied:
+            return denied
+        store: Store = request.app.state.store
+        try:
+            g = await asyncio.to_thread(store.game, game_id)
+            events = await asyncio.to_thread(store.events, game_id)
+        except UnknownId:
+            return message(request, "No such game", f"There is no game {game_id!r}.", 404,
+                           link="/admin", link_text="Back to admin")
+        seats = {k: (v.witness if v.kind == "ai" else "human") for k, v in g.seats.items()}
+        t0 = g.started_ms
+        rows = []
+        for e in events:
+            p = e.payload or {}
+            who = "interrogator" if e.actor == "interrogator" else (
+                f"{e.actor} ({seats[e.actor]})" if e.actor in seats else e.actor)
+            if e.type == MESSAGE:
+                what = p.get("text", "")
+            elif e.type == "refused":
+                what = f"refused ({p.get('code')}): {p.get('text', '')}".strip()
+            else:
+                what = ", ".join(f"{k}={v}" for k, v in p.items() if k != "rules")
+            rows.append({"t": f"{(e.t_ms - t0) / 1000:.1f}", "type": e.type, "who": who,
+                         "conv": e.conversation or "", "what": what, "message": e.type == MESSAGE})
+        live = game_id in request.app.state.hub.live
+        return templates.TemplateResponse(request, "admin_game.html", {
+            "study_name": request.app.state.hub.study.name, "g": g, "seats": seats, "rows": rows, "live": live})
 
     @app.get("/admin/export/{name}")
     async def export(request: Request, name: str) -> Response:

@@ -38,6 +38,7 @@ DEFAULT_CONSENT = (
     "Taking part is voluntary: you can stop at any time by closing the page. Abusive messages are blocked, "
     "and you can report abuse at any time."
 )
+DEFAULT_DISPLAY_NAME = "Human or AI? A chat study"  # the header when the study sets no display_name
 log = logging.getLogger("turinglab.server")
 templates = Jinja2Templates(directory=str(HERE / "templates"))  # autoescape is on for .html
 templates.env.globals["survey"] = survey  # the survey form lists the answers from one place
@@ -190,7 +191,7 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
     app.state.store = store
     csrf = app.state.csrf = Csrf(secret, trusted_origins)
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
-    base = {"study_name": study.name}
+    base = {"study_name": study.display_name or DEFAULT_DISPLAY_NAME}
 
     def page(request: Request, name: str, status: int = 200, **ctx: Any) -> HTMLResponse:
         return templates.TemplateResponse(request, name, {**base, **ctx}, status_code=status)
@@ -251,7 +252,8 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
                            404, link="/", link_text="Start again")
         if not p.consented:
             resp = page(request, "consent.html", token=p.id, csrf=csrf.token(p.id),
-                        consent_text=study.consent_text or DEFAULT_CONSENT)
+                        consent_text=study.consent_text or DEFAULT_CONSENT,
+                        no_consent=bool(study.no_consent_url))
         else:
             r = study.rules
             resp = page(request, "play.html", token=p.id, csrf=csrf.token(p.id), format=study.format,
@@ -277,6 +279,29 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
                            link=f"/p/{p.id}", link_text="Back to the consent form")
         await hub(request).consent(p.id)
         return RedirectResponse(f"/p/{p.id}", status_code=303)
+
+    @app.post("/p/{token}/decline")
+    async def decline(request: Request, token: str,
+                      csrf_field: Annotated[str | None, Form(alias=CSRF_FIELD)] = None) -> Response:
+        """ "I do not agree": nothing is played; to the study's no-consent link (e.g. Prolific's
+        no-consent code), else a page saying that nothing was recorded."""
+        p = await hub(request).person(token)
+        if p is None:
+            return message(request, "Link not found", "This personal link is not valid.", 404)
+        request.state.csrf_field = csrf_field
+        refused = forged(request, p.id)
+        if refused:
+            return refused
+        log.info("participant %s declined consent", p.id)
+        if study.no_consent_url:
+            return RedirectResponse(study.no_consent_url, status_code=303)
+        return message(request, "You did not consent",
+                       "Thank you for considering the study. You have not taken part, and no chat or answers "
+                       "of yours were recorded. You can close this page.")
+
+    @app.get("/favicon.ico")
+    async def favicon() -> Response:
+        return RedirectResponse("/static/favicon.svg", status_code=301)
 
     @app.post("/p/{token}/survey")
     async def survey(request: Request, token: str) -> Response:
