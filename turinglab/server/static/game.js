@@ -282,7 +282,7 @@
       body.append(el("p", g.reveal.correct ? "correct" : "wrong", g.reveal.correct ? "You were right." : "You were wrong."));
     }
     if (v && v.reason) body.append(el("p", "small", "Reason given: " + v.reason));
-    if (!v) body.append(el("p", "small", "No verdict was given."));
+    if (!v && g.end_reason !== "verdict_timeout") body.append(el("p", "small", "No verdict was given."));
     surveyPending = !st.participant.survey_done;
     $("btn-done").hidden = false;
   }
