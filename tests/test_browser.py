@@ -33,10 +33,10 @@ def study(name: str, fmt="two-player", ratio=1.0, witnesses=()) -> Study:
 
 
 @asynccontextmanager
-async def world(chromium_path: str, s: Study, url: str):
+async def world(chromium_path: str, s: Study, url: str, **kw):
     from playwright.async_api import async_playwright
 
-    app = create_app(s, url, rng_seed=5, human_timing=FAST, initial_ai_wait_s=0.3, admin_password="pw")
+    app = create_app(s, url, rng_seed=5, human_timing=FAST, initial_ai_wait_s=0.3, admin_password="pw", **kw)
     SHOTS.mkdir(parents=True, exist_ok=True)
     with serve_in_thread(app) as base:
         async with async_playwright() as pw:
@@ -144,7 +144,7 @@ async def test_two_humans_play_to_the_stored_verdict(chromium_path, sqlite_url):
             await shot(i, "human-verdict")
             await give_verdict(i, "human", 80, "typos & <feelings>")
             await w.wait_for_selector("#s-reveal:not([hidden])")
-            assert "Correct." in await i.text_content("#reveal-body")
+            assert "You were right." in await i.text_content("#reveal-body")
             assert "typos & <feelings>" in await w.text_content("#reveal-body")
             await shot(i, "human-reveal")
             await i.click("#btn-again")  # first game: the survey comes first
@@ -188,7 +188,7 @@ async def test_play_against_eliza(chromium_path, sqlite_url):
         await shot(page, "eliza-game")
         await give_verdict(page, "ai", 95, "it only asks questions")
         body = await page.text_content("#reveal-body")
-        assert "an AI" in body and "Correct." in body
+        assert "You were talking to an AI." in body and "You were right." in body
         await shot(page, "eliza-reveal")
         for vp in (PHONE, DESKTOP):
             admin = await browser.new_context(viewport=vp, http_credentials={"username": "a", "password": "pw"})
@@ -224,7 +224,7 @@ async def test_three_player_game(chromium_path, sqlite_url):
             await shot(i, "three-game-interrogator")
             await shot(w, "three-game-witness")
             await give_verdict(i, seat, 70, "")
-            assert "Correct." in await i.text_content("#reveal-body")
+            assert "You were right." in await i.text_content("#reveal-body")
             await shot(i, "three-reveal")
             await a.context.close()
             await b.context.close()
@@ -265,3 +265,170 @@ async def test_reload_mid_game_resumes_with_nothing_lost(chromium_path, sqlite_u
         (g,) = store.games()
         msgs = [e.payload["text"] for e in store.events(g.id) if e.type == "message"]
         assert msgs == ["first", "second", "third", "fourth"]
+
+
+# ---- items 9-12 of issue 10: abandoned games end, blocked AI replies regenerated, the lone
+# three-player participant, participant polish (display name, decline, background-tab alert,
+# plain reveal, placeholder, confidence slider, favicon, live admin with transcripts)
+
+
+async def test_polish_display_name_decline_alert_slider_reveal_and_live_admin(chromium_path, sqlite_url):
+    from turinglab.game.study_file import load_preset
+
+    preset = load_preset("jones-bergen-2023")
+    assert preset.rules.verdict_grace_s is not None  # item 9: the preset ends abandoned games
+    rules = preset.rules.model_copy(update={"time_limit_s": 12, "verdict_grace_s": 2.5, "typing_min_s": 0.1,
+                                            "typing_jitter_s": 0.2})
+    s = Study(name="b-polish-internal", display_name="Chat study: human or AI?", rules=rules,
+              allocation=Allocation(human_ratio=1.0), no_consent_url="/static/favicon.svg?no-consent")
+    async with world(chromium_path, s, sqlite_url) as (base, browser):
+        # decline: the consent page offers a way out, to the study's no-consent link
+        ctx = await browser.new_context(viewport=PHONE)
+        d = await ctx.new_page()
+        await d.goto(base + "/")
+        assert await d.text_content(".brand") == "Chat study: human or AI?"
+        assert "b-polish-internal" not in await d.content() and "Chat study" in await d.title()
+        await d.click("text=Start")
+        await d.wait_for_selector("#btn-decline")
+        await shot(d, "polish-consent")
+        await d.click("#btn-decline")
+        await d.wait_for_url("**/static/favicon.svg?no-consent")
+        await ctx.close()
+        # a live admin page, open before the game starts
+        adm_ctx = await browser.new_context(viewport=DESKTOP, http_credentials={"username": "a", "password": "pw"})
+        adm = await adm_ctx.new_page()
+        await adm.goto(base + "/admin")
+        assert "Games in progress (0)" in await adm.text_content("#live")
+        a = await newcomer(browser, base, DESKTOP)
+        b = await newcomer(browser, base, DESKTOP)
+        # the favicon is linked and served
+        icon = await a.get_attribute("link[rel=icon]", "href")
+        assert (await a.request.get(base + icon)).ok
+        # a waits in a "background tab" with the sound alert on
+        await a.evaluate("""() => { Object.defineProperty(document, 'hidden', {configurable: true, get: () => true});
+                                    window.__beeps = 0; const C = window.AudioContext;
+                                    window.AudioContext = function () { const c = new C(); const o = c.createOscillator.bind(c);
+                                      c.createOscillator = () => { window.__beeps++; return o(); }; return c; }; }""")
+        await join(a)
+        await a.wait_for_selector("#s-waiting:not([hidden])")
+        await a.check("#sound")
+        await shot(a, "polish-waiting")
+        await join(b)
+        pages = {await role(a): a, await role(b): b}
+        assert (await a.title()).startswith("● Your game has started!")
+        assert await a.evaluate("window.__beeps") >= 2  # the test beep when ticked, then the alert
+        assert not (await b.title()).startswith("●")  # b was looking
+        await a.evaluate("""() => { Object.defineProperty(document, 'hidden', {configurable: true, get: () => false});
+                                    document.dispatchEvent(new Event('visibilitychange')); }""")
+        assert not (await a.title()).startswith("●")
+        i, w = pages["interrogator"], pages["witness"]
+        # no "Wait for a reply" before anything was said
+        assert await w.get_attribute(".conv textarea", "placeholder") == "The interrogator writes first…"
+        assert "write first" in await i.get_attribute(".conv textarea", "placeholder")
+        await shot(w, "polish-witness-before-first-message")
+        # the admin page refreshed itself: the game is listed without a reload
+        await adm.wait_for_function("document.getElementById('live').textContent.includes('Games in progress (1)')",
+                                    timeout=10000)
+        await type_send(i, "hello <there> & you")
+        assert await last_theirs(w) == "hello <there> & you"
+        assert await w.get_attribute(".conv textarea", "placeholder") == "Type a message"
+        await type_send(w, "hi, who's asking")
+        await last_theirs(i)
+        # the confidence slider must be moved (or clicked) before the verdict goes
+        await i.click("#btn-verdict")
+        await i.check("input[name=choice][value=human]")
+        assert await i.text_content("#conf-out") == "move the slider"
+        assert "just guessing" in await i.text_content(".range-ends")
+        await i.click("#verdict-form button[type=submit]")
+        await i.wait_for_selector("#toast:not([hidden])")
+        assert "move the slider" in await i.text_content("#toast")
+        assert await i.is_visible("#s-verdict")
+        await shot(i, "polish-verdict-slider-untouched")
+        await i.locator("#confidence").click()  # a click confirms (here at the middle)
+        assert await i.text_content("#conf-out") == "50"
+        await i.click("#verdict-form button[type=submit]")
+        await i.wait_for_selector("#s-reveal:not([hidden])")
+        await w.wait_for_selector("#s-reveal:not([hidden])")
+        ib, wb = await i.text_content("#reveal-body"), await w.text_content("#reveal-body")
+        assert "You were talking to a human." in ib and "You were right." in ib
+        assert "You were the witness" in wb and "The interrogator said you were a human" in wb
+        assert "You convinced them." in wb and "Witness A" not in ib + wb and "witness A" not in ib + wb
+        await shot(i, "polish-reveal-interrogator")
+        await shot(w, "polish-reveal-witness")
+        # the transcript, from the admin page (text shown as text)
+        await adm.click("#live a[href^='/admin/game/']")
+        await adm.wait_for_selector("table.transcript")
+        assert "hello <there> & you" in await adm.text_content("table.transcript")
+        await shot(adm, "polish-admin-transcript")
+        # item 9: a game abandoned after time-up ends as verdict_timeout
+        await i.click("#btn-again")
+        await i.click("#btn-skip")
+        await w.click("#btn-again")
+        await w.click("#btn-skip")
+        pages = {await role(i): i, await role(w): w}
+        i2, w2 = pages["interrogator"], pages["witness"]
+        await type_send(i2, "are you there?")
+        await i2.wait_for_selector("#s-verdict:not([hidden])", timeout=20000)  # time is up
+        await i2.context.close()  # the interrogator walks away instead of deciding
+        await w2.wait_for_selector("#s-reveal:not([hidden])", timeout=15000)
+        assert "No verdict was given in time." in await w2.text_content("#reveal-body")
+        await shot(w2, "polish-abandoned-reveal")
+        assert w2.js_errors == [] and adm.url.startswith(base + "/admin/game/")
+        await adm_ctx.close()
+    with Store(sqlite_url) as store:
+        games = sorted(store.games(), key=lambda g: g.started_ms)
+        assert [g.end_reason for g in games] == ["verdict", "verdict_timeout"]
+        assert games[0].verdict.confidence == 50
+
+
+class _RudeOnce:
+    def __new__(cls):
+        from turinglab.witnesses.base import Reply, Witness
+
+        class RudeOnce(Witness):
+            codename, kind = "Fresh", "local"
+            calls = 0
+
+            async def reply(self, history, ctx):
+                self.calls += 1
+                return Reply(text="fuck off" if self.calls == 1 else "lol hi, just chilling, you?")
+
+        return RudeOnce()
+
+
+async def test_blocked_ai_reply_regenerated_and_lone_three_player(chromium_path, sqlite_url):
+    slow = Timing(base_s=1.2, s_per_char=0.005, gamma_shape=2.0, gamma_scale=0.05)
+    spec = WitnessSpec(codename="Fresh", kind="local", timing=slow)
+    s = Study(name="b-regen", rules=RULES, witnesses=(spec,), allocation=Allocation(human_ratio=0.0))
+    async with world(chromium_path, s, sqlite_url, witness_factory=lambda spec, seed: _RudeOnce()) as (base, browser):
+        page = await newcomer(browser, base, PHONE)
+        await join(page)
+        assert await role(page) == "interrogator"
+        await type_send(page, "hey, how are you")
+        assert await last_theirs(page) == "lol hi, just chilling, you?"  # the model again, not ELIZA
+        await shot(page, "regen-game")
+        admin = await browser.new_context(viewport=DESKTOP, http_credentials={"username": "a", "password": "pw"})
+        ap = await admin.new_page()
+        await ap.goto(base + "/admin")
+        assert "Blocked AI outputs: 1" in await ap.text_content("body")
+        await shot(ap, "regen-admin")
+        await admin.close()
+    s3 = Study(name="b-lone", format="three-player", rules=RULES, witnesses=(ELIZA,),
+               allocation=Allocation(lone_wait_s=3), completion_url="/static/favicon.svg?done")
+    async with world(chromium_path, s3, sqlite_url) as (base, browser):
+        page = await newcomer(browser, base, PHONE)
+        await join(page)
+        await page.wait_for_selector("#s-waiting:not([hidden])")
+        assert "1 of 2 needed" in await page.text_content("#lone-count")
+        assert "within 3 seconds" in await page.text_content("#s-waiting")
+        await shot(page, "lone-waiting")
+        await page.wait_for_selector("#s-alone:not([hidden])", timeout=10000)
+        await shot(page, "lone-ended")
+        assert (await page.get_attribute("#btn-finish", "href")).endswith("/done")  # to the completion link
+        await page.click("#btn-wait-more")  # waiting again, and a second person arrives
+        await page.wait_for_selector("#s-waiting:not([hidden])")
+        other = await newcomer(browser, base, PHONE)
+        await join(other)
+        await role(page)
+        await role(other)
+        assert page.js_errors == []

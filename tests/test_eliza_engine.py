@@ -279,9 +279,27 @@ def test_link_loops_end_in_none():
     assert r.source == "none" and r.text == "LOOPED"
 
 
-def test_keyword_whose_rules_all_fail_gives_none():
-    r = Eliza().trace("Can we go")  # CAN has only (0 CAN I 0) and (0 CAN YOU 0)
+def test_keyword_whose_rules_all_fail_answers_nomatch_by_limit_as_the_listing_does():
+    """The 1965 listing (branch at line 001490, messages at 002200-002260): a keyword whose
+    decomposition rules all fail prints NOMATCH(LIMIT), not a NONE remark."""
+    eliza = Eliza()
+    got = [eliza.trace("Can we go") for _ in range(5)]  # CAN has only (0 CAN I 0) and (0 CAN YOU 0)
+    assert [r.text for r in got] == ["HMMM", "GO ON, PLEASE", "I SEE", "PLEASE CONTINUE", "HMMM"]
+    assert {r.source for r in got} == {"nomatch"} and got[0].keyword == "CAN"
+    # LIMIT advances with every text, matched or not: a NONE answer in between moves it on
+    eliza = Eliza()
+    assert eliza.respond("Bananas") == "I AM NOT SURE I UNDERSTAND YOU FULLY"  # LIMIT 2
+    assert eliza.respond("Can we go") == "GO ON, PLEASE"  # LIMIT 3
+    # the NONE cycle is not advanced by a no-match answer
+    assert eliza.respond("Bananas") == "PLEASE GO ON"
+
+
+def test_keyword_whose_rules_all_fail_gives_none_behind_the_switch():
+    eliza = Eliza(nomatch="none")
+    r = eliza.trace("Can we go")
     assert r.source == "none" and r.text == "I AM NOT SURE I UNDERSTAND YOU FULLY"
+    with pytest.raises(ValueError, match="nomatch"):
+        Eliza(nomatch="sometimes")
 
 
 # ---------------------------------------------------------------- NONE and MEMORY

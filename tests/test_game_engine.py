@@ -341,3 +341,20 @@ def test_refuse_records_an_outside_refusal_and_replays():
     assert Game.replay(list(g.log)).state_dict() == g.state_dict()
     with pytest.raises(ValueError, match="non-empty code"):
         g.refuse(Send("A", "x", "A"), "", "x", 1)
+
+
+@pytest.mark.parametrize("name", ["jones-bergen-2023", "jones-bergen-2025"])
+def test_presets_end_a_game_abandoned_after_time_up(name):
+    """Both presets give the interrogator a verdict grace period, so a game whose interrogator
+    left after time-up ends as verdict_timeout instead of staying awaiting_verdict for ever."""
+    from turinglab.game.study_file import load_preset
+
+    rules = load_preset(name).rules
+    assert rules.verdict_grace_s is not None and 10 <= rules.verdict_grace_s <= 300
+    g = Game.start(load_preset(name).format, rules, T0)
+    end = T0 + round(rules.time_limit_s * 1000)
+    g.apply(Disconnect(I), end - 5)  # the interrogator closed the tab before time ran out
+    g.apply(Tick(), end)
+    assert g.state == "awaiting_verdict"
+    g.apply(Tick(), end + round(rules.verdict_grace_s * 1000))
+    assert g.state == "ended" and g.end_reason == "verdict_timeout"

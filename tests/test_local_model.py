@@ -53,6 +53,30 @@ def test_assemble_verifies_and_caches(tmp_path, monkeypatch):
     assert calls == []  # verified once: size + mtime unchanged, no re-hash
 
 
+def test_first_start_logs_progress_while_assembling(tmp_path, monkeypatch, caplog):
+    """Assembling the weights (over a gigabyte at first start) says what it does and how far it got."""
+    import logging
+
+    monkeypatch.setenv("TURINGLAB_MODEL_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("TURINGLAB_LOCAL_GGUF", raising=False)
+    model = _fake_model(tmp_path, monkeypatch, [b"p" * (1 << 20)] * 5)  # five 1 MiB parts
+    with caplog.at_level(logging.INFO, logger="turinglab.witnesses"):
+        weights.model_path(model)
+    lines = [r.getMessage() for r in caplog.records]
+    assert any(m.startswith("first start: assembling the local model fake.gguf (0.01 GB) from 5 part packages")
+               for m in lines), lines
+    assert [m for m in lines if m.startswith("assembling fake.gguf: ")][-1].startswith("assembling fake.gguf: 100%")
+    assert len([m for m in lines if m.startswith("assembling fake.gguf: ")]) == 5  # 20%, 40%, ... per part
+
+
+def test_readme_states_the_model_download_size():
+    from pathlib import Path
+
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    gb = f"{weights.DEFAULT_MODEL.size / 1e9:.1f} GB"
+    assert gb in readme and "22" in readme
+
+
 def test_corrupted_cache_copy_is_detected_and_rebuilt(tmp_path, monkeypatch, caplog):
     monkeypatch.setenv("TURINGLAB_MODEL_DIR", str(tmp_path / "cache"))
     model = _fake_model(tmp_path, monkeypatch, [b"x" * 100, b"y" * 100])

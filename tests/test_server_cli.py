@@ -20,11 +20,16 @@ def test_default_study_is_offline_eliza_and_local_model():
 
 
 def test_serve_starts_migrates_and_serves(tmp_path):
+    """Without --db or $DATABASE_URL the database is ./turinglab.db in the working directory, and
+    serve says where it is (README: "Where the data goes")."""
+    import os
+
     port = free_port()
-    db = f"sqlite:///{tmp_path / 'serve.db'}"
-    proc = subprocess.Popen([sys.executable, "-m", "turinglab", "serve", "--port", str(port), "--db", db,
-                             "--no-warm-up"],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    db = f"sqlite:///{tmp_path / 'turinglab.db'}"
+    env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
+    env["PYTHONPATH"] = os.pathsep.join([os.getcwd(), env.get("PYTHONPATH", "")])
+    proc = subprocess.Popen([sys.executable, "-m", "turinglab", "serve", "--port", str(port), "--no-warm-up"],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp_path, env=env)
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -37,12 +42,13 @@ def test_serve_starts_migrates_and_serves(tmp_path):
             assert proc.poll() is None, proc.stdout.read()
             assert time.monotonic() < deadline, "turinglab serve did not come up within 60 s"
             time.sleep(0.2)
-        assert r.json() == {"ok": True, "waiting": 0, "games": 0}
+        assert r.json() == {"ok": True, "database": "ok"}
         assert "Start" in httpx.get(f"http://127.0.0.1:{port}/").text
         assert httpx.get(f"http://127.0.0.1:{port}/static/game.js").status_code == 200
     finally:
         proc.terminate()
-        proc.wait(timeout=20)
+        out, _ = proc.communicate(timeout=20)
+    assert f"turinglab: database {tmp_path.resolve() / 'turinglab.db'} (SQLite" in out.replace("\n", ""), out
     with Store(db) as store:
         (study,) = store.studies()
         assert study.name == "turinglab-default"

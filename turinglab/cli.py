@@ -478,6 +478,32 @@ def witness_show(
 # === serve ===
 
 
+def database_location(db: str | None) -> str:
+    """Where the data goes, for people: the absolute path of a SQLite file, else the URL without password."""
+    from pathlib import Path
+
+    from sqlalchemy.engine import make_url
+
+    from turinglab.store.db import database_url
+
+    url = make_url(database_url(db))
+    if url.get_backend_name() == "sqlite" and url.database and url.database != ":memory:":
+        return f"{Path(url.database).expanduser().resolve()} (SQLite; set DATABASE_URL or --db to change)"
+    return url.render_as_string(hide_password=True)
+
+
+def _log_progress() -> None:
+    """Show turinglab's INFO lines (e.g. the local model's progress) on stderr during `serve`."""
+    import logging
+
+    lg = logging.getLogger("turinglab")
+    if not lg.handlers:
+        h = logging.StreamHandler()
+        h.setFormatter(logging.Formatter("%(levelname)s:     %(message)s"))
+        lg.addHandler(h)
+    lg.setLevel(logging.INFO)
+
+
 @app.command()
 def serve(
     study: str = typer.Option(None, "--study", help="Study YAML file (default: two-player, ELIZA + the local model)."),
@@ -503,6 +529,7 @@ def serve(
         chosen = default_study()
     from turinglab.server.app import WitnessSetupError, create_app
 
+    _log_progress()  # the local model's first start (assembling, checking, loading) says what it does
     try:
         web = create_app(chosen, db, warm_up=warm_up)
     except (StoreError, WitnessSetupError) as exc:
@@ -512,6 +539,7 @@ def serve(
     tune_gc()
     console.print(f"turinglab: study [bold]{chosen.name}[/bold] ({chosen.format}) on http://{host}:{port}/"
                   f"  (admin: /admin)", highlight=False)
+    console.print(f"turinglab: database {database_location(db)}", highlight=False)
     from turinglab.server.testing import WS_MAX_BYTES
 
     uvicorn.run(web, host=host, port=port, log_level="info", ws_max_size=WS_MAX_BYTES)

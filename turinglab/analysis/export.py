@@ -18,7 +18,9 @@ import pandas as pd
 
 from turinglab.analysis.core import Analysis, Options, analyse
 from turinglab.analysis.report import write_numbers, write_report
-from turinglab.analysis.schema import JUDGEMENT_COLUMNS, PARTICIPANT_COLUMNS, TAG_COLUMNS
+from turinglab.analysis.schema import (
+    JUDGEMENT_COLUMNS, OPTIONAL_JUDGEMENT_COLUMNS, PARTICIPANT_COLUMNS, TAG_COLUMNS,
+)
 
 EXPORT_VERSION = "1.0"
 MESSAGE_COLUMNS = {
@@ -49,6 +51,8 @@ def codebook(study: str, options: Options, counts: dict[str, int], extra_flags: 
     tables = {}
     for name, cols in TABLES.items():
         tables[name] = {c: {"dtype": t, "description": d} for c, (t, d) in cols.items()}
+    for c, (t, d) in OPTIONAL_JUDGEMENT_COLUMNS.items():
+        tables["judgements"][c] = {"dtype": t, "description": d}
     for f in extra_flags:
         tables["judgements"][f] = {"dtype": "boolean", "description": f"Flag stored with the game: {f[5:]}."}
     return {

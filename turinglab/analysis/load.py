@@ -123,6 +123,9 @@ def load(url: str | None = None, study: str | int | None = None) -> Loaded:
                     "confidence": float(v.confidence), "correct": v.correct, "reason": v.reason or "",
                     "started_ms": g.started_ms, "ended_ms": v.t_ms if g.ended_ms is None else g.ended_ms,
                     "n_messages": int(n_msg.get((g.id, seat), 0)), "selection_prob": ident.selection_prob,
+                    # AI replies the content filter blocked in this game (the model was asked again
+                    # or the fallback answered); counted by the store from the log
+                    "ai_outputs_blocked": int((g.flags or {}).get("ai_output_blocked", 0) or 0),
                 })
                 stored_flags.append({FLAG_PREFIX + k: bool(val) for k, val in (g.flags or {}).items()
                                      if isinstance(val, (bool, int)) or val is None})

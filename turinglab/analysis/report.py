@@ -58,6 +58,19 @@ def ipw_text() -> str:
     )
 
 
+def blocked_text(a: Analysis) -> str:
+    """How many AI outputs the content filter blocked in the analysed games."""
+    j = a.judgements
+    if j is None or "ai_outputs_blocked" not in j.columns:
+        return "Blocked AI outputs: not recorded in this data."
+    per_game = j.drop_duplicates("game_id")["ai_outputs_blocked"].fillna(0).astype(int)
+    n, k = int(per_game.sum()), int((per_game > 0).sum())
+    if n == 0:
+        return "Blocked AI outputs: none (the content filter blocked no AI reply in the analysed games)."
+    return (f"Blocked AI outputs: {n} in {k} game{'s' if k != 1 else ''} (the content filter blocked the reply; "
+            "the model was asked again within the designed delay, then the fallback answered).")
+
+
 def methods(a: Analysis, esc: Callable[[str], str] = str) -> list[str]:
     o, e = a.options, a.exclusions
     pct = int(round(100 * (1 - o.alpha)))
@@ -69,6 +82,7 @@ def methods(a: Analysis, esc: Callable[[str], str] = str) -> list[str]:
         excl = f"No exclusions applied ({e.games_before} games analysed; flags available: {', '.join(e.available) or 'none'})."
     if a.format == "three-player":
         excl += " The three_previous_ai rule does not apply to three-player games (every game has an AI), so it flags none of them."
+    excl += " " + blocked_text(a)
     reg = a.regressions
     if reg.get("mixed") is not None:
         mixed = ("a mixed-effects logistic regression with a random intercept per interrogator "

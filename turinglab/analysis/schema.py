@@ -40,6 +40,12 @@ JUDGEMENT_COLUMNS: dict[str, tuple[str, str]] = {
     "flag_knows_witness": ("boolean", "Exclusion flag: the interrogator said they know the witness personally."),
 }
 
+# columns the loader adds when the data has them (not required of other judgement tables)
+OPTIONAL_JUDGEMENT_COLUMNS: dict[str, tuple[str, str]] = {
+    "ai_outputs_blocked": ("Int64", "AI replies in this game that the content filter blocked (the model was asked "
+                                    "again within the designed delay, then the fallback answered)."),
+}
+
 PARTICIPANT_COLUMNS: dict[str, tuple[str, str]] = {
     "participant_id": ("string", "Participant id (pseudonymous in exports)."),
     "age": ("float64", "Age in years, as reported (empty if not answered)."),

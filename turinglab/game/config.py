@@ -103,6 +103,11 @@ class Allocation(_Strict):
     ai_fallback_noise_sigma: Annotated[float, Field(ge=0)] = 7.0
     wait_match_window: Annotated[int, Field(gt=0)] = 5  # AI games wait the mean of the last N human waits
     witness_policy: Literal["thompson", "uniform"] = "thompson"
+    # three-player: a game needs two people at once. A participant left waiting alone sees how
+    # many are here; after lone_wait_s, lone_then "end" ends their part (thanks + the completion
+    # link), "wait" keeps them waiting (they may stop at any time)
+    lone_wait_s: Annotated[float, Field(gt=0)] = 300.0
+    lone_then: Literal["end", "wait"] = "end"
 
 
 class Study(_Strict):
@@ -117,6 +122,9 @@ class Study(_Strict):
     content_filter: tuple[str, ...] = ()  # extra blocked words beyond the shipped list
     consent_text: str | None = None
     completion_url: str | None = None  # e.g. a Prolific completion redirect
+    # what participants see in the page header and tab title (None: a neutral title, never `name`)
+    display_name: Annotated[str | None, Field(min_length=1, max_length=80)] = None
+    no_consent_url: str | None = None  # where "I do not agree" leads, e.g. Prolific's no-consent code link
 
     @model_validator(mode="after")
     def _unique_codenames(self) -> "Study":

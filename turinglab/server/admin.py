@@ -7,9 +7,16 @@ HTTP Basic auth with any user name and the password from $TURINGLAB_ADMIN_PASSWO
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import hmac
 import io
+import logging
 import os
+import re
 import secrets
+import time
+from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
@@ -19,10 +26,79 @@ from fastapi.security import HTTPBasic
 from fastapi.templating import Jinja2Templates
 
 from turinglab.game.events import MESSAGE
-from turinglab.store.api import Store
+from turinglab.store.api import Store, UnknownId
+
+log = logging.getLogger("turinglab.server")
 
 TABLES = ("games", "messages", "verdicts", "participants", "events")
 _basic = HTTPBasic(auto_error=False)
+ID_COLUMNS = ("interrogator_id", "participant_id", "A_participant_id", "B_participant_id")
+LOGIN_FAILS, LOGIN_WINDOW_S = 5, 60.0  # failed admin logins per client address per window
+
+
+class LoginThrottle:
+    """Failed admin logins per client address: after `limit` failures within `window_s` seconds
+    that address is refused (429, even with the right password) until the window has passed."""
+
+    def __init__(self, limit: int = LOGIN_FAILS, window_s: float = LOGIN_WINDOW_S,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.limit, self.window_s, self.clock = limit, window_s, clock
+        self.fails: dict[str, deque[float]] = {}
+
+    def _recent(self, who: str) -> deque[float]:
+        q = self.fails.setdefault(who, deque())
+        while q and q[0] <= self.clock() - self.window_s:
+            q.popleft()
+        if not q:
+            self.fails.pop(who, None)
+        return q
+
+    def blocked_for(self, who: str) -> float:
+        """Seconds until `who` may try again (0: may try now)."""
+        q = self._recent(who)
+        return max(0.0, q[0] + self.window_s - self.clock()) if len(q) >= self.limit else 0.0
+
+    def failed(self, who: str) -> None:
+        if len(self.fails) > 10_000:  # many addresses: forget the stale ones
+            for k in list(self.fails):
+                self._recent(k)
+        self.fails.setdefault(who, deque()).append(self.clock())
+
+
+def spreadsheet_safe(df: pd.DataFrame) -> pd.DataFrame:
+    """Text cells a spreadsheet would run as a formula (starting with = + - @, tab or CR) get a
+    leading apostrophe, so opening the CSV in Excel/LibreOffice/Sheets shows them as text."""
+    out = df.copy()
+    for c in out.columns:
+        if out[c].dtype == object or pd.api.types.is_string_dtype(out[c]):
+            out[c] = out[c].map(lambda v: "'" + v if isinstance(v, str) and v[:1] in FORMULA_START else v)
+    return out
+
+
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def pseudonymous(t: dict[str, pd.DataFrame], salt: str) -> dict[str, pd.DataFrame]:
+    """The tables with every participant id (the participants' login tokens) replaced by a salted
+    hash, as `turinglab export` does; the same salt maps an id to the same pseudonym in every table."""
+    ids: set[str] = set()
+    for df in t.values():
+        for c in ID_COLUMNS:
+            if c in df.columns:
+                ids |= {v for v in df[c].dropna() if isinstance(v, str)}
+    alias = {i: "P" + hashlib.sha256((salt + i).encode()).hexdigest()[:16] for i in ids}
+    out = {}
+    for name, df in t.items():
+        df = df.copy()
+        for c in ID_COLUMNS:
+            if c in df.columns:
+                df[c] = df[c].map(lambda v: alias.get(v, v))
+        if "payload" in df.columns and alias:  # no id is expected in a payload; make sure
+            pat = re.compile("|".join(map(re.escape, sorted(alias, key=len, reverse=True))))
+            df["payload"] = df["payload"].map(lambda v: pat.sub(lambda m: alias[m.group(0)], v)
+                                              if isinstance(v, str) else v)
+        out[name] = df
+    return out
 
 
 def tables(store: Store, study_id: int | None = None) -> dict[str, pd.DataFrame]:
@@ -55,7 +131,8 @@ def tables(store: Store, study_id: int | None = None) -> dict[str, pd.DataFrame]
     p_rows = []
     for pid in sorted(p for p in pids if p):
         p = store.get_participant(pid)
-        p_rows.append({"participant_id": p.id, "prolific_pid": p.prolific_pid,
+        p_rows.append({"participant_id": p.id, "duplicate_prolific_pid": p.label == "duplicate_prolific_pid",
+                       "prolific_pid": p.prolific_pid,
                        "prolific_study_id": p.prolific_study_id, "prolific_session_id": p.prolific_session_id,
                        "consent_ms": p.consent_ms, "created_ms": p.created_ms,
                        **{f"demo_{k}": v for k, v in p.demographics.items()}})
@@ -65,6 +142,10 @@ def tables(store: Store, study_id: int | None = None) -> dict[str, pd.DataFrame]
 
 def add_admin(app: FastAPI, password: str | None, page, message) -> None:  # noqa: ANN001
     templates = Jinja2Templates(directory=str(__import__("pathlib").Path(__file__).parent / "templates"))
+    throttle = app.state.login_throttle = LoginThrottle()
+    # one salt per server secret: pseudonyms agree across the tables (and across restarts when
+    # $TURINGLAB_SECRET is set) and cannot be turned back into participant links
+    salt = hmac.new(app.state.csrf.secret, b"admin-export", hashlib.sha256).hexdigest()
 
     def secret() -> str | None:
         return password if password is not None else os.environ.get("TURINGLAB_ADMIN_PASSWORD") or None
@@ -75,8 +156,16 @@ def add_admin(app: FastAPI, password: str | None, page, message) -> None:  # noq
             return message(request, "Admin is disabled",
                            "Set the environment variable TURINGLAB_ADMIN_PASSWORD and restart the server "
                            "to enable the admin pages.", 503)
+        who = request.client.host if request.client else "?"
+        wait = throttle.blocked_for(who)
+        if wait:
+            return Response(f"admin: too many failed logins from this address; try again in {wait:.0f} s",
+                            status_code=429, headers={"Retry-After": str(max(1, round(wait)))})
         creds = await _basic(request)
         if creds is None or not secrets.compare_digest(creds.password.encode(), pw.encode()):
+            if creds is not None:  # a browser's first request without credentials is no failure
+                throttle.failed(who)
+                log.warning("admin: failed login from %s", who)
             return Response("admin: wrong or missing password (any user name, the admin password)",
                             status_code=401, headers={"WWW-Authenticate": 'Basic realm="turinglab admin"'})
         return None
@@ -105,12 +194,49 @@ def add_admin(app: FastAPI, password: str | None, page, message) -> None:  # noq
                      for c, t in hub.room.stats.tallies.items()]
         humans = [g for g in games if g.verdict and g.format == "two-player" and g.seats["A"].kind == "human"]
         human_sr = sum(g.verdict.choice == "human" for g in humans) / len(humans) if humans else None
+        blocked_ai = sum(int(g.flags.get("ai_output_blocked", 0) or 0) for g in games)
+        recent = [{"game_id": g.id, "status": g.status, "end_reason": g.end_reason or "",
+                   "seats": ", ".join(f"{k}: {v.witness if v.kind == 'ai' else 'human'}" for k, v in g.seats.items()),
+                   "verdict": f"{g.verdict.choice} ({g.verdict.confidence})" if g.verdict else ""}
+                  for g in sorted(games, key=lambda g: g.started_ms, reverse=True)[:20]]
         flagged = [{"game_id": g.id, "flags": ", ".join(k for k, v in g.flags.items() if v), "status": g.status}
                    for g in games if any(g.flags.values())]
         return templates.TemplateResponse(request, "admin.html", {
             "study_name": hub.study.name, "waiting": waiting, "live": live, "studies": studies,
             "witnesses": witnesses, "human_sr": human_sr, "n_human": len(humans), "flagged": flagged,
-            "n_games": len(games), "tables": TABLES})
+            "n_games": len(games), "tables": TABLES, "blocked_ai": blocked_ai, "recent": recent})
+
+    @app.get("/admin/game/{game_id}", response_class=HTMLResponse)
+    async def game_page(request: Request, game_id: str) -> Response:
+        """One game's transcript: every event in order, who sat where, the verdict."""
+        denied = await guard(request)
+        if denied:
+            return denied
+        store: Store = request.app.state.store
+        try:
+            g = await asyncio.to_thread(store.game, game_id)
+            events = await asyncio.to_thread(store.events, game_id)
+        except UnknownId:
+            return message(request, "No such game", f"There is no game {game_id!r}.", 404,
+                           link="/admin", link_text="Back to admin")
+        seats = {k: (v.witness if v.kind == "ai" else "human") for k, v in g.seats.items()}
+        t0 = g.started_ms
+        rows = []
+        for e in events:
+            p = e.payload or {}
+            who = "interrogator" if e.actor == "interrogator" else (
+                f"{e.actor} ({seats[e.actor]})" if e.actor in seats else e.actor)
+            if e.type == MESSAGE:
+                what = p.get("text", "")
+            elif e.type == "refused":
+                what = f"refused ({p.get('code')}): {p.get('text', '')}".strip()
+            else:
+                what = ", ".join(f"{k}={v}" for k, v in p.items() if k != "rules")
+            rows.append({"t": f"{(e.t_ms - t0) / 1000:.1f}", "type": e.type, "who": who,
+                         "conv": e.conversation or "", "what": what, "message": e.type == MESSAGE})
+        live = game_id in request.app.state.hub.live
+        return templates.TemplateResponse(request, "admin_game.html", {
+            "study_name": request.app.state.hub.study.name, "g": g, "seats": seats, "rows": rows, "live": live})
 
     @app.get("/admin/export/{name}")
     async def export(request: Request, name: str) -> Response:
@@ -122,9 +248,10 @@ def add_admin(app: FastAPI, password: str | None, page, message) -> None:  # noq
             return Response(f"unknown export {name!r}: use one of "
                             + ", ".join(f"{t}.csv / {t}.parquet" for t in TABLES), status_code=404)
         hub = request.app.state.hub
-        df = (await asyncio.to_thread(tables, request.app.state.store, hub.study_id))[table]
+        all_tables = await asyncio.to_thread(tables, request.app.state.store, hub.study_id)
+        df = pseudonymous(all_tables, salt)[table]
         if fmt == "csv":
-            body, media = df.to_csv(index=False).encode(), "text/csv"
+            body, media = spreadsheet_safe(df).to_csv(index=False).encode(), "text/csv"
         else:
             buf = io.BytesIO()
             df.to_parquet(buf, index=False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import logging
@@ -37,6 +38,7 @@ DEFAULT_CONSENT = (
     "Taking part is voluntary: you can stop at any time by closing the page. Abusive messages are blocked, "
     "and you can report abuse at any time."
 )
+DEFAULT_DISPLAY_NAME = "Human or AI? A chat study"  # the header when the study sets no display_name
 log = logging.getLogger("turinglab.server")
 templates = Jinja2Templates(directory=str(HERE / "templates"))  # autoescape is on for .html
 templates.env.globals["survey"] = survey  # the survey form lists the answers from one place
@@ -122,6 +124,13 @@ def _duration(seconds: float) -> str:
     return f"{seconds:g} seconds" if seconds < 120 else f"{seconds / 60:.1f} minutes"
 
 
+def _db_ping(store: Store) -> None:
+    from sqlalchemy import text
+
+    with store.engine.connect() as conn:
+        conn.execute(text("SELECT 1"))
+
+
 class WitnessSetupError(ValueError):
     """An AI witness of the study cannot be built (bad prompt, persona, events file, script, key)."""
 
@@ -182,7 +191,7 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
     app.state.store = store
     csrf = app.state.csrf = Csrf(secret, trusted_origins)
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
-    base = {"study_name": study.name}
+    base = {"study_name": study.display_name or DEFAULT_DISPLAY_NAME}
 
     def page(request: Request, name: str, status: int = 200, **ctx: Any) -> HTMLResponse:
         return templates.TemplateResponse(request, name, {**base, **ctx}, status_code=status)
@@ -220,7 +229,7 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
     @app.get("/", response_class=HTMLResponse)
     async def landing(request: Request) -> Response:
         if request.query_params.get("PROLIFIC_PID"):  # Prolific sends participants here with GET
-            return to_player(await hub(request).new_person(prolific(request)))
+            return to_player(await hub(request).new_person(prolific(request), request.cookies.get(COOKIE)))
         cookie = request.cookies.get(COOKIE)
         if cookie and await hub(request).person(cookie):
             return RedirectResponse(f"/p/{cookie}", status_code=303)
@@ -232,7 +241,7 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
         refused = forged(request)
         if refused:
             return refused
-        return to_player(await hub(request).new_person(prolific(request)))
+        return to_player(await hub(request).new_person(prolific(request), request.cookies.get(COOKIE)))
 
     @app.get("/p/{token}", response_class=HTMLResponse)
     async def play(request: Request, token: str) -> Response:
@@ -243,12 +252,15 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
                            404, link="/", link_text="Start again")
         if not p.consented:
             resp = page(request, "consent.html", token=p.id, csrf=csrf.token(p.id),
-                        consent_text=study.consent_text or DEFAULT_CONSENT)
+                        consent_text=study.consent_text or DEFAULT_CONSENT,
+                        no_consent=bool(study.no_consent_url))
         else:
             r = study.rules
             resp = page(request, "play.html", token=p.id, csrf=csrf.token(p.id), format=study.format,
                         max_chars=r.max_chars,
-                        duration=_duration(r.time_limit_s), block_paste=r.block_paste)
+                        duration=_duration(r.time_limit_s), block_paste=r.block_paste,
+                        lone_then=study.allocation.lone_then, lone_wait=_duration(study.allocation.lone_wait_s),
+                        completion=bool(study.completion_url))
         resp.set_cookie(COOKIE, p.id, max_age=60 * 60 * 24 * 90, httponly=True, samesite="lax")
         return resp
 
@@ -267,6 +279,29 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
                            link=f"/p/{p.id}", link_text="Back to the consent form")
         await hub(request).consent(p.id)
         return RedirectResponse(f"/p/{p.id}", status_code=303)
+
+    @app.post("/p/{token}/decline")
+    async def decline(request: Request, token: str,
+                      csrf_field: Annotated[str | None, Form(alias=CSRF_FIELD)] = None) -> Response:
+        """ "I do not agree": nothing is played; to the study's no-consent link (e.g. Prolific's
+        no-consent code), else a page saying that nothing was recorded."""
+        p = await hub(request).person(token)
+        if p is None:
+            return message(request, "Link not found", "This personal link is not valid.", 404)
+        request.state.csrf_field = csrf_field
+        refused = forged(request, p.id)
+        if refused:
+            return refused
+        log.info("participant %s declined consent", p.id)
+        if study.no_consent_url:
+            return RedirectResponse(study.no_consent_url, status_code=303)
+        return message(request, "You did not consent",
+                       "Thank you for considering the study. You have not taken part, and no chat or answers "
+                       "of yours were recorded. You can close this page.")
+
+    @app.get("/favicon.ico")
+    async def favicon() -> Response:
+        return RedirectResponse("/static/favicon.svg", status_code=301)
 
     @app.post("/p/{token}/survey")
     async def survey(request: Request, token: str) -> Response:
@@ -297,9 +332,15 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
                        link=f"/p/{p.id}", link_text="Play another game")
 
     @app.get("/healthz")
-    async def healthz(request: Request) -> dict[str, Any]:
-        h = hub(request)
-        return {"ok": True, "waiting": len(h.room.waiting), "games": len(h.live)}
+    async def healthz(request: Request) -> Response:
+        """Public: up/down and whether the database answers. No counts: how many people wait
+        would tell a lone participant whether their partner is a human (counts are on /admin)."""
+        try:
+            await asyncio.to_thread(_db_ping, request.app.state.store)
+        except Exception:  # noqa: BLE001 - any failure means the database is down for us
+            log.exception("health check: the database did not answer")
+            return JSONResponse({"ok": False, "database": "down"}, status_code=503)
+        return JSONResponse({"ok": True, "database": "ok"})
 
     @app.websocket("/ws/{token}")
     async def ws(websocket: WebSocket, token: str) -> None:

@@ -32,6 +32,7 @@ log = logging.getLogger("turinglab.server")
 
 Clock = Callable[[], int]
 WitnessFactory = Callable[[WitnessSpec, int], Witness]
+DUPLICATE_PID = "duplicate_prolific_pid"  # label of a participant whose Prolific id was already in use
 _STOP = object()  # queued by Writer.stop after the work to finish
 
 
@@ -164,6 +165,7 @@ class Person:
     consented: bool
     games_played: int
     survey_done: bool
+    alone: bool = False  # three-player: waited alone until the study's lone_wait_s ended the wait
 
 
 class Hub:
@@ -198,6 +200,7 @@ class Hub:
         self.writer = Writer(store.url, writers or (1 if backend_sqlite else 4))
         self.wake = asyncio.Event()
         self.task = asyncio.create_task(self._matchmaker())
+        self._lone_tasks: set[asyncio.Task] = set()
         self._eliza: Witness | None = None
         self._warm_task: asyncio.Task | None = None
 
@@ -255,6 +258,8 @@ class Hub:
         self.task.cancel()
         if self._warm_task is not None:
             self._warm_task.cancel()
+        for t in list(self._lone_tasks):
+            t.cancel()
         for s in list(self.live.values()):
             for t in list(s.tasks):
                 t.cancel()
@@ -275,13 +280,27 @@ class Hub:
         self.people[token] = p
         return p
 
-    async def new_person(self, prolific: dict[str, str]) -> str:
-        """A participant id (the link token); the same Prolific id keeps its participant."""
-        if prolific.get("prolific_pid"):
-            found = await asyncio.to_thread(self.store.find_participant, prolific_pid=prolific["prolific_pid"])
+    async def new_person(self, prolific: dict[str, str], cookie: str | None = None) -> str:
+        """A participant id (the link token). A Prolific id is not a credential: it returns to its
+        participant only from the browser holding that participant's cookie. From any other client
+        a Prolific id already in use gets a new participant, labelled `DUPLICATE_PID` (kept for
+        payment and for the analysis to exclude), never the existing participant's token."""
+        pp = prolific.get("prolific_pid")
+        label = None
+        if pp:
+            if cookie and 1 <= len(cookie) <= 40:
+                try:
+                    mine = await asyncio.to_thread(self.store.get_participant, cookie)
+                except UnknownId:
+                    mine = None
+                if mine is not None and mine.prolific_pid == pp:
+                    return mine.id
+            found = await asyncio.to_thread(self.store.find_participant, prolific_pid=pp)
             if found is not None:
-                return found.id
-        return await asyncio.to_thread(self.store.create_participant, t_ms=self.now(), **prolific)
+                label = DUPLICATE_PID
+                log.warning("Prolific id seen again from a client without its participant's cookie: "
+                            "a new participant, labelled %s", DUPLICATE_PID)
+        return await asyncio.to_thread(self.store.create_participant, t_ms=self.now(), label=label, **prolific)
 
     async def consent(self, pid: str) -> None:
         await asyncio.to_thread(self.store.update_participant, pid, consent_ms=self.now())
@@ -310,7 +329,37 @@ class Hub:
         s = self.session_of.get(pid)
         if s is not None:
             return s.phase()
-        return "waiting" if pid in self.room.waiting or pid in self.starting else "idle"
+        if pid in self.room.waiting or pid in self.starting:
+            return "waiting"
+        p = self.people.get(pid)
+        return "alone" if p is not None and p.alone else "idle"
+
+    def lone_info(self, pid: str) -> dict[str, Any] | None:
+        """Three-player waiting: how many people are here of the two a game needs, and when the
+        study's rule ends the wait (None: it does not). Every three-player game has one human and
+        one AI witness, so the count says nothing about who a partner is."""
+        w = self.room.waiting.get(pid)
+        if w is None or self.study.format != "three-player":
+            return None
+        a = self.study.allocation
+        return {"here": len(self.room.waiting), "needed": 2,
+                "ends_ms": w.joined_ms + round(a.lone_wait_s * 1000) if a.lone_then == "end" else None}
+
+    async def send_waiting_counts(self) -> None:
+        if self.study.format == "three-player":
+            for pid in list(self.room.waiting):
+                await self.send_state(pid)
+
+    async def _lone_timeout(self, pid: str, joined_ms: int) -> None:
+        await asyncio.sleep(self.study.allocation.lone_wait_s)
+        w = self.room.waiting.get(pid)
+        if w is None or w.joined_ms != joined_ms:  # matched, left, or joined again since
+            return
+        self.room.leave(pid)
+        if pid in self.people:
+            self.people[pid].alone = True
+        log.info("participant %s waited alone for %.0f s: their wait ended", pid, self.study.allocation.lone_wait_s)
+        await self.send_state(pid)
 
     def state_frame(self, pid: str) -> dict[str, Any]:
         p = self.people[pid]
@@ -324,6 +373,7 @@ class Hub:
             "participant": {"games_played": p.games_played, "survey_done": p.survey_done,
                             "completion_url": self.study.completion_url},
             "waiting_since_ms": w.joined_ms if w else None,
+            "lone": self.lone_info(pid),
             "game": s.view(pid, now) if s is not None else None,
         }
 
@@ -354,6 +404,7 @@ class Hub:
         await asyncio.sleep(self.waiting_grace_s)
         if not self.conns.get(pid) and self.room.leave(pid):
             log.info("participant %s left the waiting room (no connection)", pid)
+            await self.send_waiting_counts()
 
     # ---- frames in -------------------------------------------------------------------
     async def handle(self, pid: str, raw: str) -> None:
@@ -370,6 +421,7 @@ class Hub:
         elif t == "leave_queue":
             self.room.leave(pid)
             await self.send_state(pid)
+            await self.send_waiting_counts()
         else:
             s = self.session_of.get(pid)
             if s is None or (s.game.state == "ended" and t != "verdict"):
@@ -396,9 +448,16 @@ class Hub:
             await self.send_state(pid)
             return
         self.session_of.pop(pid, None)
-        self.room.join(pid, self.now())
+        p.alone = False
+        fresh = pid not in self.room.waiting
+        entry = self.room.join(pid, self.now())
+        if fresh and self.study.format == "three-player" and self.study.allocation.lone_then == "end":
+            task = asyncio.create_task(self._lone_timeout(pid, entry.joined_ms))
+            self._lone_tasks.add(task)
+            task.add_done_callback(self._lone_tasks.discard)
         self.wake.set()
         await self.send_state(pid)
+        await self.send_waiting_counts()
 
     # ---- matchmaking --------------------------------------------------------------------
     async def _matchmaker(self) -> None:
@@ -411,6 +470,7 @@ class Hub:
                     if isinstance(r, BaseException):  # one bad start must not stop matchmaking
                         log.error("starting a game failed", exc_info=r)
                         await self._start_failed(m)
+                await self.send_waiting_counts()
             nxt = self.room.next_wakeup()
             timeout = None if nxt is None else max(0.0, (nxt - self.now()) / 1000)
             try:

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("turinglab.server")
 
+AI_REGENERATE_TRIES = 2  # a blocked AI reply is asked for again at most this often (within its delay)
 END_REASONS = {"verdict": "verdict", "abuse_report": "report", "interrogator_left": "left"}
 
 
@@ -317,6 +318,26 @@ class GameSession:
             self.typing_on.add(conv)
             await self._send(self.interrogator, {"type": "typing", "conv": conv})
 
+    async def _generate(self, seat: SeatInfo, conv: str, history: list[Turn], ctx: GameContext,
+                        timeout_s: float) -> str:
+        """One reply from the witness's model, "" when it fails (never shown)."""
+        assert seat.witness is not None
+        try:
+            reply = await asyncio.wait_for(seat.witness.reply(history, ctx), timeout=max(0.05, timeout_s))
+            if reply.error:
+                log.warning("game %s seat %s: %s (fallback=%s)", self.id, conv, reply.error, reply.fallback)
+            return (reply.text or "").strip()
+        except Exception as exc:  # noqa: BLE001 - never show a model failure
+            log.warning("game %s seat %s: witness failed (%s); ELIZA answers", self.id, conv, exc)
+            return ""
+
+    def _budget_ms(self, conv: str, n_chars: int, q: Event) -> int:
+        """When a reply of `n_chars` is due on average (no random part): the time a blocked reply
+        may be regenerated in without the delay showing it."""
+        t = self.seats[conv].spec.timing  # type: ignore[union-attr]
+        d = t.base_s + t.s_per_char * n_chars + t.read_s_per_char * len(q.payload["text"]) + t.gamma_shape * t.gamma_scale
+        return q.t_ms + round(1000 * (min(d, t.max_s) if t.max_s is not None else d))
+
     async def _ai_reply(self, conv: str, q: Event) -> None:
         seat = self.seats[conv]
         assert seat.witness is not None and seat.spec is not None
@@ -324,24 +345,29 @@ class GameSession:
                    for m in self.game.conversations[conv].messages]
         ctx = self._ctx(conv, self.hub.now())
         left = max(1.0, (self.game.deadline_ms - self.hub.now()) / 1000)
-        text = ""
-        try:
-            reply = await asyncio.wait_for(seat.witness.reply(history, ctx), timeout=left)
-            text = (reply.text or "").strip()
-            if reply.error:
-                log.warning("game %s seat %s: %s (fallback=%s)", self.id, conv, reply.error, reply.fallback)
-        except Exception as exc:  # noqa: BLE001 - never show a model failure
-            log.warning("game %s seat %s: witness failed (%s); ELIZA answers", self.id, conv, exc)
+        text = await self._generate(seat, conv, history, ctx, left)
         if not text:
             text = await self.hub.fallback_text(history, ctx)
         text = text[: self.rules.max_chars]
-        blocked = await self.hub.filter.check(text)
-        if blocked:  # the filter binds AI witnesses too: record it, and let the fallback answer
+        # the filter binds AI witnesses too: a blocked reply is recorded and counted, and the
+        # model asked again while the designed delay of the first reply still hides it (ELIZA
+        # would only say the same again); after that the fallback answers
+        budget = self._budget_ms(conv, len(text), q)
+        tries = 0
+        while blocked := await self.hub.filter.check(text):
             async with self.lock:
                 await self._commit(self.game.refuse(Send(conv, text, conv), "blocked", blocked, self.hub.now()).events)
+            log.warning("game %s seat %s: the AI reply was blocked (%s)", self.id, conv, blocked)
+            now = self.hub.now()
+            if seat.spec.kind != "eliza" and tries < AI_REGENERATE_TRIES and now < budget:
+                tries += 1
+                text = (await self._generate(seat, conv, history, ctx, (budget - now) / 1000))[: self.rules.max_chars]
+                if text:
+                    continue
             text = (await self.hub.fallback_text(history, ctx))[: self.rules.max_chars]
             if await self.hub.filter.check(text):
                 text = "sorry, what do you mean?"
+            break
         # the human rule: shown at t_q + max(elapsed, designed), on the hub clock (not from when
         # this task started, which is after the question's commit)
         designed = self._designed_ms(conv, len(text), q)

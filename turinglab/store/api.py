@@ -387,6 +387,9 @@ class Store:
                 game.flags = {**game.flags, "witness_left": True}
         elif e.type == ev.ABUSE_REPORT:
             game.flags = {**game.flags, "abuse_reported": True}
+        elif (e.type == ev.REFUSED and p.get("code") == "blocked"
+              and identity.get(e.actor or "", {}).get("kind") == "ai"):  # AI outputs the filter blocked
+            game.flags = {**game.flags, "ai_output_blocked": int(game.flags.get("ai_output_blocked", 0)) + 1}
 
     def record_verdict(self, game_id: str, choice: str, confidence: int, reason: str | None,
                        t_ms: int, *, forced: bool = False) -> VerdictInfo:

@@ -45,9 +45,31 @@
   }
   setInterval(() => send({ type: "ping" }), 20000);
 
+  // a game that starts while this tab is in the background: say so in the tab title (and, if
+  // the participant asked for it, with a short sound) until they look at the tab again
+  const baseTitle = document.title;
+  let soundOn = store.getItem("tl-sound") === "1";
+  $("sound").checked = soundOn;
+  $("sound").onchange = () => { soundOn = $("sound").checked; store.setItem("tl-sound", soundOn ? "1" : "0"); if (soundOn) beep(0.01); };
+  function beep(vol) {
+    try {
+      const ctx = beep.ctx || (beep.ctx = new (window.AudioContext || window.webkitAudioContext)());
+      const o = ctx.createOscillator(), g = ctx.createGain();
+      o.frequency.value = 880; g.gain.value = vol === undefined ? 0.15 : vol;
+      o.connect(g); g.connect(ctx.destination); o.start(); o.stop(ctx.currentTime + 0.25);
+    } catch (e) { /* no audio: the title still says it */ }
+  }
+  function gameStarted() {
+    if (!document.hidden) return;
+    document.title = "● Your game has started! · " + baseTitle;
+    if (soundOn) beep();
+  }
+  document.addEventListener("visibilitychange", () => { if (!document.hidden) document.title = baseTitle; });
+
   function handle(f) {
     if (f.type === "state") {
       offset = f.server_now_ms - Date.now();
+      if (f.phase === "game" && (!st || st.phase === "waiting")) gameStarted();
       st = f;
       // forget unacknowledged messages of another game; resend the rest (the server ignores repeats)
       outbox = outbox.filter((m) => f.game && f.phase === "game" && m.game_id === f.game.game_id); saveOutbox();
@@ -95,12 +117,21 @@
     $("timer").hidden = !(g && st.phase === "game");
     $("played").textContent = st.participant.games_played ? "Games played: " + st.participant.games_played : "";
     if (st.phase === "idle") show("s-idle");
-    else if (st.phase === "waiting") show("s-waiting");
+    else if (st.phase === "waiting") { showLone(); show("s-waiting"); }
+    else if (st.phase === "alone") show("s-alone");
     else if (st.phase === "game") { buildGame(g); show("s-game"); }
     else if (st.phase === "verdict") {
       buildGame(g);
       if (g.role === "interrogator") openVerdict(true); else show("s-wait-verdict");
     } else if (st.phase === "reveal") { buildReveal(g); show("s-reveal"); }
+  }
+
+  // three-player: how many of the two people a game needs are here (updated by the server)
+  function showLone() {
+    const box = $("lone-count"), l = st.lone;
+    if (!box || !l) return;
+    box.textContent = l.here >= l.needed ? "Someone else is here: your game is starting…"
+      : "You are the only person waiting right now (" + l.here + " of " + l.needed + " needed).";
   }
 
   function convTitle(g, c) {
@@ -176,8 +207,10 @@
     if (!pane) return;
     const open = st.phase === "game" && g.your_turn[c];
     pane.querySelector("button").disabled = !open;
+    const none = !g.messages.some((m) => m.conv === c);
     pane.querySelector("textarea").placeholder = st.phase !== "game" ? "The chat is over"
-      : open ? "Type a message" : "Wait for a reply…";
+      : open ? (none && g.role === "interrogator" ? "You write first: type a message" : "Type a message")
+      : none ? "The interrogator writes first…" : "Wait for a reply…";
   }
 
   function openVerdict(forced) {
@@ -190,17 +223,25 @@
       const l = el("label", "choice"); const r = el("input"); r.type = "radio"; r.name = "choice"; r.value = v; r.required = true;
       l.append(r, document.createTextNode(" " + label)); box.append(l);
     }
+    const conf = $("confidence");
+    if (openVerdict.game !== g.game_id) {  // a new game's verdict: the slider starts untouched
+      conf.value = 50; conf.classList.add("untouched"); $("conf-out").textContent = "move the slider";
+      openVerdict.game = g.game_id;
+    }
     $("verdict-title").textContent = forced ? "Time is up: your verdict" : "Your verdict";
     $("btn-back").hidden = forced;
     show("s-verdict");
   }
   $("btn-verdict").onclick = () => openVerdict(false);
   $("btn-back").onclick = () => show("s-game");
-  $("confidence").oninput = () => { $("conf-out").textContent = $("confidence").value; };
+  // the slider starts untouched: a click, a drag or an arrow key sets it (even at 50)
+  function confTouched() { $("confidence").classList.remove("untouched"); $("conf-out").textContent = $("confidence").value; }
+  for (const ev of ["input", "change", "pointerdown", "keydown"]) $("confidence").addEventListener(ev, confTouched);
   $("verdict-form").onsubmit = (e) => {
     e.preventDefault();
     const choice = new FormData(e.target).get("choice");
     if (!choice) { toast("Choose an answer first."); return; }
+    if ($("confidence").classList.contains("untouched")) { toast("Set how confident you are: move the slider (or click it) first."); $("confidence").focus(); return; }
     send({ type: "verdict", choice: choice, confidence: parseInt($("confidence").value, 10), reason: $("reason").value });
     $("reason").value = "";
   };
@@ -210,22 +251,38 @@
   };
 
   function kindText(k) { return k === "human" ? "a human" : "an AI"; }
+  // the reveal in the participant's own terms: no seat letters they never saw
   function buildReveal(g) {
     const body = $("reveal-body"); body.replaceChildren();
-    const why = { time: "Time ran out.", report: "The game was ended by a report of abuse.", left: "A player left the game.", verdict: "" }[g.end_reason] || "";
+    const why = { time: "Time ran out.", report: "The game was ended by a report of abuse.", left: "A player left the game.", verdict: "", verdict_timeout: "No verdict was given in time." }[g.end_reason] || "";
     if (why) body.append(el("p", "small", why));
-    for (const c of Object.keys(g.reveal.seats)) {
-      const who = g.role === "witness" && c === g.seat ? "You (witness " + c + ") were " : (g.convs.length > 1 || g.role === "witness" ? "Witness " + c + " was " : "The witness was ");
-      body.append(el("p", "reveal-line", who + kindText(g.reveal.seats[c].kind) + "."));
+    const seats = g.reveal.seats, v = g.verdict, three = g.format === "three-player";
+    const line = (t) => body.append(el("p", "reveal-line", t));
+    if (g.role === "interrogator") {
+      if (three) for (const c of Object.keys(seats)) line("Witness " + c + " was " + kindText(seats[c].kind) + ".");
+      else line("You were talking to " + kindText(seats.A.kind) + ".");
+      if (v) {
+        const said = three ? "you said Witness " + v.choice + " was the human" : "you said " + kindText(v.choice);
+        body.append(el("p", "", "Your verdict: " + said + " (confidence " + v.confidence + " of 100)."));
+      }
+    } else {
+      const other = Object.keys(seats).find((c) => c !== g.seat);
+      line(three ? "You were the human witness; the other witness was " + kindText(seats[other].kind) + "."
+                 : "You were the witness: the interrogator had to decide whether you were a human or an AI.");
+      if (v) {
+        const you = three ? v.choice === g.seat : v.choice === "human";
+        body.append(el("p", "", three
+          ? (you ? "The interrogator picked you as the human" : "The interrogator thought the AI was the human")
+            + " (confidence " + v.confidence + " of 100)."
+          : "The interrogator said you were " + kindText(v.choice) + " (confidence " + v.confidence + " of 100)."));
+        body.append(el("p", you ? "correct" : "wrong", you ? "You convinced them." : "You did not convince them."));
+      }
     }
-    if (g.verdict) {
-      const v = g.verdict;
-      const said = g.format === "three-player" ? v.choice + " is human" : (v.choice === "human" ? "human" : "AI");
-      const who = g.role === "interrogator" ? "Your verdict: " : "The interrogator's verdict: ";
-      body.append(el("p", "", who + said + " (confidence " + v.confidence + ")."));
-      if (g.reveal.correct !== null) body.append(el("p", g.reveal.correct ? "correct" : "wrong", g.reveal.correct ? "Correct." : "Incorrect."));
-      if (v.reason) body.append(el("p", "small", "Reason: " + v.reason));
-    } else body.append(el("p", "small", "No verdict was given."));
+    if (v && g.role === "interrogator" && g.reveal.correct !== null) {
+      body.append(el("p", g.reveal.correct ? "correct" : "wrong", g.reveal.correct ? "You were right." : "You were wrong."));
+    }
+    if (v && v.reason) body.append(el("p", "small", "Reason given: " + v.reason));
+    if (!v && g.end_reason !== "verdict_timeout") body.append(el("p", "small", "No verdict was given."));
     surveyPending = !st.participant.survey_done;
     $("btn-done").hidden = false;
   }
@@ -247,6 +304,7 @@
   $("btn-join").onclick = () => send({ type: "join" });
   $("btn-next").onclick = () => send({ type: "join" });
   $("btn-leave-queue").onclick = () => send({ type: "leave_queue" });
+  $("btn-wait-more").onclick = () => send({ type: "join" });
 
   setInterval(() => {
     if (!st) return;

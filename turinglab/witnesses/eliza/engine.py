@@ -24,7 +24,10 @@ MAD-SLIP source found in 2021, used only where the paper is silent or vague):
    decomposition rules are tried in order; the first that matches gives its next
    reassembly (cycling). A reassembly may instead link to another keyword
    (=KW), ask for the next keyword on the stack (NEWKEY), or rebuild the text and
-   then link (PRE). A keyword whose rules all fail (and has no link) gives NONE.
+   then link (PRE). A keyword whose rules all fail (and has no link) gives the
+   listing's NOMATCH(LIMIT) message (lines 002200-002260: PLEASE CONTINUE, HMMM,
+   GO ON, PLEASE, I SEE; the branch at line 001490), not NONE; `nomatch="none"`
+   keeps the older reading (NONE). A NEWKEY with no keyword left gives NONE.
 """
 
 from __future__ import annotations
@@ -40,6 +43,9 @@ from turinglab.witnesses.eliza.slip import memory_index
 
 PUNCTUATION_DELIMITERS = (".", ",")
 WORD_DELIMITERS = ("BUT",)
+# the listing's messages when a keyword's decomposition rules all fail, chosen by LIMIT 1..4
+# (the listing prints "GO ON , PLEASE" with the 7094's spacing)
+NOMATCH = ("PLEASE CONTINUE", "HMMM", "GO ON, PLEASE", "I SEE")
 MAX_LINKS = 32  # guard against scripts whose links loop (A -> B -> A)
 _SENTENCE_END = re.compile(r"[?!;:]")
 _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "`": "'", "\u00b4": "'"})
@@ -60,7 +66,7 @@ class Response:
     """A reply and how it was made (for tests and logs)."""
 
     text: str
-    source: str  # "keyword", "memory" or "none"
+    source: str  # "keyword", "memory", "nomatch" or "none"
     keyword: str | None = None  # the keyword whose rule produced the text
     rule: int | None = None  # index of its decomposition rule
     keystack: tuple[str, ...] = ()  # keywords found, in stack order
@@ -95,6 +101,8 @@ class Eliza:
 
     memory_choice: "hash" (the program's own rule, reproducible) or "random"
     (the paper's wording; seeded by `seed`).
+    nomatch: "listing" (a keyword whose rules all fail answers NOMATCH(LIMIT), as the 1965
+    program does) or "none" (it answers from the NONE list, this package's earlier behaviour).
     """
 
     def __init__(
@@ -104,9 +112,13 @@ class Eliza:
         memory_choice: str = "hash",
         seed: int | str | None = None,
         word_delimiters: tuple[str, ...] = WORD_DELIMITERS,
+        nomatch: str = "listing",
     ) -> None:
         if memory_choice not in ("hash", "random"):
             raise ValueError(f"memory_choice must be 'hash' or 'random', not {memory_choice!r}")
+        if nomatch not in ("listing", "none"):
+            raise ValueError(f"nomatch must be 'listing' or 'none', not {nomatch!r}")
+        self.nomatch = nomatch
         self.script = script if script is not None else doctor_script()
         self.memory_choice = memory_choice
         self.rng = random.Random(seed)
@@ -154,6 +166,8 @@ class Eliza:
                 kw = self.script.keywords[str(value)]
             if outcome != "newkey":
                 break
+        if outcome == "fail" and self.nomatch == "listing":  # listing line 001490: NOMATCH(LIMIT)
+            return Response(NOMATCH[self.limit - 1], "nomatch", kw.word, None, stack, tuple(words))
         return self._none(words, stack)
 
     def _scan(self, tokens: list[str]) -> tuple[list[str], list[str]]:

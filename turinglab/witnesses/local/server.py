@@ -11,12 +11,15 @@ from __future__ import annotations
 import asyncio
 import atexit
 import gc
+import logging
 import os
 import threading
 import time
 from pathlib import Path
 
 from turinglab.witnesses.local.weights import model_path
+
+log = logging.getLogger("turinglab.witnesses")
 
 MODEL_ALIAS = "local"
 
@@ -78,8 +81,11 @@ class LocalServer:
                 p.warmup = False
                 p.verbosity = -1
                 t0 = time.monotonic()
+                log.info("loading the local model %s (%.2f GB) on %d thread(s)...",
+                         path, Path(path).stat().st_size / 1e9, self.threads)
                 self._server = xllamacpp.Server(p)
                 self.load_s = time.monotonic() - t0
+                log.info("local model loaded in %.1f s", self.load_s)
                 self._address = self._server.listening_address.rstrip("/")
             return f"{self._address}/v1"
 

