@@ -23,7 +23,8 @@ from turinglab.judges.vectors import glove, tokens
 WORD_SETS = ("sqdiff", "glove", "cosine", "lexical")
 TEXT_SETS = ("mean", "lexical", "minilm")
 DEFAULTS = {"word": ("sqdiff", "cosine", "lexical"), "caption": ("minilm", "lexical"),
-            "object": ("minilm", "lexical"), "color": ("mean", "lexical"), "conversation": ("minilm", "lexical")}
+            "object": ("minilm", "lexical"), "color": ("mean", "lexical"), "conversation": ("minilm", "lexical"),
+            "transcript": ("minilm", "lexical")}
 SUFFIXES = ("ing", "ed", "s", "ly", "tion", "sion", "er", "est", "ness", "ment", "al", "ous", "ive", "able", "ful",
             "less", "ity", "ize", "ism", "ist")
 LEXICAL_NAMES = ["log_rank", "oov", "n_chars", "n_tokens", "capitalized", "has_digit", "has_space_or_hyphen",
