@@ -385,3 +385,16 @@ def test_minilm_without_the_extra_is_one_clear_error(monkeypatch):
     monkeypatch.setattr(sentence, "find_spec", lambda name: None if name == sentence.PACKAGE else real(name))
     with pytest.raises(FeaturesError, match=r"pip install -e '\.\[text\]'"):
         sentence.model_dir()
+
+
+def test_scanpath_vector_pads_with_ones_and_truncates():
+    from turinglab.judges.scanpath import scanpath_vector
+
+    v = scanpath_vector([(100, 50), (200, 150)], width=400, height=300)
+    assert v.shape == (30,)
+    assert v[:4].tolist() == [0.25, 50 / 300, 0.5, 0.5]
+    assert (v[4:] == 1).all()
+    long = scanpath_vector([(i, i) for i in range(40)], 40, 40)
+    assert long.shape == (30,) and long[-2:].tolist() == [14 / 40, 14 / 40]
+    with pytest.raises(ValueError):
+        scanpath_vector([(1, 2)], 0, 10)
