@@ -398,3 +398,21 @@ def test_scanpath_vector_pads_with_ones_and_truncates():
     assert long.shape == (30,) and long[-2:].tolist() == [14 / 40, 14 / 40]
     with pytest.raises(ValueError):
         scanpath_vector([(1, 2)], 0, 10)
+
+
+def test_figure_from_results(word, tmp_path):
+    from turinglab.judges.evaluate import Config, evaluate
+    from turinglab.judges.figure import detectability
+
+    items = pd.concat([word[word.truth == "human"].iloc[:60], word[word.truth == "machine"].iloc[:60]])
+    res = evaluate(items, Config(judge="tfidf-lr", folds=3))
+    fig = detectability([res])
+    assert fig.png.startswith(b"\x89PNG") and "tfidf-lr" in fig.svg
+    p = tmp_path / "r.json"
+    p.write_text(json.dumps(res))
+    r = _cli("judges", "figure", str(p), "--out", str(tmp_path / "f.svg"))
+    assert r.returncode == 0 and (tmp_path / "f.svg").read_text().startswith("<?xml")
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}")
+    r = _cli("judges", "figure", str(bad), "--out", str(tmp_path / "g.png"))
+    assert r.returncode == 2 and "not a judges result" in r.stderr

@@ -819,6 +819,31 @@ def judges_run(
     items, trials = from_loaded(loaded)
     _judges_run(items, trials, cfg, f"live study {loaded.study_name}", as_json, no_cache, items_out)
 
+@judges_app.command("figure")
+def judges_figure(
+    results: list[str] = typer.Argument(..., help="JSON results of `judges evaluate/run --json`."),
+    out: str = typer.Option(..., "--out", help="Where to write the figure (.png or .svg)."),
+) -> None:
+    """Draw each judge's balanced accuracy with its interval beside the human judges."""
+    import json
+    from pathlib import Path
+
+    if not out.endswith((".png", ".svg")):
+        fail(f"--out must end in .png or .svg, got {out!r}")
+    loaded = []
+    for p in results:
+        try:
+            loaded.append(json.loads(Path(p).read_text()))
+        except (OSError, ValueError) as exc:
+            fail(f"{p}: not a readable judges result ({exc})")
+        if "balanced_accuracy_ci" not in loaded[-1]:
+            fail(f"{p}: not a judges result (no balanced_accuracy_ci); make it with `judges evaluate --json`")
+    from turinglab.judges.figure import detectability
+
+    fig = detectability(loaded)
+    Path(out).write_bytes(fig.png) if out.endswith(".png") else Path(out).write_text(fig.svg)
+    console.print(f"wrote {out}", markup=False)
+
 
 # === end ===
 
