@@ -338,6 +338,10 @@ def test_cli_bad_input_is_one_line_exit_2(zhang, tmp_path):
     assert r.returncode == 2 and "no such file" in r.stderr
     r = _cli("judges", "evaluate", "--judge", "svm", "--responses", str(zhang / "word.json"), "--features", "bogus")
     assert r.returncode == 2 and "unknown feature set" in r.stderr
+    r = _cli("judges", "evaluate", "--judge", "tfidf-lr", "--responses", str(zhang / "word.json"), "--features", "glove")
+    assert r.returncode == 2 and "does not apply" in r.stderr
+    r = _cli("judges", "run", "--judge", "svm", "--from-study", "x")
+    assert r.returncode == 2 and "judges evaluate" in r.stderr
 
 
 @pytest.mark.slow

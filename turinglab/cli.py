@@ -745,6 +745,12 @@ def _judges_config(judge, features, folds, group_by_stimulus, seed, repeats, alp
         fail(f"--alpha must be between 0 and 1 (e.g. 0.05), got {alpha}")
     if limit is not None and limit < 2:
         fail(f"--limit must be at least 2, got {limit}")
+    if features and judge in ("tfidf-lr", "llm"):
+        fail(f"--features does not apply to --judge {judge} (it reads the text); use svm or rf")
+    if group_by_stimulus and judge == "llm":
+        fail("--group-by-stimulus does not apply to --judge llm (it is not trained)")
+    if limit is not None and judge != "llm":
+        fail("--limit applies to --judge llm only (trained judges use every item)")
     spec = {"model": model, "base_url": base_url, "api_key_env": api_key_env, "max_tokens": max_tokens, "seed": seed}
     return Config(judge=judge, features=features, folds=folds, seed=seed, repeats=repeats,
                   group_by_stimulus=group_by_stimulus, alpha=alpha, limit=limit,
