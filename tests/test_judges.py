@@ -420,3 +420,15 @@ def test_figure_from_results(word, tmp_path):
     bad.write_text("{}")
     r = _cli("judges", "figure", str(bad), "--out", str(tmp_path / "g.png"))
     assert r.returncode == 2 and "not a judges result" in r.stderr
+
+
+def test_llm_prompts_per_task():
+    from turinglab.judges.llm import LLMJudgeError, render_system, user_message
+
+    assert "word association" in render_system("word")
+    assert "image captioning" in render_system("caption")
+    assert "Interrogator" not in render_system("conversation") and "witness" in render_system("conversation")
+    assert user_message("conversation", "g1", "Interrogator: hi\nWitness: hey").startswith("Conversation:\n")
+    assert user_message("word", "come", "go") == "Cue word: come\nAnswer: go"
+    with pytest.raises(LLMJudgeError, match="not found"):
+        render_system("word", "/nonexistent/judge.j2")

@@ -28,6 +28,7 @@ TASK_LABELS = {"caption": "image captioning (describe the picture in one sentenc
                "object": "object naming (list the objects in a picture)",
                "color": "colour naming (name the colour at a point in a picture)",
                "conversation": "conversation"}
+CONVERSATIONS = ("transcript", "conversation")  # items whose response is a whole chat
 _MACHINE = r"(?:machine|ai|a\.i\.|computer|bot|model|artificial)"
 _HUMAN = r"(?:human|person|people)"
 
@@ -106,7 +107,7 @@ def render_system(task: str, prompt_file: str | Path | None = None) -> str:
             raise LLMJudgeError(f"prompt template {p} not found")
         env, name = Environment(loader=FileSystemLoader(str(p.parent)), undefined=StrictUndefined), p.name
     else:
-        name = "word.j2" if task == "word" else "transcript.j2" if task == "transcript" else "text.j2"
+        name = "word.j2" if task == "word" else "transcript.j2" if task in CONVERSATIONS else "text.j2"
         env = Environment(loader=FileSystemLoader(str(PROMPTS)), undefined=StrictUndefined)
     try:
         return env.get_template(name).render(task=task, task_label=TASK_LABELS.get(task, task)).strip()
@@ -117,7 +118,7 @@ def render_system(task: str, prompt_file: str | Path | None = None) -> str:
 def user_message(task: str, stimulus: str, response: str) -> str:
     if task == "word":
         return f"Cue word: {stimulus}\nAnswer: {response}"
-    if task == "transcript":
+    if task in CONVERSATIONS:
         return f"Conversation:\n{response}"
     return f"Picture: {stimulus}\nAnswer: {response}"
 
