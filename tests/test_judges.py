@@ -432,3 +432,17 @@ def test_llm_prompts_per_task():
     assert user_message("word", "come", "go") == "Cue word: come\nAnswer: go"
     with pytest.raises(LLMJudgeError, match="not found"):
         render_system("word", "/nonexistent/judge.j2")
+
+
+def test_result_cache_follows_items_and_config(word):
+    from turinglab.judges.evaluate import Config, evaluate
+
+    items = pd.concat([word[word.truth == "human"].iloc[:40], word[word.truth == "machine"].iloc[:40]])
+    cfg = Config(judge="tfidf-lr", folds=3)
+    assert not evaluate(items, cfg)["cached"]
+    assert evaluate(items, cfg)["cached"]
+    changed = items.copy()
+    changed.iloc[0, changed.columns.get_loc("response")] = "zebra"
+    assert not evaluate(changed, cfg)["cached"]  # other content: computed again
+    assert not evaluate(items, Config(judge="tfidf-lr", folds=4))["cached"]
+    assert not evaluate(items, cfg, use_cache=False)["cached"]
