@@ -101,7 +101,25 @@ def _is_svc(est) -> bool:
     return isinstance(last, SVC)
 
 
-def cross_validate(
+def _threads() -> int:
+    import os
+
+    try:
+        return max(1, int(os.environ.get("TURINGLAB_JUDGE_THREADS", "1")))
+    except ValueError:
+        return 1
+
+
+def cross_validate(*args, **kwargs) -> CVResult:
+    """`_cross_validate` with BLAS/OpenMP threads limited (1 unless TURINGLAB_JUDGE_THREADS says more):
+    the machine is shared, and the folds are small."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=_threads()):
+        return _cross_validate(*args, **kwargs)
+
+
+def _cross_validate(
     items: pd.DataFrame,
     judge: str,
     X: np.ndarray | None,
