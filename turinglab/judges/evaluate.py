@@ -1,0 +1,193 @@
+"""Evaluate one judge on one item set: features -> cross-validated (or zero-shot) verdicts -> metrics,
+beside the human judges of the same items when their trials are given. Results are cached on disk
+by item content + judge configuration (+ human trials), so a re-run is instant.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+import pandas as pd
+
+from turinglab.judges import features as feats
+from turinglab.judges import metrics
+from turinglab.judges.items import fingerprint, validate
+from turinglab.judges.trained import JUDGES as TRAINED
+from turinglab.judges.trained import JudgeError, cross_validate
+from turinglab.judges.vectors import cache_dir
+
+ALL_JUDGES = TRAINED + ("llm",)
+VERSION = 1  # bump when a change alters results, so old cache entries are not reused
+
+
+@dataclass
+class Config:
+    judge: str
+    features: str | None = None
+    folds: int = 10
+    seed: int = 42
+    repeats: int = 1
+    group_by_stimulus: bool = False
+    alpha: float = 0.05
+    limit: int | None = None  # llm: judge a random balanced sample of this many items
+    model: dict[str, Any] = field(default_factory=dict)  # llm: ModelSpec fields
+    prompt: str | None = None  # llm: template file
+
+    @property
+    def seeds(self) -> list[int]:
+        return [self.seed + i for i in range(self.repeats)]
+
+
+@contextmanager
+def bar(description: str, total: int, enabled: bool) -> Iterator[Any]:
+    """A Rich progress bar on stderr; yields an `advance()` callable (a no-op when disabled)."""
+    if not enabled:
+        yield lambda: None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=Console(stderr=True), transient=True) as prog:
+        task = prog.add_task(description, total=total)
+        yield lambda: prog.advance(task)
+
+
+def _key(items: pd.DataFrame, trials: pd.DataFrame | None, cfg: Config) -> str:
+    d = {"v": VERSION, "items": fingerprint(items), "cfg": asdict(cfg)}
+    if trials is not None:
+        d["trials"] = hashlib.sha256(trials.to_csv(index=False).encode()).hexdigest()[:16]
+    if cfg.prompt:
+        d["prompt_text"] = Path(cfg.prompt).read_text() if Path(cfg.prompt).is_file() else None
+    return hashlib.sha256(json.dumps(d, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def sample_balanced(items: pd.DataFrame, n: int, seed: int) -> pd.DataFrame:
+    """n items (half human, half machine where possible), chosen at random with `seed`."""
+    if n >= len(items):
+        return items
+    rng = np.random.default_rng(seed)
+    h = items.index[items["truth"] == "human"].to_numpy()
+    m = items.index[items["truth"] == "machine"].to_numpy()
+    nh = min(len(h), n // 2)
+    nm = min(len(m), n - nh)
+    pick = np.concatenate([rng.choice(h, nh, replace=False), rng.choice(m, nm, replace=False)])
+    return items.loc[np.sort(pick)].reset_index(drop=True)
+
+
+def run_judge(items: pd.DataFrame, cfg: Config, progress: bool = False, chat=None) -> tuple[pd.DataFrame, dict]:
+    """Per-item verdicts (item_id, verdict, score) of the judge, and timing/extra info."""
+    info: dict[str, Any] = {}
+    if cfg.judge == "llm":
+        from turinglab.judges.llm import ModelSpec, judge_items
+
+        spec = ModelSpec(**cfg.model)
+        t0 = time.monotonic()
+        with bar(f"LLM judge ({spec.model})", len(items), progress) as adv:
+            out = judge_items(items, spec, chat=chat, prompt_file=cfg.prompt, on_item=adv)
+        info["llm_seconds"] = time.monotonic() - t0
+        info["model"] = spec.key()
+        info["errors"] = int(out["error"].notna().sum())
+        info["cached_answers"] = int(out["cached"].sum())
+        fresh = out.loc[~out["cached"], "seconds"]
+        info["items_per_second"] = float(len(fresh) / fresh.sum()) if len(fresh) and fresh.sum() > 0 else None
+        return out[["item_id", "verdict", "score", "confidence", "raw", "error"]], info
+    if cfg.judge not in TRAINED:
+        raise JudgeError(f"unknown judge {cfg.judge!r}; use one of {'|'.join(ALL_JUDGES)}")
+    task = items["task"].iloc[0]
+    X = None
+    if cfg.judge != "tfidf-lr":
+        sets = feats.parse_sets(cfg.features, task)
+        info["features"] = list(sets)
+        t0 = time.monotonic()
+        with bar("features", len(items), progress) as adv:
+            X = feats.extract(items, sets, progress=adv)
+        info["feature_seconds"] = time.monotonic() - t0
+        info["n_features"] = int(X.shape[1])
+    else:
+        info["features"] = ["tfidf(char 2-4, word 1-2)"]
+    nh, nm = int((items["truth"] == "human").sum()), int((items["truth"] == "machine").sum())
+    total = cfg.folds * len(cfg.seeds) * max(1, int(round(max(nh, nm) / min(nh, nm))))
+    t0 = time.monotonic()
+    with bar(f"{cfg.judge}: folds", total, progress) as adv:
+        cv = cross_validate(items, cfg.judge, X, folds=cfg.folds, seeds=cfg.seeds,
+                            group_by_stimulus=cfg.group_by_stimulus, on_fold=adv)
+    info["cv_seconds"] = time.monotonic() - t0
+    info["per_seed_accuracy"] = cv.per_seed_accuracy
+    info["per_seed_balanced_accuracy"] = cv.per_seed_balanced_accuracy
+    out = pd.DataFrame({"item_id": items["item_id"], "verdict": cv.verdict, "score": cv.score})
+    return out, info
+
+
+def evaluate(
+    items: pd.DataFrame,
+    cfg: Config,
+    trials: pd.DataFrame | None = None,
+    *,
+    progress: bool = False,
+    use_cache: bool = True,
+    chat=None,
+    source: str = "",
+) -> dict[str, Any]:
+    """Everything the CLI prints for one judge (see `judges evaluate --json`)."""
+    items = validate(items)
+    if items["task"].nunique() != 1:
+        raise JudgeError(f"items mix tasks {sorted(items['task'].unique())}; evaluate one task at a time")
+    if cfg.judge == "llm" and cfg.limit:
+        items = sample_balanced(items, cfg.limit, cfg.seed)
+    key = _key(items, trials, cfg)
+    path = cache_dir() / "judges" / "results" / f"{key}.json"
+    if use_cache and path.is_file():
+        try:
+            res = json.loads(path.read_text())
+            res["cached"] = True
+            return res
+        except ValueError:
+            pass
+    verdicts, info = run_judge(items, cfg, progress, chat)
+    merged = items.merge(verdicts, on="item_id", how="left", validate="one_to_one")
+    summ = metrics.summarize(merged["truth"], merged["verdict"], merged["agent"], merged["score"], alpha=cfg.alpha)
+    res: dict[str, Any] = {
+        "judge": cfg.judge,
+        "task": items["task"].iloc[0],
+        "source": source,
+        "folds": cfg.folds if cfg.judge in TRAINED else None,
+        "fold_design": ("stimulus-grouped StratifiedGroupKFold" if cfg.group_by_stimulus else "shuffled KFold")
+        if cfg.judge in TRAINED else "zero-shot (no training)",
+        "group_by_stimulus": cfg.group_by_stimulus,
+        "seeds": cfg.seeds,
+        **summ,
+        **info,
+    }
+    if trials is not None and len(trials):
+        t = trials[trials["item_id"].isin(set(items["item_id"]))]
+        hs = metrics.summarize(t["truth"], t["verdict"], t["agent"], alpha=cfg.alpha)
+        hs["judges"] = int(t["judge_id"].nunique())
+        hs["items"] = int(t["item_id"].nunique())
+        res["human_judges"] = hs
+        res["mcnemar_vs_humans"] = metrics.compare_with_humans(merged, t)
+    res["item_verdicts"] = merged[["item_id", "truth", "agent", "verdict", "score"]].to_dict(orient="records")
+    if use_cache:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(res, default=_json_default))
+        tmp.replace(path)
+    res["cached"] = False
+    return json.loads(json.dumps(res, default=_json_default))
+
+
+def _json_default(o: Any) -> Any:
+    if isinstance(o, (np.integer,)):
+        return int(o)
+    if isinstance(o, (np.floating,)):
+        return None if np.isnan(o) else float(o)
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    raise TypeError(f"not JSON serialisable: {type(o).__name__}")

@@ -1,0 +1,55 @@
+"""Terminal view of one judge's result (the CLI without --json)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.table import Table
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.1f}%"
+
+
+def _ci(lo: float | None, hi: float | None) -> str:
+    return "" if lo is None or hi is None else f"[{100 * lo:.1f}, {100 * hi:.1f}]"
+
+
+def render(console, res: dict[str, Any]) -> None:
+    design = res.get("fold_design", "")
+    folds = f", {res['folds']} folds" if res.get("folds") else ""
+    console.print(f"[bold]{res['judge']}[/bold] on {res['n']} {res['task']} items ({res.get('source', '')}); "
+                  f"{design}{folds}, seeds {res.get('seeds')}" + (" (cached)" if res.get("cached") else ""),
+                  highlight=False)
+    t = Table("judge", "n", "accuracy", "balanced accuracy", "AUROC", "TPR@5%FPR", "unparsed")
+    t.add_row(res["judge"], str(res["n"]), f"{_pct(res['accuracy'])} {_ci(*res['accuracy_ci'])}",
+              f"{_pct(res['balanced_accuracy'])} {_ci(*res['balanced_accuracy_ci'])}",
+              "-" if res.get("auroc") is None else f"{res['auroc']:.3f}", _pct(res.get("tpr_at_5fpr")),
+              str(res.get("unparsed", 0)))
+    hj = res.get("human_judges")
+    if hj:
+        t.add_row(f"human judges ({hj['judges']})", str(hj["n"]), f"{_pct(hj['accuracy'])} {_ci(*hj['accuracy_ci'])}",
+                  f"{_pct(hj['balanced_accuracy'])} {_ci(*hj['balanced_accuracy_ci'])}", "-", "-", "-")
+    console.print(t)
+    c = res["confusion"]
+    cols = list(c["human"].keys())
+    ct = Table("truth \\ verdict", *cols, title="confusion")
+    for tr in ("human", "machine"):
+        ct.add_row(tr, *(str(c[tr][k]) for k in cols))
+    console.print(ct)
+    at = Table("agent", "n", "detected", "judged human", "humans judged human", "p_m/p_h [CI]", "Giunti",
+               title="per agent (the judge's own 'judged human' rate, Giunti two-player criteria)")
+    for a in res["agents"]:
+        g = a.get("giunti") or {}
+        hu = g.get("humanness") or {}
+        at.add_row(a["agent"], str(a["n"]), _pct(a["detected"]["rate"]), _pct(a["judged_human"]["rate"]),
+                   _pct((g.get("threshold") or {}).get("estimate")),
+                   "-" if hu.get("estimate") is None else f"{hu['estimate']:.2f} [{hu.get('low') or 0:.2f}, "
+                   f"{hu['high'] if hu.get('high') is not None else float('inf'):.2f}]",
+                   str(g.get("decision", "-")))
+    console.print(at)
+    mc = res.get("mcnemar_vs_humans")
+    if mc and mc.get("pairs"):
+        console.print(f"paired with {mc['pairs']} human-judge trials on {mc['items']} items: AI right/human wrong "
+                      f"{mc['ai_right_human_wrong']}, AI wrong/human right {mc['ai_wrong_human_right']}; "
+                      f"exact McNemar p = {mc['p_value']:.3g}", highlight=False)
