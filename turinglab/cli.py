@@ -645,8 +645,8 @@ def tag(
     from turinglab.store.api import UnknownId
     from turinglab.store.db import existing_database
 
-    try:
-        store = Store(existing_database(db))
+    try:  # `tag agreement` only reads: it neither creates nor migrates the database
+        store = Store(existing_database(db), upgrade=target != "agreement")
     except StoreError as exc:
         fail(str(exc))
     try:
