@@ -78,7 +78,7 @@ def participants_table(infos) -> pd.DataFrame:
         know = d.get("llm_knowledge")
         rows.append({
             "participant_id": p.id,
-            "age": float(d["age"]) if d.get("age") is not None else np.nan,
+            "age": int(d["age"]) if d.get("age") is not None else np.nan,  # exported as an integer
             "gender": d.get("gender"),
             "education": d.get("education"),
             "chatbot_freq": survey.ordinal(chat, survey.CHATBOT_USE),
