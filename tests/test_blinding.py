@@ -199,3 +199,28 @@ async def test_ai_reply_is_released_by_the_human_rule_on_the_hub_clock(tmp_path)
         assert reply["text"] == "i am fine"
         assert time.monotonic() - t0 < 1.5  # the model's 0.5 s, not a further 3 s on another clock
         await inter.close()
+
+
+async def test_typing_shows_for_a_while_before_every_reply_human_and_ai(tmp_path):
+    """Short replies designed to come before "typing…" would: both kinds still show the indicator
+    first, for at least typing_min_s, before every reply (the same rule for human and AI)."""
+    slow_typing = Rules(time_limit_s=60, typing_min_s=0.3, typing_jitter_s=0.1)  # after the designed reply
+    for ai in (False, True):
+        s = Study(name=f"typing-{ai}", rules=slow_typing, witnesses=(ELIZA,) if ai else (),
+                  allocation=Allocation(human_ratio=0.0 if ai else 1.0))
+        app = create_app(s, f"sqlite:///{tmp_path}/t{int(ai)}.db", rng_seed=4, human_timing=TIMING,
+                         initial_ai_wait_s=0.1)
+        with serve_in_thread(app) as base:
+            inter, _, _ = await play(base, ai)
+            shown_at = None
+            replies = 0
+            for f, t in zip(inter.frames, inter.recv_times):
+                if f["type"] == "typing":
+                    shown_at = t
+                elif f["type"] == "message" and f["from"] == "them":
+                    assert shown_at is not None, f"{'AI' if ai else 'human'} reply {replies} came before typing…"
+                    # server-side the gap is >= typing_min_s; allow for frames delayed on a busy machine
+                    assert t - shown_at >= slow_typing.typing_min_s / 2, (ai, replies, t - shown_at)
+                    shown_at, replies = None, replies + 1
+            assert replies == len(QUESTIONS)
+            await inter.close()

@@ -1,6 +1,7 @@
 """The game in a real browser (Debian chromium driven by Playwright), against a real server.
 
-Screenshots of every page at 360 px and desktop width go to /tmp/turinglab-shots/.
+Screenshots of every page at 360 px and desktop width go to a per-run temporary folder
+(pytest's basetemp, `shots*/`; printed at the start of the first browser test).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from turinglab.server.testing import serve_in_thread
 from turinglab.store.api import Store
 
 pytestmark = pytest.mark.browser
-SHOTS = Path("/tmp/turinglab-shots")
+SHOTS = Path()  # set per run by the `_shots` fixture below
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 FAST = Timing(base_s=0.2, s_per_char=0.005, gamma_shape=2.0, gamma_scale=0.05)
@@ -32,12 +33,19 @@ def study(name: str, fmt="two-player", ratio=1.0, witnesses=()) -> Study:
                  allocation=Allocation(human_ratio=ratio, ai_fallback_mean_s=1.0, ai_fallback_noise_sigma=0.01))
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _shots(tmp_path_factory):
+    """Screenshots go under this run's temporary folder, not a fixed path shared between runs and users."""
+    global SHOTS
+    SHOTS = tmp_path_factory.mktemp("shots")
+    print(f"\nscreenshots: {SHOTS}")
+
+
 @asynccontextmanager
 async def world(chromium_path: str, s: Study, url: str, **kw):
     from playwright.async_api import async_playwright
 
     app = create_app(s, url, rng_seed=5, human_timing=FAST, initial_ai_wait_s=0.3, admin_password="pw", **kw)
-    SHOTS.mkdir(parents=True, exist_ok=True)
     with serve_in_thread(app) as base:
         async with async_playwright() as pw:
             browser = await pw.chromium.launch(executable_path=chromium_path, args=ARGS)

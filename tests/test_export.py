@@ -83,3 +83,17 @@ def test_export_refuses_a_non_empty_directory(sqlite_url, tmp_path):
     r = CliRunner().invoke(app, ["export", "--db", sqlite_url, "--out", str(tmp_path)])
     assert r.exit_code == 2 and "not empty" in r.output
     assert (tmp_path / "keep.txt").read_text() == "mine"
+
+
+def test_export_keeps_integer_answers_integers(sqlite_url, tmp_path):
+    """Age and the ordinal survey answers are collected as whole numbers: exported as `34`, not `34.0`."""
+    generate(sqlite_url, DemoSpec(n_games=30, seed=5))
+    out = tmp_path / "export"
+    r = CliRunner().invoke(app, ["export", "--db", sqlite_url, "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    raw = pd.read_csv(out / "participants.csv", dtype=str, keep_default_na=False)
+    for col in ("age", "chatbot_freq", "llm_knowledge"):
+        answered = [v for v in raw[col] if v != ""]
+        assert answered and all(v.isdigit() for v in answered), (col, answered[:5])
+        assert pd.api.types.is_integer_dtype(pd.read_parquet(out / "participants.parquet")[col])
+        assert read_tables(out)["participants"][col].dtype == "Int64"

@@ -84,6 +84,7 @@ def test_cli_report_from_demo_database(sqlite_url, tmp_path, chromium_path):
 
 
 def test_cli_report_bad_input(sqlite_url, tmp_path):
+    assert CliRunner().invoke(app, ["db", "upgrade", "--db", sqlite_url]).exit_code == 0
     r = CliRunner().invoke(app, ["report", "--db", sqlite_url, "--out", str(tmp_path / "x.html")])
     assert r.exit_code == 2 and "no studies" in r.output
     CliRunner().invoke(app, ["demo-data", "--db", sqlite_url, "--games", "10"])

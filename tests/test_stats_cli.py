@@ -46,7 +46,8 @@ def test_three_player_json_contract():
     d = run_json("three-player", "--machine-chosen", "1/10")
     assert {"format", "n", "machine_success", "threshold", "p_value", "decision", "humanness"} <= set(d)
     assert d["format"] == "three-player" and d["n"] == 10 and d["threshold"] == 0.5
-    assert set(d["machine_success"]) == {"estimate", "low", "high"} == set(d["humanness"])
+    assert set(d["machine_success"]) == {"estimate", "low", "high"} == set(d["humanness"]) - {"pieces"}
+    assert d["humanness"]["pieces"] == [[2 * a, 2 * b] for a, b in d["interval"]["pieces"]]
     assert d["decision"] == "fails"
     assert run_json("three-player", "--machine-chosen", "1/10", "--alpha", "0.01")["decision"] == "inconclusive"
 
@@ -56,7 +57,7 @@ def test_two_player_json_contract():
     assert {"format", "machine_success", "threshold", "p_value", "decision", "humanness"} <= set(d)
     assert d["format"] == "two-player"
     for key in ("machine_success", "threshold", "humanness"):
-        assert set(d[key]) == {"estimate", "low", "high"}
+        assert set(d[key]) - {"pieces"} == {"estimate", "low", "high"}
     assert d["humanness"]["estimate"] == pytest.approx(0.5)
     assert d["decision"] == "fails"
 

@@ -194,3 +194,16 @@ def test_two_player_large_samples_use_the_score_test():
 def test_two_player_bad_input(args, kwargs, message):
     with pytest.raises(ValueError, match=message):
         two_player(*args, **kwargs)
+
+
+def test_humanness_carries_the_gaps_of_the_confidence_set():
+    """1 of 30 has a Sterne set with a gap: the degree of humanness keeps both pieces (each / 0.5)."""
+    res = three_player(1, 30, 0.05, "sterne")
+    assert not res.interval.is_interval and len(res.interval.pieces) == 2
+    hu = res.humanness
+    assert hu.pieces == pytest.approx([(a / 0.5, b / 0.5) for a, b in res.interval.pieces])
+    gap = (res.interval.pieces[0][1] + res.interval.pieces[1][0]) / 2 / 0.5
+    assert hu.low < gap < hu.high and not any(a <= gap <= b for a, b in hu.pieces)
+    assert res.to_dict()["humanness"]["pieces"] == [list(p) for p in hu.pieces]
+    two = two_player(3, 10, 5, 10)
+    assert two.to_dict()["humanness"]["pieces"] == [[two.humanness.low, two.humanness.high]]

@@ -10,9 +10,30 @@ import sys
 from typing import NoReturn
 
 import typer
+import typer.core
 from rich.console import Console
 
+class _Group(typer.core.TyperGroup):
+    """The root group: a database problem in any command is one line on stderr (exit 2), not a traceback."""
+
+    def invoke(self, ctx):  # noqa: ANN001, ANN201 - click.Context
+        from sqlalchemy.exc import DatabaseError
+
+        from turinglab.store.db import StoreError
+
+        try:
+            return super().invoke(ctx)
+        except StoreError as exc:  # bad URL, missing folder, ...
+            fail(str(exc))
+        except DatabaseError as exc:  # a file that is not SQLite, a schema that is not there, no server
+            orig = getattr(exc, "orig", None) or exc
+            first = (str(orig).strip().splitlines() or [type(orig).__name__])[0]
+            fail(f"cannot use the database: {first}; is the URL right (--db or $DATABASE_URL), the file a "
+                 "turinglab database and its schema current (`turinglab db upgrade`)?")
+
+
 app = typer.Typer(
+    cls=_Group,
     no_args_is_help=True,
     add_completion=False,
     help="Run Turing tests (live imitation games and static tests) and analyse them correctly.",
@@ -355,6 +376,8 @@ def _db_read_error(db: str | None, exc: Exception) -> str:
 @db_app.command("upgrade")
 def db_upgrade(db: str | None = typer.Option(None, "--db", help=_DB_HELP)) -> None:
     """Create or upgrade the database schema to the latest migration."""
+    from sqlalchemy.exc import DatabaseError
+
     from turinglab.store import StoreError, database_url, migrate
 
     try:
@@ -362,8 +385,10 @@ def db_upgrade(db: str | None = typer.Option(None, "--db", help=_DB_HELP)) -> No
         migrate(url)
     except StoreError as exc:
         fail(str(exc))
-    except Exception as exc:  # noqa: BLE001 - driver errors: say which database and why
-        fail(f"cannot upgrade {db or url}: {type(exc).__name__}: {exc}", code=1)
+    except DatabaseError:
+        raise  # one line from the root group (e.g. a file that is not SQLite)
+    except Exception as exc:  # noqa: BLE001 - other errors: say which database and why
+        fail(f"cannot upgrade {db or url}: {type(exc).__name__}: {str(exc).strip().splitlines()[0]}", code=1)
     err_console.print(f"database at head: {database_url(db)}", markup=False, highlight=False)
 
 
@@ -673,8 +698,8 @@ def tag(
     from turinglab.store.api import UnknownId
     from turinglab.store.db import existing_database
 
-    try:
-        store = Store(existing_database(db))
+    try:  # `tag agreement` only reads: it neither creates nor migrates the database
+        store = Store(existing_database(db), upgrade=target != "agreement")
     except StoreError as exc:
         fail(str(exc))
     try:

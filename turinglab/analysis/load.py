@@ -78,7 +78,7 @@ def participants_table(infos) -> pd.DataFrame:
         know = d.get("llm_knowledge")
         rows.append({
             "participant_id": p.id,
-            "age": float(d["age"]) if d.get("age") is not None else np.nan,
+            "age": int(d["age"]) if d.get("age") is not None else np.nan,  # exported as an integer
             "gender": d.get("gender"),
             "education": d.get("education"),
             "chatbot_freq": survey.ordinal(chat, survey.CHATBOT_USE),
@@ -90,10 +90,16 @@ def participants_table(infos) -> pd.DataFrame:
 
 
 def load(url: str | None = None, study: str | int | None = None) -> Loaded:
-    """Read one study from the database at `url` (default: $DATABASE_URL / ./turinglab.db)."""
-    from turinglab.store import Store
+    """Read one study from the database at `url` (default: $DATABASE_URL / ./turinglab.db).
 
-    store = Store(url)
+    Only reads: a database that does not exist is a `LoadError`, never created or migrated."""
+    from turinglab.store import Store, StoreError
+    from turinglab.store.db import existing_database
+
+    try:
+        store = Store(existing_database(url), upgrade=False)
+    except StoreError as exc:
+        raise LoadError(str(exc)) from None
     try:
         info = pick_study(store, study)
         games = store.games(info.id)

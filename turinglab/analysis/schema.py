@@ -48,11 +48,11 @@ OPTIONAL_JUDGEMENT_COLUMNS: dict[str, tuple[str, str]] = {
 
 PARTICIPANT_COLUMNS: dict[str, tuple[str, str]] = {
     "participant_id": ("string", "Participant id (pseudonymous in exports)."),
-    "age": ("float64", "Age in years, as reported (empty if not answered)."),
+    "age": ("Int64", "Age in years, as reported (empty if not answered)."),
     "gender": ("string", "Gender, as reported (empty if not answered)."),
     "education": ("string", "Highest education level, as reported."),
-    "chatbot_freq": ("float64", "How often they use chatbots: 0 never, 1 monthly, 2 weekly, 3 daily."),
-    "llm_knowledge": ("float64", "Knowledge of LLMs: 0 nothing, 1 a little, 2 some, 3 a lot, 4 researches them."),
+    "chatbot_freq": ("Int64", "How often they use chatbots: 0 never, 1 monthly, 2 weekly, 3 daily."),
+    "llm_knowledge": ("Int64", "Knowledge of LLMs: 0 nothing, 1 a little, 2 some, 3 a lot, 4 researches them."),
 }
 
 TAG_COLUMNS: dict[str, tuple[str, str]] = {

@@ -3,7 +3,8 @@
 Every change goes: engine (`Game.apply`) -> store (awaited, in a thread, in order) -> frames.
 One asyncio lock per game. Timers are asyncio tasks, so they fire whether or not any
 browser is connected. Human and AI witness replies follow one timing rule (docs/protocol.md):
-shown at t_q + max(elapsed, reply_delay(n)), the typing indicator at t_q + typing_delay.
+shown at t_q + max(elapsed, reply_delay(n), typing_delay + typing_min_s), the typing indicator
+at t_q + typing_delay: so "typing…" always shows for at least typing_min_s before a reply.
 """
 
 from __future__ import annotations
@@ -73,6 +74,7 @@ class GameSession:
         self.acks: dict[tuple[str, str], tuple[str, int]] = {}  # (participant, client_id) -> (id, t_ms)
         self.held: dict[str, Held] = {}
         self.typing_on: set[str] = set()
+        self.typing_ms: dict[int, int] = {}  # question seq -> when its typing indicator shows (ms after it)
         self.tasks: set[asyncio.Task] = set()
         self.identity = {k: s.identity.to_dict() for k, s in seats.items()}
         self.stats_recorded = False
@@ -248,6 +250,7 @@ class GameSession:
                                                             "from": "them", "text": e.payload["text"], "t_ms": e.t_ms})
         else:
             self._spawn(self._ai_reply(conv, e))
+        self.typing_ms[e.seq] = round(1000 * timing.typing_delay(self.rules, self.rng))
         self._spawn(self._typing(conv, e))
 
     def _designed_ms(self, conv: str, n_chars: int, q: Event) -> int:
@@ -255,7 +258,9 @@ class GameSession:
         t = spec.timing if spec is not None else self.hub.human_timing
         if t is None:  # delays off (benchmarks)
             return 0
-        return round(1000 * timing.reply_delay(n_chars, t, self.rng, prev_chars=len(q.payload["text"])))
+        designed = round(1000 * timing.reply_delay(n_chars, t, self.rng, prev_chars=len(q.payload["text"])))
+        # never before "typing…" has shown for a plausible time (the same rule for every witness)
+        return max(designed, self.typing_ms.get(q.seq, 0) + round(1000 * self.rules.typing_min_s))
 
     def _last_question(self, conv: str) -> Event | None:
         msgs = self.game.conversations[conv].messages
@@ -306,7 +311,7 @@ class GameSession:
                 await self._deliver(conv, e)
 
     async def _typing(self, conv: str, q: Event) -> None:
-        await asyncio.sleep(timing.typing_delay(self.rules, self.rng))
+        await asyncio.sleep(max(0.0, (q.t_ms + self.typing_ms.get(q.seq, 0) - self.hub.now()) / 1000))
         async with self.lock:
             if not self.game.chat_open or self._last_question(conv) is not q:
                 return

@@ -86,7 +86,7 @@ def three_player(k: int, n: int, alpha: float = 0.05, method: str = "sterne") ->
         interval=ci,
         p_value=_two_sided_p(k, n, 0.5, method),
         decision=decide(ci.pieces, 0.5),
-        humanness=Estimate(est / 0.5, ci.low / 0.5, ci.high / 0.5),
+        humanness=Estimate(est / 0.5, ci.low / 0.5, ci.high / 0.5, tuple((a / 0.5, b / 0.5) for a, b in ci.pieces)),
     )
 
 
@@ -141,7 +141,7 @@ def two_player(
         threshold=Estimate(ph, ch.low, ch.high),
         p_value=p,
         decision=decide([(lo, hi)], 1.0),
-        humanness=Estimate(ratio, lo, hi),
+        humanness=Estimate(ratio, lo, hi, ((lo, hi),)),
         test=test,
         machine_interval=cm,
         threshold_interval=ch,

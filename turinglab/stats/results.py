@@ -43,14 +43,19 @@ def decide(interval_pieces: Sequence[Sequence[float]], threshold: float) -> Deci
 
 @dataclass(frozen=True)
 class Estimate:
-    """A point estimate with its interval (``low``, ``high``)."""
+    """A point estimate with its interval (``low``, ``high``); ``pieces``, when given, is the
+    confidence set itself (closed intervals, with gaps between them) and low/high its hull."""
 
     estimate: float
     low: float
     high: float
+    pieces: tuple[tuple[float, float], ...] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"estimate": _num(self.estimate), "low": _num(self.low), "high": _num(self.high)}
+        d = {"estimate": _num(self.estimate), "low": _num(self.low), "high": _num(self.high)}
+        if self.pieces is not None:
+            d["pieces"] = [[_num(a), _num(b)] for a, b in self.pieces]
+        return d
 
 
 @dataclass(frozen=True)

@@ -41,10 +41,13 @@ def existing_database(url: str | None = None) -> str:
     `StoreError` (opening it would silently create an empty database, e.g. for a mistyped path)."""
     url = database_url(url)
     parsed = make_url(url)
-    if parsed.get_backend_name() == "sqlite":
-        db = parsed.database
-        if db and db != ":memory:" and not db.startswith("file:") and not Path(db).expanduser().is_file():
-            raise StoreError(f"no database at {Path(db).expanduser().resolve()}; "
+    db = parsed.database if parsed.get_backend_name() == "sqlite" else None
+    if db and db != ":memory:" and not db.startswith("file:"):
+        path = Path(db).expanduser().resolve()
+        if not path.is_file():
+            raise StoreError(f"no database at {path}; run `turinglab db upgrade --db {url}` or check the path")
+        if path.stat().st_size == 0:  # opening it would write a header into it (WAL mode)
+            raise StoreError(f"the file {path} is empty, not a turinglab database; "
                              f"run `turinglab db upgrade --db {url}` or check the path")
     return url
 
