@@ -24,7 +24,7 @@ from turinglab.game.events import Event, Identity, judged_human
 from turinglab.matchmaking import Match, WaitingRoom, WitnessStats
 from turinglab.server import protocol as proto
 from turinglab.server.content_filter import ContentFilter
-from turinglab.server.session import GameSession, SeatInfo
+from turinglab.server.session import GameSession, SeatInfo, StoreAway
 from turinglab.store.api import Store, UnknownId
 from turinglab.witnesses.base import GameContext, Turn, Witness
 
@@ -430,7 +430,11 @@ class Hub:
                 return
             handler = {"message": s.on_message, "paste": s.on_paste, "verdict": s.on_verdict,
                        "report": s.on_report}[t]
-            await handler(pid, f)
+            try:
+                await handler(pid, f)
+            except StoreAway:  # nothing of it was kept: the sender may try again
+                await self.send(pid, proto.error("store_unavailable", proto.TEXTS["store_unavailable"],
+                                                 getattr(f, "client_id", None)))
 
     async def _join(self, pid: str) -> None:
         p = self.people[pid]

@@ -117,5 +117,7 @@ TEXTS = {
     "blocked": "This message was blocked by the content filter and was not sent. Please rephrase.",
     "not_your_turn": "Wait for the reply before sending another message.",
     "in_game": "You are already in a game.",
+    "store_unavailable": ("The study's database is not responding, so nothing can be saved just now. "
+                          "Your last action was not saved: please wait a moment and try again."),
     "start_failed": "The game could not be started. Please press \"Find a game\" again.",
 }

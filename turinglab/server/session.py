@@ -9,6 +9,7 @@ shown at t_q + max(elapsed, reply_delay(n)), the typing indicator at t_q + typin
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import secrets
 from dataclasses import dataclass
@@ -32,6 +33,11 @@ log = logging.getLogger("turinglab.server")
 
 AI_REGENERATE_TRIES = 2  # a blocked AI reply is asked for again at most this often (within its delay)
 END_REASONS = {"verdict": "verdict", "abuse_report": "report", "interrogator_left": "left"}
+RETRY_S = (0.5, 1.0, 2.0, 5.0)  # waits between retries of a timer's write while the store is away
+
+
+class StoreAway(RuntimeError):
+    """The game's write failed: nothing of it was kept in memory; the action may be retried."""
 
 
 @dataclass
@@ -76,6 +82,7 @@ class GameSession:
         self.tasks: set[asyncio.Task] = set()
         self.identity = {k: s.identity.to_dict() for k, s in seats.items()}
         self.stats_recorded = False
+        self.store_away = False  # a write failed; memory is rebuilt from the stored log before the next
 
     # ---- helpers -----------------------------------------------------------
     @property
@@ -96,8 +103,69 @@ class GameSession:
             log.error("game %s: task failed", self.id, exc_info=task.exception())
 
     async def _commit(self, events: list[Event]) -> None:
-        if events:
+        """Store `events` (the tail of the engine's log), or undo them in memory and raise StoreAway.
+
+        Memory never runs ahead of the store: after a failed write the game is rolled back to
+        the events stored before it, and rebuilt from the stored log (`_resync`) before anything
+        else is applied (the failed write may have been committed after all)."""
+        if not events:
+            return
+        try:
             await self.hub.writer.append(self.id, events)
+        except Exception as exc:  # noqa: BLE001 - any failed write: undo, tell the players, retry later
+            kept = len(self.game.log) - len(events)
+            assert self.game.log[kept:] == events, "a commit is always the tail of the log"
+            if kept == 0:  # the game's start: it fails as a whole
+                raise
+            self._rebuild(self.game.log[:kept])
+            if not self.store_away:
+                self.store_away = True
+                log.error("game %s: a write failed (%s); the game waits for the store", self.id, exc)
+                await self._tell_all(proto.error("store_unavailable", proto.TEXTS["store_unavailable"]))
+            raise StoreAway(str(exc)) from exc
+
+    def _rebuild(self, events: list[Event]) -> None:
+        self.game = Game.replay(events)
+        n = len(self.game.log)
+        for seq in [q for q in self.ids if q >= n]:
+            del self.ids[seq]
+        for c in self.game.conversations.values():
+            for m in c.messages:
+                self.ids.setdefault(m.seq, self._new_id())
+
+    @contextlib.asynccontextmanager
+    async def locked(self):
+        """The game's lock; after a failed write, the game is first rebuilt from its stored log
+        (StoreAway while the store is still away)."""
+        async with self.lock:
+            if self.store_away:
+                await self._resync()
+            yield
+
+    async def _resync(self) -> None:
+        """Rebuild the game from its stored log (raises StoreAway while the store is away)."""
+        try:
+            stored = await self.hub.writer.run(self.id, lambda st: st.events(self.id))
+        except Exception as exc:  # noqa: BLE001
+            raise StoreAway(str(exc)) from exc
+        self._rebuild(stored)
+        self.store_away = False
+        log.warning("game %s: the store is back; the game continues from its %d stored events", self.id, len(stored))
+        self._spawn(self._after_change())
+
+    async def _tell_all(self, frame: dict[str, Any]) -> None:
+        for pid in self.participants():
+            await self._send(pid, frame)
+
+    async def _retrying(self, step) -> Any:
+        """Run `step()` (under the lock: apply an action and commit it) until the store takes it.
+        For timers, which nobody can press again."""
+        for n in range(10**9):
+            try:
+                async with self.locked():
+                    return await step()
+            except StoreAway:
+                await asyncio.sleep(RETRY_S[min(n, len(RETRY_S) - 1)])
 
     def _new_id(self) -> str:
         return secrets.token_hex(8)
@@ -127,16 +195,18 @@ class GameSession:
     async def _clock_task(self) -> None:
         """Fire the time limit (and a verdict deadline, if the study has one)."""
         await asyncio.sleep(max(0.0, (self.game.deadline_ms - self.hub.now()) / 1000))
-        async with self.lock:
-            out = self.game.apply(Tick(), max(self.hub.now(), self.game.deadline_ms))
-            await self._commit(out.events)
+
+        async def tick() -> None:
+            await self._commit(self.game.apply(Tick(), max(self.hub.now(), self.game.deadline_ms)).events)
+        await self._retrying(tick)
         await self._after_change()
         grace = self.rules.verdict_grace_s
         if grace is not None and self.game.state == "awaiting_verdict":
-            await asyncio.sleep(grace)
-            async with self.lock:
-                out = self.game.apply(Tick(), self.hub.now())
-                await self._commit(out.events)
+            await asyncio.sleep(max(0.0, (self.game.closed_ms + grace * 1000 - self.hub.now()) / 1000))
+
+            async def tick2() -> None:
+                await self._commit(self.game.apply(Tick(), self.hub.now()).events)
+            await self._retrying(tick2)
             await self._after_change()
 
     async def _after_change(self) -> None:
@@ -187,6 +257,7 @@ class GameSession:
             "end_reason": END_REASONS.get(g.end_reason, g.end_reason) if ended else None,
             "verdict": verdict,
             "reveal": reveal,
+            "store_away": self.store_away,
         }
 
     def phase(self) -> str:
@@ -200,7 +271,7 @@ class GameSession:
 
     # ---- actions -----------------------------------------------------------------
     async def on_message(self, pid: str, f: proto.MessageIn) -> None:
-        async with self.lock:
+        async with self.locked():
             seat = self.seat_of[pid]
             key = (pid, f.client_id)
             if key in self.acks:  # a resend after a reconnect: acknowledge again, relay nothing
@@ -307,16 +378,19 @@ class GameSession:
 
     async def _typing(self, conv: str, q: Event) -> None:
         await asyncio.sleep(timing.typing_delay(self.rules, self.rng))
-        async with self.lock:
-            if not self.game.chat_open or self._last_question(conv) is not q:
-                return
-            msgs = self.game.conversations[conv].messages
-            if msgs and msgs[-1].seq != q.seq:  # the reply is already shown
-                return
-            out = self.game.apply(Typing(conv, conv), self.hub.now())
-            await self._commit(out.events)
-            self.typing_on.add(conv)
-            await self._send(self.interrogator, {"type": "typing", "conv": conv})
+        try:
+            async with self.locked():
+                if not self.game.chat_open or self._last_question(conv) != q:
+                    return
+                msgs = self.game.conversations[conv].messages
+                if msgs and msgs[-1].seq != q.seq:  # the reply is already shown
+                    return
+                out = self.game.apply(Typing(conv, conv), self.hub.now())
+                await self._commit(out.events)
+                self.typing_on.add(conv)
+                await self._send(self.interrogator, {"type": "typing", "conv": conv})
+        except StoreAway:  # a typing indicator is not worth a retry
+            return
 
     async def _generate(self, seat: SeatInfo, conv: str, history: list[Turn], ctx: GameContext,
                         timeout_s: float) -> str:
@@ -355,8 +429,9 @@ class GameSession:
         budget = self._budget_ms(conv, len(text), q)
         tries = 0
         while blocked := await self.hub.filter.check(text):
-            async with self.lock:
+            async def refuse(text=text, blocked=blocked) -> None:
                 await self._commit(self.game.refuse(Send(conv, text, conv), "blocked", blocked, self.hub.now()).events)
+            await self._retrying(refuse)
             log.warning("game %s seat %s: the AI reply was blocked (%s)", self.id, conv, blocked)
             now = self.hub.now()
             if seat.spec.kind != "eliza" and tries < AI_REGENERATE_TRIES and now < budget:
@@ -372,20 +447,21 @@ class GameSession:
         # this task started, which is after the question's commit)
         designed = self._designed_ms(conv, len(text), q)
         await asyncio.sleep(max(0.0, (q.t_ms + designed - self.hub.now()) / 1000))
-        async with self.lock:
+        async def send_reply() -> None:
             e = await self._apply_send("", conv, conv, text, None, self.hub.now())
             if e is not None:
                 await self._deliver(conv, e)
+        await self._retrying(send_reply)
 
     async def on_paste(self, pid: str, f: proto.PasteIn) -> None:
-        async with self.lock:
+        async with self.locked():
             seat = self.seat_of[pid]
             conv = (f.conv or "A") if seat == INTERROGATOR else seat
             out = self.game.apply(Paste(seat, f.length, conv), self.hub.now())
             await self._commit(out.events)
 
     async def on_verdict(self, pid: str, f: proto.VerdictIn) -> None:
-        async with self.lock:
+        async with self.locked():
             seat = self.seat_of[pid]
             out = self.game.apply(GiveVerdict(seat, f.choice, f.confidence, f.reason), self.hub.now())
             await self._commit(out.events)
@@ -395,7 +471,7 @@ class GameSession:
         await self.finish()
 
     async def on_report(self, pid: str, f: proto.ReportIn) -> None:
-        async with self.lock:
+        async with self.locked():
             seat = self.seat_of[pid]
             conv = seat if seat != INTERROGATOR else None
             out = self.game.apply(ReportAbuse(seat, f.reason, conv), self.hub.now())
@@ -408,10 +484,13 @@ class GameSession:
     async def on_connection(self, pid: str, connected: bool) -> None:
         if self.game.state == "ended":
             return
-        async with self.lock:
-            seat = self.seat_of[pid]
-            out = self.game.apply(Reconnect(seat) if connected else Disconnect(seat), self.hub.now())
-            await self._commit(out.events)
+        try:
+            async with self.locked():
+                seat = self.seat_of[pid]
+                out = self.game.apply(Reconnect(seat) if connected else Disconnect(seat), self.hub.now())
+                await self._commit(out.events)
+        except StoreAway:  # not recorded (and not kept in memory): nobody was told it was
+            pass
 
     # ---- the end ---------------------------------------------------------------
     async def finish(self) -> None:

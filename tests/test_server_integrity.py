@@ -1,0 +1,125 @@
+"""Nothing acknowledged is lost: a real database outage (SQLite locked by another process,
+PostgreSQL refusing connections) and kill -9, on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
+
+from turinglab.game.engine import Game
+from turinglab.store.api import Store
+from tests.test_server import in_game, players, running, study
+
+HOLD_LOCK = """
+import sqlite3, sys, time
+c = sqlite3.connect(sys.argv[1], isolation_level=None)
+c.execute("BEGIN EXCLUSIVE")
+print("locked", flush=True)
+sys.stdin.readline()
+c.execute("COMMIT")
+"""
+
+
+@contextmanager
+def outage(url: str):
+    """The database is away for real while the block runs."""
+    u = make_url(url)
+    if u.get_backend_name() == "sqlite":
+        p = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, u.database], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True)
+        assert p.stdout.readline().strip() == "locked"
+        try:
+            yield
+        finally:
+            p.stdin.write("\n")
+            p.stdin.flush()
+            p.wait(10)
+        return
+    admin = create_engine(u.set(database="postgres"), isolation_level="AUTOCOMMIT")
+    with admin.connect() as c:
+        c.execute(text(f'alter database "{u.database}" allow_connections false'))
+        c.execute(text("select pg_terminate_backend(pid) from pg_stat_activity where datname = :n"),
+                  {"n": u.database})
+    try:
+        yield
+    finally:
+        with admin.connect() as c:
+            c.execute(text(f'alter database "{u.database}" allow_connections true'))
+        admin.dispose()
+
+
+async def said(p, text_: str, conv: str | None = "A") -> dict:
+    """The server's answer (ack or error) to one chat message."""
+    cid = f"c{time.monotonic_ns()}"
+    await p.send({"type": "message", "conv": conv, "text": text_, "client_id": cid})
+    return await p.next(None, timeout=30, client_id=cid)
+
+
+async def test_a_database_outage_does_not_wedge_the_game(db_url, monkeypatch, capsys):
+    monkeypatch.setenv("TURINGLAB_SQLITE_BUSY_S", "0.5")
+    acked: list[str] = []
+    with running(study(), db_url) as base:
+        seats = await in_game(await players(base, 2))
+        i, w = seats["interrogator"], seats["A"]
+        assert (await said(i, "hello?"))["type"] == "ack"
+        acked.append("hello?")
+        assert (await said(w, "hi there", None))["type"] == "ack"
+        acked.append("hi there")
+        await i.next("message", text="hi there")
+        with outage(db_url):
+            r = await said(i, "are you there?")
+            assert r["type"] == "error" and r["code"] == "store_unavailable", r
+            told = await w.next("error", timeout=15, code="store_unavailable")
+            assert "database" in told["message"]
+            r = await said(i, "still there?")  # refused again while the store is away; not acked
+            assert r["type"] == "error" and r["code"] == "store_unavailable", r
+        # the store is back: the same game goes on (no "does not continue the log")
+        r = await said(i, "are you there?")
+        assert r["type"] == "ack", r
+        acked.append("are you there?")
+        assert (await w.next("message", text="are you there?"))["from"] == "them"
+        assert (await said(w, "yes", None))["type"] == "ack"
+        acked.append("yes")
+        await i.next("message", text="yes")
+        with outage(db_url):
+            await i.send({"type": "verdict", "choice": "human", "confidence": 80, "reason": "typos"})
+            err = await i.next("error", timeout=15, code="store_unavailable")
+            assert "try again" in err["message"]
+        await i.send({"type": "verdict", "choice": "human", "confidence": 80, "reason": "typos"})
+        st = await i.phase("reveal", timeout=15)
+        gid = st["game"]["game_id"]
+    with Store(db_url) as store:
+        events = store.events(gid)
+        stored = [e.payload["text"] for e in events if e.type == "message"]
+        assert stored == acked
+        g = store.game(gid)
+        assert g.status == "ended" and g.verdict.choice == "human"
+        assert Game.replay(events).state == "ended"
+    with capsys.disabled():
+        print(f"\n[{make_url(db_url).get_backend_name()} outage] messages acknowledged {len(acked)}, "
+              f"stored {len(stored)}")
+
+
+async def test_the_time_limit_fires_after_an_outage(db_url, monkeypatch):
+    """A timer whose write fails is retried until the store is back: the game still ends."""
+    from tests.test_server import RULES
+
+    monkeypatch.setenv("TURINGLAB_SQLITE_BUSY_S", "0.5")
+    s = study(rules=RULES.model_copy(update={"time_limit_s": 3, "verdict_grace_s": 1}))
+    with running(s, db_url) as base:
+        seats = await in_game(await players(base, 2))
+        i = seats["interrogator"]
+        with outage(db_url):
+            await i.next("error", timeout=15, code="store_unavailable")  # the time-up write failed
+        st = await i.phase("reveal", timeout=30)
+        gid = st["game"]["game_id"]
+    with Store(db_url) as store:
+        events = store.events(gid)
+        assert "time_up" in [e.type for e in events]
+        assert events[-1].type == "game_ended" and events[-1].payload["reason"] == "verdict_timeout"
+        assert store.game(gid).status == "ended"
