@@ -358,3 +358,25 @@ def test_presets_end_a_game_abandoned_after_time_up(name):
     assert g.state == "awaiting_verdict"
     g.apply(Tick(), end + round(rules.verdict_grace_s * 1000))
     assert g.state == "ended" and g.end_reason == "verdict_timeout"
+
+
+def test_a_held_reply_blocks_the_next_and_is_recorded_undelivered_at_the_end():
+    from turinglab.game.engine import Hold
+
+    g = Game.start("two-player", Rules(), 0)
+    assert g.apply(Send("interrogator", "hi", "A"), 10).ok
+    out = g.apply(Hold("A", "hello there", "A", release_ms=5000), 20)
+    assert out.ok and out.events[-1].type == "held" and out.events[-1].payload == {"text": "hello there",
+                                                                                  "release_ms": 5000}
+    assert g.apply(Hold("A", "again", "A", release_ms=6000), 30).code == "not_your_turn"
+    assert g.apply(Send("A", "something else", "A"), 30).code == "not_your_turn"
+    assert g.apply(Send("A", "hello there", "A"), 5000).ok  # the release
+    assert g.conversations["A"].held is None
+    assert g.apply(Send("interrogator", "and?", "A"), 5100).ok
+    assert g.apply(Hold("A", "never shown", "A", release_ms=9000), 5200).ok
+    out = g.apply(GiveVerdict("interrogator", "human", 50), 5300)
+    types = [e.type for e in out.events]
+    assert types == ["refused", "verdict", "game_ended"]
+    assert out.events[0].payload["code"] == "undelivered" and out.events[0].payload["text"] == "never shown"
+    assert Game.replay(g.log).state_dict() == g.state_dict()
+    assert Game.replay(g.log).conversations["A"].held is None

@@ -123,3 +123,99 @@ async def test_the_time_limit_fires_after_an_outage(db_url, monkeypatch):
         assert "time_up" in [e.type for e in events]
         assert events[-1].type == "game_ended" and events[-1].payload["reason"] == "verdict_timeout"
         assert store.game(gid).status == "ended"
+
+
+async def test_a_held_witness_reply_is_stored_before_its_ack_and_recorded_undelivered(db_url):
+    from turinglab.game.config import Timing
+
+    slow = Timing(base_s=30, s_per_char=0.0, gamma_shape=1.0, gamma_scale=0.01)
+    with running(study(), db_url, human_timing=slow) as base:
+        seats = await in_game(await players(base, 2))
+        i, w = seats["interrogator"], seats["A"]
+        assert (await said(i, "what did you have for breakfast?"))["type"] == "ack"
+        ack = await said(w, "toast and far too much coffee", None)
+        assert ack["type"] == "ack"  # held for 30 s, but stored already
+        await i.send({"type": "verdict", "choice": "ai", "confidence": 60})
+        st = await i.phase("reveal")
+        assert not [m for m in st["game"]["messages"] if m["from"] == "them"]  # never shown
+        gid = st["game"]["game_id"]
+    with Store(db_url) as store:
+        events = store.events(gid)
+    types = [e.type for e in events]
+    held = next(e for e in events if e.type == "held")
+    assert held.payload["text"] == "toast and far too much coffee" and held.actor == "A"
+    undelivered = [e for e in events if e.type == "refused" and e.payload["code"] == "undelivered"]
+    assert [e.payload["text"] for e in undelivered] == ["toast and far too much coffee"]
+    assert types.index("refused") < types.index("verdict") < types.index("game_ended") == len(types) - 1
+    assert Game.replay(events).conversations["A"].held is None
+
+
+def _serve(db_url: str, study_file, port: int) -> subprocess.Popen:
+    import os
+
+    import httpx
+
+    env = dict(os.environ, PYTHONPATH=os.getcwd())
+    proc = subprocess.Popen([sys.executable, "-m", "turinglab", "serve", "--study", str(study_file), "--db", db_url,
+                             "--port", str(port), "--no-warm-up"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, env=env)
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code == 200:
+                return proc
+        except httpx.TransportError:
+            pass
+        assert proc.poll() is None and time.monotonic() < deadline, "serve did not come up"
+        time.sleep(0.2)
+
+
+async def test_kill_9_loses_no_acknowledged_witness_reply(db_url, tmp_path, capsys):
+    import os
+    import signal
+
+    from turinglab.server.testing import free_port
+
+    study_file = tmp_path / "study.yaml"
+    study_file.write_text("name: kill9\nallocation:\n  human_ratio: 1.0\n"
+                          "witnesses:\n  - codename: Eliza\n    kind: eliza\n")
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    proc = _serve(db_url, study_file, port)
+    acked: dict[str, str] = {}  # text -> game id
+    try:
+        ps = await players(base, 6)
+        by_game: dict[str, dict] = {}
+        for p in ps:
+            st = (await p.phase("game"))["game"]
+            by_game.setdefault(st["game_id"], {})[st["seat"]] = p
+        assert len(by_game) == 3
+        for n, seats in enumerate(by_game.values()):
+            i, w = seats["interrogator"], seats["A"]
+            assert (await said(i, f"question {n}"))["type"] == "ack"
+            await w.next("message", text=f"question {n}")
+            reply = f"my answer number {n}, held for a while"  # about 13 s at the default human timing
+            r = await said(w, reply, None)
+            assert r["type"] == "ack", r
+            gid = [f for f in w.frames if f["type"] == "state" and f["game"]][-1]["game"]["game_id"]
+            acked[reply] = gid
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+    with Store(db_url) as store:
+        stored = {e.payload["text"] for gid in set(acked.values()) for e in store.events(gid)
+                  if e.type in ("held", "message") and e.actor == "A"}
+    assert set(acked) <= stored
+    # a restart ends the games left open and records the held replies as undelivered
+    proc = _serve(db_url, study_file, free_port())
+    proc.terminate()
+    proc.wait(20)
+    with Store(db_url) as store:
+        for reply, gid in acked.items():
+            events = store.events(gid)
+            assert events[-1].type == "game_ended" and events[-1].payload["reason"] == "server_restart"
+            assert [e.payload["text"] for e in events if e.type == "refused"
+                    and e.payload["code"] == "undelivered"] == [reply]
+    with capsys.disabled():
+        print(f"\n[{make_url(db_url).get_backend_name()} kill -9] witness replies acknowledged {len(acked)}, "
+              f"stored {len(set(acked) & stored)}")

@@ -20,7 +20,7 @@ import numpy as np
 
 from turinglab.game import events as ev
 from turinglab.game.config import WitnessSpec
-from turinglab.game.engine import Disconnect, Game, GiveVerdict, Paste, Reconnect, ReportAbuse, Send, Tick, Typing
+from turinglab.game.engine import Disconnect, Game, GiveVerdict, Hold, Paste, Reconnect, ReportAbuse, Send, Tick, Typing
 from turinglab.game.events import INTERROGATOR, Event, Identity
 from turinglab.server import protocol as proto
 from turinglab.witnesses import timing
@@ -129,9 +129,16 @@ class GameSession:
         n = len(self.game.log)
         for seq in [q for q in self.ids if q >= n]:
             del self.ids[seq]
-        for c in self.game.conversations.values():
+        for conv, c in self.game.conversations.items():
             for m in c.messages:
                 self.ids.setdefault(m.seq, self._new_id())
+            h = self.held.get(conv)
+            if c.held is None:
+                self.held.pop(conv, None)
+            elif h is None or h.t_ms != self.game.log[c.held].t_ms:  # stored, though its write seemed to fail
+                e = self.game.log[c.held]
+                h = self.held[conv] = Held(self._new_id(), e.payload["text"], e.t_ms, e.payload["release_ms"])
+                self._spawn(self._release(conv, h))
 
     @contextlib.asynccontextmanager
     async def locked(self):
@@ -343,15 +350,18 @@ class GameSession:
             if e is not None:
                 await self._acked_and_delivered(pid, conv, f.client_id, e)
             return
-        trial = Game.replay(self.game.log).apply(Send(conv, f.text, conv), now)  # a dry run on a copy
-        if not trial.ok:  # refuse for real, so the attempt is recorded
-            await self._apply_send(pid, conv, conv, f.text, f.client_id, now)
+        # stored (as `held`) before it is acknowledged: a verdict or a crash before its release
+        # leaves it in the log, recorded as undelivered when the game ends
+        out = self.game.apply(Hold(conv, f.text, conv, release), now)
+        await self._commit(out.events)
+        if not out.ok:
+            await self._send(pid, proto.error(out.code or "refused", out.detail or "refused", f.client_id))
             return
-        h = Held(self._new_id(), f.text, now, release)
+        h = Held(self._new_id(), f.text, out.events[-1].t_ms, release)
         self.held[conv] = h
-        self.acks[(pid, f.client_id)] = (h.id, now)
-        await self._send(pid, {"type": "ack", "client_id": f.client_id, "id": h.id, "t_ms": now})
-        self._spawn(self._release(pid, conv, h))
+        self.acks[(pid, f.client_id)] = (h.id, h.t_ms)
+        await self._send(pid, {"type": "ack", "client_id": f.client_id, "id": h.id, "t_ms": h.t_ms})
+        self._spawn(self._release(conv, h))
 
     async def _acked_and_delivered(self, pid: str, conv: str, client_id: str, e: Event) -> None:
         mid = self.ids[e.seq]
@@ -365,16 +375,20 @@ class GameSession:
         await self._send(self.interrogator, {"type": "message", "id": self.ids[e.seq], "conv": conv,
                                              "from": "them", "text": e.payload["text"], "t_ms": e.t_ms})
 
-    async def _release(self, pid: str, conv: str, h: Held) -> None:
+    async def _release(self, conv: str, h: Held) -> None:
         await asyncio.sleep(max(0.0, (h.release_ms - self.hub.now()) / 1000))
-        async with self.lock:
-            if self.held.get(conv) is not h:
+
+        async def release() -> None:
+            c = self.game.conversations[conv]
+            if self.held.get(conv) is not h or c.held is None:  # gone: recorded as undelivered
+                if self.held.get(conv) is h:
+                    del self.held[conv]
                 return
-            del self.held[conv]
-            # refused (and recorded) when the time is up meanwhile: the reply is undelivered
             e = await self._apply_send("", conv, conv, h.text, None, self.hub.now(), msg_id=h.id)
+            del self.held[conv]
             if e is not None:
                 await self._deliver(conv, e)
+        await self._retrying(release)
 
     async def _typing(self, conv: str, q: Event) -> None:
         await asyncio.sleep(timing.typing_delay(self.rules, self.rng))
