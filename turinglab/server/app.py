@@ -23,6 +23,7 @@ from starlette.websockets import WebSocketDisconnect
 
 from turinglab.game import survey
 from turinglab.game.config import Study, Timing
+from turinglab.server import protocol as proto
 from turinglab.server.content_filter import ContentFilter, ModerationHook
 from turinglab.server.hub import Clock, Hub, WitnessFactory
 from turinglab.store.api import Store
@@ -202,8 +203,14 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
     def hub(request: Request) -> Hub:
         return request.app.state.hub
 
-    def prolific(request: Request) -> dict[str, str]:
-        return {k: request.query_params[q][:64] for q, k in PROLIFIC.items() if request.query_params.get(q)}
+    def prolific(request: Request) -> dict[str, str] | Response:
+        """The Prolific ids of the link, or a 400 page when one is not text the store can hold."""
+        ids = {k: request.query_params[q][:64] for q, k in PROLIFIC.items() if request.query_params.get(q)}
+        bad = [q for q, k in PROLIFIC.items() if k in ids and not proto.storable(ids[k])]
+        if bad:
+            return message(request, "Link not valid", f"The link's {', '.join(bad)} contains characters that are "
+                           "not allowed. Please open the study again from Prolific.", 400)
+        return ids
 
     def forged(request: Request, pid: str | None = None, json: bool = False) -> Response | None:
         """A refusal if this POST came from another site or lacks the participant's token, else None."""
@@ -229,7 +236,10 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
     @app.get("/", response_class=HTMLResponse)
     async def landing(request: Request) -> Response:
         if request.query_params.get("PROLIFIC_PID"):  # Prolific sends participants here with GET
-            return to_player(await hub(request).new_person(prolific(request), request.cookies.get(COOKIE)))
+            ids = prolific(request)
+            if isinstance(ids, Response):
+                return ids
+            return to_player(await hub(request).new_person(ids, request.cookies.get(COOKIE)))
         cookie = request.cookies.get(COOKIE)
         if cookie and await hub(request).person(cookie):
             return RedirectResponse(f"/p/{cookie}", status_code=303)
@@ -241,7 +251,10 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
         refused = forged(request)
         if refused:
             return refused
-        return to_player(await hub(request).new_person(prolific(request), request.cookies.get(COOKIE)))
+        ids = prolific(request)
+        if isinstance(ids, Response):
+            return ids
+        return to_player(await hub(request).new_person(ids, request.cookies.get(COOKIE)))
 
     @app.get("/p/{token}", response_class=HTMLResponse)
     async def play(request: Request, token: str) -> Response:

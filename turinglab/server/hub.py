@@ -270,7 +270,7 @@ class Hub:
     async def person(self, token: str) -> Person | None:
         if token in self.people:
             return self.people[token]
-        if not (1 <= len(token) <= 40):
+        if not (1 <= len(token) <= 40 and token.isascii() and token.isalnum()):  # ids are letters and digits
             return None
         try:
             info = await asyncio.to_thread(self.store.get_participant, token)
@@ -288,7 +288,7 @@ class Hub:
         pp = prolific.get("prolific_pid")
         label = None
         if pp:
-            if cookie and 1 <= len(cookie) <= 40:
+            if cookie and 1 <= len(cookie) <= 40 and cookie.isascii() and cookie.isalnum():
                 try:
                     mine = await asyncio.to_thread(self.store.get_participant, cookie)
                 except UnknownId:
@@ -411,7 +411,7 @@ class Hub:
         try:
             f = proto.parse(raw)
         except proto.BadFrame as exc:
-            await self.send(pid, proto.error("bad_frame", str(exc)))
+            await self.send(pid, proto.error("bad_frame", str(exc), exc.client_id))
             return
         t = f.type  # type: ignore[attr-defined]
         if t == "ping":

@@ -5,10 +5,33 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 Conv = Literal["A", "B"]
 MAX_FRAME_TEXT = 20_000  # anything larger is not a chat message (the study limit is far lower)
+
+
+def storable(s: str) -> bool:
+    """Text every database can hold: no NUL character, no unpaired surrogate (not UTF-8)."""
+    if "\x00" in s:
+        return False
+    try:
+        s.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+NOT_STORABLE = "the text contains a NUL character or an unpaired surrogate, which cannot be stored"
+
+
+def _storable(s: str) -> str:
+    if not storable(s):
+        raise ValueError(NOT_STORABLE)
+    return s
+
+
+Text = Annotated[str, AfterValidator(_storable)]  # every text field of every frame
 
 
 class _In(BaseModel):
@@ -26,8 +49,8 @@ class LeaveQueueIn(_In):
 class MessageIn(_In):
     type: Literal["message"]
     conv: Conv | None = None
-    text: Annotated[str, Field(max_length=MAX_FRAME_TEXT)]
-    client_id: Annotated[str, Field(min_length=1, max_length=64)]
+    text: Annotated[Text, Field(max_length=MAX_FRAME_TEXT)]
+    client_id: Annotated[Text, Field(min_length=1, max_length=64)]
 
 
 class PasteIn(_In):
@@ -38,14 +61,14 @@ class PasteIn(_In):
 
 class VerdictIn(_In):
     type: Literal["verdict"]
-    choice: Annotated[str, Field(max_length=20)]
+    choice: Annotated[Text, Field(max_length=20)]
     confidence: int
-    reason: Annotated[str | None, Field(max_length=2000)] = None
+    reason: Annotated[Text | None, Field(max_length=2000)] = None
 
 
 class ReportIn(_In):
     type: Literal["report"]
-    reason: Annotated[str | None, Field(max_length=2000)] = None
+    reason: Annotated[Text | None, Field(max_length=2000)] = None
 
 
 class PingIn(_In):
@@ -61,7 +84,12 @@ _PING = PingIn(type="ping")
 
 
 class BadFrame(ValueError):
-    """A frame that is not valid JSON or does not match the protocol; the text says why."""
+    """A frame that is not valid JSON or does not match the protocol; the text says why.
+    `client_id`: the frame's own, when it had a usable one (the browser puts the text back)."""
+
+    def __init__(self, message: str, client_id: str | None = None) -> None:
+        super().__init__(message)
+        self.client_id = client_id
 
 
 _MESSAGE_KEYS = frozenset({"type", "conv", "text", "client_id"})
@@ -74,7 +102,7 @@ def _fast_message(data: dict) -> MessageIn | None:
         return None
     text, cid, conv = data.get("text"), data.get("client_id"), data.get("conv")
     if (type(text) is str and len(text) <= MAX_FRAME_TEXT and type(cid) is str and 1 <= len(cid) <= 64
-            and conv in (None, "A", "B")):
+            and conv in (None, "A", "B") and storable(text) and storable(cid)):
         return MessageIn.model_construct(type="message", conv=conv, text=text, client_id=cid)
     return None
 
@@ -103,7 +131,9 @@ def parse(raw: str) -> BaseModel:
         for err in exc.errors()[:3]:
             loc = ".".join(str(x) for x in err["loc"][1:]) or "frame"
             parts.append(f"{loc}: {err['msg']}")
-        raise BadFrame(f"bad {data['type']!r} frame: " + "; ".join(parts)) from None
+        cid = data.get("client_id")
+        cid = cid if type(cid) is str and 1 <= len(cid) <= 64 and storable(cid) else None
+        raise BadFrame(f"bad {data['type']!r} frame: " + "; ".join(parts), cid) from None
 
 
 def error(code: str, message: str, client_id: str | None = None) -> dict[str, Any]:
