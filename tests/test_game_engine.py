@@ -325,7 +325,8 @@ def test_refuse_records_an_outside_refusal_and_replays():
     assert [e.type for e in out.events] == ["refused"]
     e = out.events[0]
     assert (e.actor, e.conversation, e.t_ms, e.seq) == ("A", "A", 1200, 2)
-    assert e.payload == {"action": "Send", "code": "blocked", "detail": "word list: 'rude'", "text": "a rude word"}
+    assert e.payload == {"action": "Send", "code": "blocked", "detail": "word list: 'rude'", "text": "a rude word",
+                         "length": 11}
     after = g.state_dict()
     assert after["refusals"] == before["refusals"] + 1
     assert {k: v for k, v in after.items() if k not in ("refusals", "n_events")} == \
@@ -380,3 +381,13 @@ def test_a_held_reply_blocks_the_next_and_is_recorded_undelivered_at_the_end():
     assert out.events[0].payload["code"] == "undelivered" and out.events[0].payload["text"] == "never shown"
     assert Game.replay(g.log).state_dict() == g.state_dict()
     assert Game.replay(g.log).conversations["A"].held is None
+
+
+def test_a_refused_long_text_keeps_a_bounded_prefix_and_its_length():
+    from turinglab.game.engine import MAX_REFUSED_TEXT
+
+    g = Game.start("two-player", Rules(max_chars=300), 0)
+    out = g.apply(Send("interrogator", "y" * 20_000, "A"), 1)
+    assert out.code == "too_long"
+    assert out.events[-1].payload["text"] == "y" * MAX_REFUSED_TEXT and out.events[-1].payload["length"] == 20_000
+    assert len(json.dumps(out.events[-1].to_dict())) < 1000

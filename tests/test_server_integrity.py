@@ -219,3 +219,34 @@ async def test_kill_9_loses_no_acknowledged_witness_reply(db_url, tmp_path, caps
     with capsys.disabled():
         print(f"\n[{make_url(db_url).get_backend_name()} kill -9] witness replies acknowledged {len(acked)}, "
               f"stored {len(set(acked) & stored)}")
+
+
+async def test_flooding_is_limited_per_participant_and_refused_text_is_bounded(db_url):
+    import asyncio
+
+    from turinglab.server.hub import CLOSE_TOO_MANY, MAX_CONNECTIONS
+    from turinglab.server.testing import WsPlayer
+
+    with running(study(), db_url) as base:
+        seats = await in_game(await players(base, 2))
+        i = seats["interrogator"]
+        extra = [await WsPlayer(base, i.pid).connect() for _ in range(8)]  # many sockets, one participant
+        await asyncio.sleep(0.5)
+        open_ = [p for p in [i, *extra] if p.ws.close_code is None]
+        assert len(open_) == MAX_CONNECTIONS
+        assert i.ws.close_code == CLOSE_TOO_MANY  # the oldest made way
+        for p in open_:  # 4 x 15 frames at once: one budget of 20 for all of them
+            for _ in range(15):
+                await p.send({"type": "ping"})
+        await open_[0].next("error", code="rate_limited")
+        await asyncio.sleep(0.3)
+        pongs = sum(1 for f in open_[0].frames if f["type"] == "pong")  # every pong reaches every socket
+        assert 15 <= pongs <= 26, pongs
+        await asyncio.sleep(1.5)
+        r = await said(open_[-1], "x" * 20_000)  # refused: too long
+        assert r["type"] == "error" and r["code"] == "too_long"
+        gid = [f for f in open_[-1].frames if f["type"] == "state" and f["game"]][-1]["game"]["game_id"]
+    with Store(db_url) as store:
+        refused = [e for e in store.events(gid) if e.type == "refused" and e.payload["code"] == "too_long"]
+    assert len(refused) == 1
+    assert refused[0].payload["length"] == 20_000 and refused[0].payload["text"] == "x" * 500

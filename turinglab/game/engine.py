@@ -17,6 +17,7 @@ from turinglab.game.config import Format, Rules
 from turinglab.game.events import INTERROGATOR, SYSTEM, WITNESS_SEATS, Event, State
 
 MAX_REASON_CHARS = 2000
+MAX_REFUSED_TEXT = 500  # characters of a refused message kept in the log (with its full length)
 
 
 # ----- actions ---------------------------------------------------------------
@@ -535,7 +536,9 @@ def _attempt(a: Action) -> dict[str, Any]:
     if conv is not None and conv not in WITNESS_SEATS:
         out["conversation"] = str(conv)[:50]
     if isinstance(a, (Send, Hold)):
-        return {**out, "text": a.text if isinstance(a.text, str) else repr(a.text)}
+        text = a.text if isinstance(a.text, str) else repr(a.text)
+        # a bounded prefix and the length: a flood of long refused texts cannot fill the log
+        return {**out, "text": text[:MAX_REFUSED_TEXT], "length": len(text)}
     if isinstance(a, GiveVerdict):
         return {"choice": str(a.choice)[:50], "confidence": a.confidence if isinstance(a.confidence, int) else
                 str(a.confidence)[:50], "reason": _clip(a.reason if isinstance(a.reason, str) else None)}

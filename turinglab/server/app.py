@@ -63,11 +63,12 @@ class Survey(BaseModel):
         return None if v == "" else v
 
 
-RATE_BURST, RATE_PER_S = 20, 5.0  # frames a connection may send at once / per second after that
+RATE_BURST, RATE_PER_S = 20, 5.0  # frames a participant may send at once / per second after that (all connections)
 
 
 class TokenBucket:
-    """A flood guard per connection (frames beyond it get `rate_limited` and are not processed)."""
+    """A flood guard per participant, shared by all their connections (frames beyond it get
+    `rate_limited` and are not processed)."""
 
     def __init__(self, capacity: float, per_s: float) -> None:
         self.capacity, self.per_s = capacity, per_s
@@ -367,7 +368,7 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
             return
         await websocket.accept()
         await h.connect(p.id, websocket)
-        bucket = TokenBucket(RATE_BURST, RATE_PER_S)
+        bucket = h.buckets.setdefault(p.id, TokenBucket(RATE_BURST, RATE_PER_S))
         try:
             while True:
                 msg = await websocket.receive()

@@ -33,6 +33,8 @@ log = logging.getLogger("turinglab.server")
 Clock = Callable[[], int]
 WitnessFactory = Callable[[WitnessSpec, int], Witness]
 DUPLICATE_PID = "duplicate_prolific_pid"  # label of a participant whose Prolific id was already in use
+MAX_CONNECTIONS = 4  # open websockets per participant (tabs); a fifth closes the oldest
+CLOSE_TOO_MANY = 4008  # websocket close code of a connection replaced by a newer one beyond the cap
 _STOP = object()  # queued by Writer.stop after the work to finish
 
 
@@ -191,7 +193,8 @@ class Hub:
         self._load_stats()
         self._close_orphans()
         self.people: dict[str, Person] = {}
-        self.conns: dict[str, set[WebSocket]] = {}
+        self.conns: dict[str, dict[WebSocket, None]] = {}  # per participant, oldest first
+        self.buckets: dict[str, Any] = {}  # per participant: the flood guard of all their connections
         self.session_of: dict[str, GameSession] = {}
         self.live: dict[str, GameSession] = {}
         self.starting: set[str] = set()  # matched, their game not yet stored
@@ -323,7 +326,7 @@ class Hub:
             try:
                 await ws.send_text(data)
             except Exception:  # noqa: BLE001 - a closed socket: its handler cleans up
-                self.conns.get(pid, set()).discard(ws)
+                self.conns.get(pid, {}).pop(ws, None)
 
     def phase(self, pid: str) -> str:
         s = self.session_of.get(pid)
@@ -383,15 +386,23 @@ class Hub:
     # ---- connections ---------------------------------------------------------------
     async def connect(self, pid: str, ws: WebSocket) -> None:
         first = not self.conns.get(pid)
-        self.conns.setdefault(pid, set()).add(ws)
+        conns = self.conns.setdefault(pid, {})
+        while len(conns) >= MAX_CONNECTIONS:  # a new tab wins over the oldest one
+            old = next(iter(conns))
+            conns.pop(old)
+            try:
+                await old.close(code=CLOSE_TOO_MANY, reason="too many connections for this participant")
+            except Exception:  # noqa: BLE001 - already closed
+                pass
+        conns[ws] = None
         await ws.send_text(json.dumps(self.state_frame(pid)))
         s = self.session_of.get(pid)
         if first and s is not None and s.game.connected.get(s.seat_of[pid]) is False:
             await s.on_connection(pid, True)
 
     async def disconnect(self, pid: str, ws: WebSocket) -> None:
-        conns = self.conns.get(pid, set())
-        conns.discard(ws)
+        conns = self.conns.get(pid, {})
+        conns.pop(ws, None)
         if conns:
             return
         s = self.session_of.get(pid)
