@@ -137,7 +137,7 @@ def test_verdict_any_time_interrogator_only():
     assert g.apply(GiveVerdict(I, "human", 50), T0 + 2).ok  # before any message
     assert g.state == "ended" and g.verdict["forced"] is False
     assert g.apply(Send(I, "hi"), T0 + 3).code == "game_over"
-    assert g.apply(GiveVerdict(I, "ai", 50), T0 + 4).code == "game_over"
+    assert g.apply(GiveVerdict(I, "ai", 50), T0 + 4).code == "already_decided"  # documented in docs/protocol.md
 
 
 @pytest.mark.parametrize(
@@ -297,10 +297,13 @@ def test_random_games_replay_exactly(seed):
                   strict_alternation=rng.random() < 0.8, interrogator_first=rng.random() < 0.8)
     g = Game.start(fmt, rules, T0)
     for a, t in random_actions(rng, fmt, 80):
-        n = len(g.log)
+        n, ended = len(g.log), g.state == "ended"
         out = g.apply(a, t)
         assert out.events == g.log[n:]
-        assert out.ok == (not any(e.type == "refused" for e in out.events))
+        if ended:  # nothing is appended after game_ended
+            assert not out.ok and out.events == []
+        else:
+            assert out.ok == (not any(e.type == "refused" for e in out.events))
         assert all(e.seq == i for i, e in enumerate(g.log))
         assert all(x.t_ms <= y.t_ms for x, y in zip(g.log, g.log[1:]))
     for c in g.conversations.values():  # the rules can never be broken, whatever was attempted

@@ -9,6 +9,7 @@ The engine never knows who the witnesses are: identities live in the store.
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, Union
 
@@ -282,6 +283,8 @@ class Game:
     def apply(self, action: Action, now_ms: int) -> Outcome:
         """Check `action` against the rules at time `now_ms`; record and return what happened."""
         start = len(self.log)
+        if self.state == "ended":  # nothing is appended after game_ended
+            return self._after_end(action)
         now_ms = max(now_ms, self.log[-1].t_ms)  # event times never go backwards
         self._check_clock(now_ms)
         code, detail = self._dispatch(action, now_ms)
@@ -300,12 +303,20 @@ class Game:
         """
         if not isinstance(code, str) or not code:
             raise ValueError(f"a refusal needs a non-empty code, got {code!r}")
+        if self.state == "ended":
+            return self._after_end(action)
         start = len(self.log)
         now_ms = max(now_ms, self.log[-1].t_ms)
         self._check_clock(now_ms)
         self._emit(ev.REFUSED, _actor(action), now_ms, _conversation_of(action),
                    {"action": type(action).__name__, "code": code, "detail": _clip(str(detail)), **_attempt(action)})
         return Outcome(ok=False, code=code, events=self.log[start:], detail=detail)
+
+    def _after_end(self, action: Action) -> Outcome:
+        """An action after the game ended: refused and not recorded (the log ends with game_ended)."""
+        if isinstance(action, GiveVerdict) and self.verdict is not None:
+            return Outcome(False, ev.ALREADY_DECIDED, [], "the verdict has already been given")
+        return Outcome(False, ev.GAME_OVER, [], f"the game has ended ({self.end_reason})")
 
     def _check_clock(self, now_ms: int) -> None:
         """Fire the time limit, and the verdict deadline, when `now_ms` has passed them."""
@@ -399,6 +410,8 @@ class Game:
             return self._closed_code()
         text = a.text if isinstance(a.text, str) else ""
         held = self.conversations[conv].held
+        if not _visible(text):
+            return ev.EMPTY, "the message is empty"
         if held is not None and (hold or self.log[held].payload["text"] != text):
             return ev.NOT_YOUR_TURN, f"wait until your reply in conversation {conv} is shown"
         if not text.strip():
@@ -510,6 +523,14 @@ class Game:
             pass
         else:
             raise GameError(f"unknown event type {e.type!r} at seq {e.seq}")
+
+
+def _visible(text: str) -> bool:
+    """Whether the text shows anything: not only white space and invisible format characters
+    (zero-width space/joiners, soft hyphen, word joiner, BOM: Unicode category Cf)."""
+    if text.isascii():
+        return bool(text.strip())
+    return any(not c.isspace() and unicodedata.category(c) != "Cf" for c in text)
 
 
 def _role(seat: str) -> str:

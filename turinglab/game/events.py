@@ -58,6 +58,7 @@ UNKNOWN_SEAT = "unknown_seat"
 TOO_MANY_MESSAGES = "too_many_messages"
 CHAT_CLOSED = "chat_closed"
 PASTE_BLOCKED = "paste_blocked"
+ALREADY_DECIDED = "already_decided"  # a verdict after the game's verdict (not recorded: the log has ended)
 UNDELIVERED = "undelivered"  # a held reply never shown: the chat closed or the game ended first
 
 REFUSAL_CODES = (
@@ -74,6 +75,7 @@ REFUSAL_CODES = (
     CHAT_CLOSED,
     PASTE_BLOCKED,
     UNDELIVERED,
+    ALREADY_DECIDED,
 )
 
 State = Literal["in_progress", "awaiting_verdict", "ended"]

@@ -35,7 +35,8 @@ Text = Annotated[str, AfterValidator(_storable)]  # every text field of every fr
 
 
 class _In(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # strict: confidence "50" or true is not 50 or 1; text is a JSON string, nothing else
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class JoinIn(_In):
@@ -56,13 +57,13 @@ class MessageIn(_In):
 class PasteIn(_In):
     type: Literal["paste"]
     conv: Conv | None = None
-    length: Annotated[int, Field(ge=0)] = 0
+    length: Annotated[int, Field(ge=0, le=10**7)] = 0
 
 
 class VerdictIn(_In):
     type: Literal["verdict"]
     choice: Annotated[Text, Field(max_length=20)]
-    confidence: int
+    confidence: Annotated[int, Field(ge=-10**6, le=10**6)]  # the study's range is checked by the engine
     reason: Annotated[Text | None, Field(max_length=2000)] = None
 
 
@@ -113,6 +114,8 @@ def parse(raw: str) -> BaseModel:
         data = json.loads(raw)
     except (json.JSONDecodeError, TypeError):
         raise BadFrame("the frame is not valid JSON") from None
+    except (ValueError, RecursionError):  # an integer of thousands of digits; nesting too deep
+        raise BadFrame("the frame is not a protocol frame (a number too long or nesting too deep)") from None
     if type(data) is dict:
         t = data.get("type")
         if t == "message":
@@ -149,5 +152,6 @@ TEXTS = {
     "in_game": "You are already in a game.",
     "store_unavailable": ("The study's database is not responding, so nothing can be saved just now. "
                           "Your last action was not saved: please wait a moment and try again."),
+    "client_id_reused": "This message id was already used for another message: reload the page and send it again.",
     "start_failed": "The game could not be started. Please press \"Find a game\" again.",
 }

@@ -76,7 +76,8 @@ class GameSession:
         self.lock = asyncio.Lock()
         self.rng = np.random.default_rng(seed)
         self.ids: dict[int, str] = {}  # engine seq of a message -> its public id
-        self.acks: dict[tuple[str, str], tuple[str, int]] = {}  # (participant, client_id) -> (id, t_ms)
+        # (participant, client_id) -> (id, t_ms, text) of an acknowledged message
+        self.acks: dict[tuple[str, str], tuple[str, int, str]] = {}
         self.held: dict[str, Held] = {}
         self.typing_on: set[str] = set()
         self.tasks: set[asyncio.Task] = set()
@@ -282,7 +283,11 @@ class GameSession:
             seat = self.seat_of[pid]
             key = (pid, f.client_id)
             if key in self.acks:  # a resend after a reconnect: acknowledge again, relay nothing
-                mid, t = self.acks[key]
+                mid, t, text = self.acks[key]
+                if text != f.text:  # not a resend: another message under a used id
+                    await self._send(pid, proto.error("client_id_reused", proto.TEXTS["client_id_reused"],
+                                                      f.client_id))
+                    return
                 await self._send(pid, {"type": "ack", "client_id": f.client_id, "id": mid, "t_ms": t})
                 return
             conv = (f.conv or "A") if seat == INTERROGATOR else seat
@@ -317,7 +322,7 @@ class GameSession:
         if e is None:
             return
         mid = self.ids[e.seq]
-        self.acks[(pid, f.client_id)] = (mid, e.t_ms)
+        self.acks[(pid, f.client_id)] = (mid, e.t_ms, f.text)
         self.typing_on.discard(conv)
         await self._send(pid, {"type": "ack", "client_id": f.client_id, "id": mid, "t_ms": e.t_ms})
         seat = self.seats[conv]
@@ -359,13 +364,13 @@ class GameSession:
             return
         h = Held(self._new_id(), f.text, out.events[-1].t_ms, release)
         self.held[conv] = h
-        self.acks[(pid, f.client_id)] = (h.id, h.t_ms)
+        self.acks[(pid, f.client_id)] = (h.id, h.t_ms, f.text)
         await self._send(pid, {"type": "ack", "client_id": f.client_id, "id": h.id, "t_ms": h.t_ms})
         self._spawn(self._release(conv, h))
 
     async def _acked_and_delivered(self, pid: str, conv: str, client_id: str, e: Event) -> None:
         mid = self.ids[e.seq]
-        self.acks[(pid, client_id)] = (mid, e.t_ms)
+        self.acks[(pid, client_id)] = (mid, e.t_ms, e.payload["text"])
         await self._send(pid, {"type": "ack", "client_id": client_id, "id": mid, "t_ms": e.t_ms})
         await self._deliver(conv, e)
 
