@@ -210,10 +210,11 @@ class GameSession:
         await self._after_change()
         grace = self.rules.verdict_grace_s
         if grace is not None and self.game.state == "awaiting_verdict":
-            await asyncio.sleep(max(0.0, (self.game.closed_ms + grace * 1000 - self.hub.now()) / 1000))
+            due = self.game.closed_ms + round(grace * 1000)
+            await asyncio.sleep(max(0.0, (due - self.hub.now()) / 1000))
 
-            async def tick2() -> None:
-                await self._commit(self.game.apply(Tick(), self.hub.now()).events)
+            async def tick2() -> None:  # a timer may wake a little early: the deadline has come
+                await self._commit(self.game.apply(Tick(), max(self.hub.now(), due)).events)
             await self._retrying(tick2)
             await self._after_change()
 
