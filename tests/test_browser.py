@@ -61,7 +61,7 @@ async def shot(page, name: str) -> None:
 
 async def newcomer(browser, base: str, viewport=DESKTOP, tag: str | None = None):
     """A participant from the landing page through consent to the instructions; returns the page."""
-    ctx = await browser.new_context(viewport=viewport)
+    ctx = await browser.new_context(bypass_csp=True, viewport=viewport)
     page = await ctx.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
@@ -199,7 +199,7 @@ async def test_play_against_eliza(chromium_path, sqlite_url):
         assert "You were talking to an AI." in body and "You were right." in body
         await shot(page, "eliza-reveal")
         for vp in (PHONE, DESKTOP):
-            admin = await browser.new_context(viewport=vp, http_credentials={"username": "a", "password": "pw"})
+            admin = await browser.new_context(bypass_csp=True, viewport=vp, http_credentials={"username": "a", "password": "pw"})
             ap = await admin.new_page()
             await ap.goto(base + "/admin")
             assert "Eliza" in await ap.text_content("body")
@@ -291,7 +291,7 @@ async def test_polish_display_name_decline_alert_slider_reveal_and_live_admin(ch
               allocation=Allocation(human_ratio=1.0), no_consent_url="/static/favicon.svg?no-consent")
     async with world(chromium_path, s, sqlite_url) as (base, browser):
         # decline: the consent page offers a way out, to the study's no-consent link
-        ctx = await browser.new_context(viewport=PHONE)
+        ctx = await browser.new_context(bypass_csp=True, viewport=PHONE)
         d = await ctx.new_page()
         await d.goto(base + "/")
         assert await d.text_content(".brand") == "Chat study: human or AI?"
@@ -303,7 +303,7 @@ async def test_polish_display_name_decline_alert_slider_reveal_and_live_admin(ch
         await d.wait_for_url("**/static/favicon.svg?no-consent")
         await ctx.close()
         # a live admin page, open before the game starts
-        adm_ctx = await browser.new_context(viewport=DESKTOP, http_credentials={"username": "a", "password": "pw"})
+        adm_ctx = await browser.new_context(bypass_csp=True, viewport=DESKTOP, http_credentials={"username": "a", "password": "pw"})
         adm = await adm_ctx.new_page()
         await adm.goto(base + "/admin")
         assert "Games in progress (0)" in await adm.text_content("#live")
@@ -415,7 +415,7 @@ async def test_blocked_ai_reply_regenerated_and_lone_three_player(chromium_path,
         await type_send(page, "hey, how are you")
         assert await last_theirs(page) == "lol hi, just chilling, you?"  # the model again, not ELIZA
         await shot(page, "regen-game")
-        admin = await browser.new_context(viewport=DESKTOP, http_credentials={"username": "a", "password": "pw"})
+        admin = await browser.new_context(bypass_csp=True, viewport=DESKTOP, http_credentials={"username": "a", "password": "pw"})
         ap = await admin.new_page()
         await ap.goto(base + "/admin")
         assert "Blocked AI outputs: 1" in await ap.text_content("body")

@@ -137,7 +137,7 @@ def test_verdict_any_time_interrogator_only():
     assert g.apply(GiveVerdict(I, "human", 50), T0 + 2).ok  # before any message
     assert g.state == "ended" and g.verdict["forced"] is False
     assert g.apply(Send(I, "hi"), T0 + 3).code == "game_over"
-    assert g.apply(GiveVerdict(I, "ai", 50), T0 + 4).code == "game_over"
+    assert g.apply(GiveVerdict(I, "ai", 50), T0 + 4).code == "already_decided"  # documented in docs/protocol.md
 
 
 @pytest.mark.parametrize(
@@ -297,10 +297,13 @@ def test_random_games_replay_exactly(seed):
                   strict_alternation=rng.random() < 0.8, interrogator_first=rng.random() < 0.8)
     g = Game.start(fmt, rules, T0)
     for a, t in random_actions(rng, fmt, 80):
-        n = len(g.log)
+        n, ended = len(g.log), g.state == "ended"
         out = g.apply(a, t)
         assert out.events == g.log[n:]
-        assert out.ok == (not any(e.type == "refused" for e in out.events))
+        if ended:  # nothing is appended after game_ended
+            assert not out.ok and out.events == []
+        else:
+            assert out.ok == (not any(e.type == "refused" for e in out.events))
         assert all(e.seq == i for i, e in enumerate(g.log))
         assert all(x.t_ms <= y.t_ms for x, y in zip(g.log, g.log[1:]))
     for c in g.conversations.values():  # the rules can never be broken, whatever was attempted
@@ -325,7 +328,8 @@ def test_refuse_records_an_outside_refusal_and_replays():
     assert [e.type for e in out.events] == ["refused"]
     e = out.events[0]
     assert (e.actor, e.conversation, e.t_ms, e.seq) == ("A", "A", 1200, 2)
-    assert e.payload == {"action": "Send", "code": "blocked", "detail": "word list: 'rude'", "text": "a rude word"}
+    assert e.payload == {"action": "Send", "code": "blocked", "detail": "word list: 'rude'", "text": "a rude word",
+                         "length": 11}
     after = g.state_dict()
     assert after["refusals"] == before["refusals"] + 1
     assert {k: v for k, v in after.items() if k not in ("refusals", "n_events")} == \
@@ -358,3 +362,35 @@ def test_presets_end_a_game_abandoned_after_time_up(name):
     assert g.state == "awaiting_verdict"
     g.apply(Tick(), end + round(rules.verdict_grace_s * 1000))
     assert g.state == "ended" and g.end_reason == "verdict_timeout"
+
+
+def test_a_held_reply_blocks_the_next_and_is_recorded_undelivered_at_the_end():
+    from turinglab.game.engine import Hold
+
+    g = Game.start("two-player", Rules(), 0)
+    assert g.apply(Send("interrogator", "hi", "A"), 10).ok
+    out = g.apply(Hold("A", "hello there", "A", release_ms=5000), 20)
+    assert out.ok and out.events[-1].type == "held" and out.events[-1].payload == {"text": "hello there",
+                                                                                  "release_ms": 5000}
+    assert g.apply(Hold("A", "again", "A", release_ms=6000), 30).code == "not_your_turn"
+    assert g.apply(Send("A", "something else", "A"), 30).code == "not_your_turn"
+    assert g.apply(Send("A", "hello there", "A"), 5000).ok  # the release
+    assert g.conversations["A"].held is None
+    assert g.apply(Send("interrogator", "and?", "A"), 5100).ok
+    assert g.apply(Hold("A", "never shown", "A", release_ms=9000), 5200).ok
+    out = g.apply(GiveVerdict("interrogator", "human", 50), 5300)
+    types = [e.type for e in out.events]
+    assert types == ["refused", "verdict", "game_ended"]
+    assert out.events[0].payload["code"] == "undelivered" and out.events[0].payload["text"] == "never shown"
+    assert Game.replay(g.log).state_dict() == g.state_dict()
+    assert Game.replay(g.log).conversations["A"].held is None
+
+
+def test_a_refused_long_text_keeps_a_bounded_prefix_and_its_length():
+    from turinglab.game.engine import MAX_REFUSED_TEXT
+
+    g = Game.start("two-player", Rules(max_chars=300), 0)
+    out = g.apply(Send("interrogator", "y" * 20_000, "A"), 1)
+    assert out.code == "too_long"
+    assert out.events[-1].payload["text"] == "y" * MAX_REFUSED_TEXT and out.events[-1].payload["length"] == 20_000
+    assert len(json.dumps(out.events[-1].to_dict())) < 1000

@@ -565,9 +565,10 @@ def serve(
     console.print(f"turinglab: study [bold]{chosen.name}[/bold] ({chosen.format}) on http://{host}:{port}/"
                   f"  (admin: /admin)", highlight=False)
     console.print(f"turinglab: database {database_location(db)}", highlight=False)
+    from turinglab.server.slowclients import protocol_class
     from turinglab.server.testing import WS_MAX_BYTES
 
-    uvicorn.run(web, host=host, port=port, log_level="info", ws_max_size=WS_MAX_BYTES)
+    uvicorn.run(web, host=host, port=port, log_level="info", ws_max_size=WS_MAX_BYTES, http=protocol_class())
 
 
 

@@ -57,6 +57,7 @@ def pick_study(store, study: str | int | None):
 def _messages(store, game_ids: list[str]) -> pd.DataFrame:
     from sqlalchemy import select
 
+    from turinglab.store.api import readable
     from turinglab.store.models import EventRow
 
     rows = []
@@ -65,7 +66,7 @@ def _messages(store, game_ids: list[str]) -> pd.DataFrame:
             chunk = game_ids[i:i + 500]
             q = select(EventRow.game_id, EventRow.seq, EventRow.t_ms, EventRow.actor, EventRow.conversation,
                        EventRow.payload).where(EventRow.type == "message", EventRow.game_id.in_(chunk))
-            rows += [(g, s, t, a, c or "A", (p or {}).get("text", "")) for g, s, t, a, c, p in conn.execute(q)]
+            rows += [(g, s, t, a, c or "A", readable((p or {}).get("text", ""))) for g, s, t, a, c, p in conn.execute(q)]
     return pd.DataFrame(rows, columns=["game_id", "seq", "t_ms", "actor", "conversation", "text"]).sort_values(
         ["game_id", "seq"], kind="stable").reset_index(drop=True)
 

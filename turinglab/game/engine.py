@@ -9,6 +9,7 @@ The engine never knows who the witnesses are: identities live in the store.
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, Union
 
@@ -17,6 +18,7 @@ from turinglab.game.config import Format, Rules
 from turinglab.game.events import INTERROGATOR, SYSTEM, WITNESS_SEATS, Event, State
 
 MAX_REASON_CHARS = 2000
+MAX_REFUSED_TEXT = 500  # characters of a refused message kept in the log (with its full length)
 
 
 # ----- actions ---------------------------------------------------------------
@@ -29,6 +31,19 @@ class Send:
     seat: str
     text: str
     conversation: str | None = None
+
+
+@dataclass(frozen=True)
+class Hold:
+    """A witness reply taken now and shown at `release_ms` (the timing rule): recorded as `held`.
+
+    Until then the witness cannot send another; its `Send` of the same text releases it. A reply
+    still held when the chat closes or the game ends is recorded as refused, code `undelivered`."""
+
+    seat: str
+    text: str
+    conversation: str | None = None
+    release_ms: int = 0
 
 
 @dataclass(frozen=True)
@@ -92,7 +107,7 @@ class End:
     reason: str
 
 
-Action = Union[Send, Paste, Typing, GiveVerdict, ReportAbuse, Leave, Disconnect, Reconnect, Tick, End]
+Action = Union[Send, Hold, Paste, Typing, GiveVerdict, ReportAbuse, Leave, Disconnect, Reconnect, Tick, End]
 
 
 @dataclass(frozen=True)
@@ -116,6 +131,7 @@ class _Conversation:
     messages: list[Message] = field(default_factory=list)
     turn: str | None = INTERROGATOR  # who may send next: "interrogator" | "witness" | None (anyone)
     sent: dict[str, int] = field(default_factory=lambda: {"interrogator": 0, "witness": 0})
+    held: int | None = None  # seq of the witness's `held` reply not yet shown
 
 
 # ----- the game ----------------------------------------------------------------
@@ -267,6 +283,8 @@ class Game:
     def apply(self, action: Action, now_ms: int) -> Outcome:
         """Check `action` against the rules at time `now_ms`; record and return what happened."""
         start = len(self.log)
+        if self.state == "ended":  # nothing is appended after game_ended
+            return self._after_end(action)
         now_ms = max(now_ms, self.log[-1].t_ms)  # event times never go backwards
         self._check_clock(now_ms)
         code, detail = self._dispatch(action, now_ms)
@@ -285,12 +303,20 @@ class Game:
         """
         if not isinstance(code, str) or not code:
             raise ValueError(f"a refusal needs a non-empty code, got {code!r}")
+        if self.state == "ended":
+            return self._after_end(action)
         start = len(self.log)
         now_ms = max(now_ms, self.log[-1].t_ms)
         self._check_clock(now_ms)
         self._emit(ev.REFUSED, _actor(action), now_ms, _conversation_of(action),
                    {"action": type(action).__name__, "code": code, "detail": _clip(str(detail)), **_attempt(action)})
         return Outcome(ok=False, code=code, events=self.log[start:], detail=detail)
+
+    def _after_end(self, action: Action) -> Outcome:
+        """An action after the game ended: refused and not recorded (the log ends with game_ended)."""
+        if isinstance(action, GiveVerdict) and self.verdict is not None:
+            return Outcome(False, ev.ALREADY_DECIDED, [], "the verdict has already been given")
+        return Outcome(False, ev.GAME_OVER, [], f"the game has ended ({self.end_reason})")
 
     def _check_clock(self, now_ms: int) -> None:
         """Fire the time limit, and the verdict deadline, when `now_ms` has passed them."""
@@ -320,6 +346,8 @@ class Game:
             return ev.GAME_OVER, f"the game has ended ({self.end_reason})"
         if isinstance(a, Send):
             return self._send(a, now)
+        if isinstance(a, Hold):
+            return self._send(a, now, hold=True)
         if isinstance(a, Paste):
             conv, problem = self._conversation_for(a.seat, a.conversation)
             if problem:
@@ -374,13 +402,18 @@ class Game:
             return ev.TIME_IS_UP, "time is up: the chat is closed, the interrogator gives the verdict"
         return ev.CHAT_CLOSED, "the chat is closed: the interrogator gives the verdict"
 
-    def _send(self, a: Send, now: int) -> tuple[str | None, str | None]:
+    def _send(self, a: Send | Hold, now: int, hold: bool = False) -> tuple[str | None, str | None]:
         conv, problem = self._conversation_for(a.seat, a.conversation)
         if problem:
             return problem
         if not self.chat_open:
             return self._closed_code()
         text = a.text if isinstance(a.text, str) else ""
+        held = self.conversations[conv].held
+        if not _visible(text):
+            return ev.EMPTY, "the message is empty"
+        if held is not None and (hold or self.log[held].payload["text"] != text):
+            return ev.NOT_YOUR_TURN, f"wait until your reply in conversation {conv} is shown"
         if not text.strip():
             return ev.EMPTY, "the message is empty"
         if len(text) > self.rules.max_chars:
@@ -393,8 +426,20 @@ class Game:
         limit = self.rules.max_messages
         if limit is not None and c.sent[role] >= limit:
             return ev.TOO_MANY_MESSAGES, f"each side may send {limit} messages per conversation"
-        self._emit(ev.MESSAGE, a.seat, now, conv, {"text": text})
+        if hold:
+            self._emit(ev.HELD, a.seat, now, conv, {"text": text, "release_ms": int(a.release_ms)})  # type: ignore[union-attr]
+        else:
+            self._emit(ev.MESSAGE, a.seat, now, conv, {"text": text})
         return None, None
+
+    def _drop_held(self, t_ms: int) -> None:
+        """Record every reply still held as undelivered (the chat closes or the game ends)."""
+        for conv, c in self.conversations.items():
+            if c.held is not None:
+                self._emit(ev.REFUSED, self.log[c.held].actor, t_ms, conv,
+                           {"action": "Send", "code": ev.UNDELIVERED, "text": self.log[c.held].payload["text"],
+                            "detail": "the reply was still held when the chat closed or the game ended",
+                            "held_seq": c.held})
 
     def _verdict(self, a: GiveVerdict, now: int) -> tuple[str | None, str | None]:
         if a.seat != INTERROGATOR:
@@ -419,6 +464,8 @@ class Game:
 
     def _emit(self, type_: str, actor: str, t_ms: int, conversation: str | None = None,
               payload: dict[str, Any] | None = None) -> None:
+        if type_ in (ev.TIME_UP, ev.LEFT, ev.VERDICT, ev.GAME_ENDED):
+            self._drop_held(t_ms)
         e = Event(seq=len(self.log), t_ms=int(t_ms), type=type_, actor=actor,
                   conversation=conversation, payload=payload or {})
         self._fold(e)
@@ -439,10 +486,16 @@ class Game:
             role = _role(e.actor)
             c.messages.append(Message(e.seq, e.t_ms, e.actor, p["text"]))
             c.sent[role] += 1
+            if role != INTERROGATOR:
+                c.held = None
             # strict alternation: the other side writes next; otherwise anyone, once the chat is opened
             c.turn = ("witness" if role == INTERROGATOR else INTERROGATOR) if self.rules.strict_alternation else None
         elif e.type == ev.REFUSED:
             self.refusals += 1
+            if p.get("code") == ev.UNDELIVERED and e.conversation in self.conversations:
+                self.conversations[e.conversation].held = None
+        elif e.type == ev.HELD:
+            self.conversations[e.conversation or "A"].held = e.seq
         elif e.type == ev.PASTE:
             self.pastes[e.actor] = self.pastes.get(e.actor, 0) + 1
         elif e.type == ev.TIME_UP:
@@ -472,6 +525,14 @@ class Game:
             raise GameError(f"unknown event type {e.type!r} at seq {e.seq}")
 
 
+def _visible(text: str) -> bool:
+    """Whether the text shows anything: not only white space and invisible format characters
+    (zero-width space/joiners, soft hyphen, word joiner, BOM: Unicode category Cf)."""
+    if text.isascii():
+        return bool(text.strip())
+    return any(not c.isspace() and unicodedata.category(c) != "Cf" for c in text)
+
+
 def _role(seat: str) -> str:
     return INTERROGATOR if seat == INTERROGATOR else "witness"
 
@@ -495,8 +556,10 @@ def _attempt(a: Action) -> dict[str, Any]:
     conv = getattr(a, "conversation", None)
     if conv is not None and conv not in WITNESS_SEATS:
         out["conversation"] = str(conv)[:50]
-    if isinstance(a, Send):
-        return {**out, "text": a.text if isinstance(a.text, str) else repr(a.text)}
+    if isinstance(a, (Send, Hold)):
+        text = a.text if isinstance(a.text, str) else repr(a.text)
+        # a bounded prefix and the length: a flood of long refused texts cannot fill the log
+        return {**out, "text": text[:MAX_REFUSED_TEXT], "length": len(text)}
     if isinstance(a, GiveVerdict):
         return {"choice": str(a.choice)[:50], "confidence": a.confidence if isinstance(a.confidence, int) else
                 str(a.confidence)[:50], "reason": _clip(a.reason if isinstance(a.reason, str) else None)}

@@ -27,6 +27,7 @@ LEFT = "left"
 DISCONNECTED = "disconnected"
 RECONNECTED = "reconnected"
 GAME_ENDED = "game_ended"
+HELD = "held"  # a witness reply stored and acknowledged, shown at its release time (payload: text, release_ms)
 
 EVENT_TYPES = (
     GAME_STARTED,
@@ -41,6 +42,7 @@ EVENT_TYPES = (
     DISCONNECTED,
     RECONNECTED,
     GAME_ENDED,
+    HELD,
 )
 
 # Reason codes of refused actions.
@@ -56,6 +58,8 @@ UNKNOWN_SEAT = "unknown_seat"
 TOO_MANY_MESSAGES = "too_many_messages"
 CHAT_CLOSED = "chat_closed"
 PASTE_BLOCKED = "paste_blocked"
+ALREADY_DECIDED = "already_decided"  # a verdict after the game's verdict (not recorded: the log has ended)
+UNDELIVERED = "undelivered"  # a held reply never shown: the chat closed or the game ended first
 
 REFUSAL_CODES = (
     NOT_YOUR_TURN,
@@ -70,6 +74,8 @@ REFUSAL_CODES = (
     TOO_MANY_MESSAGES,
     CHAT_CLOSED,
     PASTE_BLOCKED,
+    UNDELIVERED,
+    ALREADY_DECIDED,
 )
 
 State = Literal["in_progress", "awaiting_verdict", "ended"]

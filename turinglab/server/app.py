@@ -23,6 +23,7 @@ from starlette.websockets import WebSocketDisconnect
 
 from turinglab.game import survey
 from turinglab.game.config import Study, Timing
+from turinglab.server import protocol as proto
 from turinglab.server.content_filter import ContentFilter, ModerationHook
 from turinglab.server.hub import Clock, Hub, WitnessFactory
 from turinglab.store.api import Store
@@ -48,7 +49,7 @@ templates.env.globals["survey"] = survey  # the survey form lists the answers fr
 class Survey(BaseModel):
     """The optional demographic survey (every answer may be left out)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)  # age true or "yes" is not an answer
     age: Annotated[int | None, Field(ge=survey.AGE_RANGE[0], le=survey.AGE_RANGE[1])] = None
     gender: Literal[survey.GENDERS] | None = None  # type: ignore[valid-type]
     education: Literal[survey.EDUCATION] | None = None  # type: ignore[valid-type]
@@ -61,12 +62,18 @@ class Survey(BaseModel):
     def _blank_is_none(cls, v: Any) -> Any:
         return None if v == "" else v
 
+    @field_validator("age", mode="before")
+    @classmethod
+    def _age_from_form(cls, v: Any) -> Any:  # the form sends digits as text
+        return int(v) if isinstance(v, str) and v.isascii() and v.isdigit() and len(v) <= 3 else v
 
-RATE_BURST, RATE_PER_S = 20, 5.0  # frames a connection may send at once / per second after that
+
+RATE_BURST, RATE_PER_S = 20, 5.0  # frames a participant may send at once / per second after that (all connections)
 
 
 class TokenBucket:
-    """A flood guard per connection (frames beyond it get `rate_limited` and are not processed)."""
+    """A flood guard per participant, shared by all their connections (frames beyond it get
+    `rate_limited` and are not processed)."""
 
     def __init__(self, capacity: float, per_s: float) -> None:
         self.capacity, self.per_s = capacity, per_s
@@ -83,6 +90,14 @@ class TokenBucket:
 
 
 CSRF_FIELD, CSRF_HEADER = "csrf", "X-CSRF-Token"
+# every response: no inline script or style, no framing (clickjacking), no referrer to other sites
+SECURITY_HEADERS = {
+    "Content-Security-Policy": ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+                                "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'"),
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "same-origin",
+    "X-Content-Type-Options": "nosniff",
+}
 
 
 class Csrf:
@@ -157,7 +172,7 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
                witness_factory: WitnessFactory | None = None, moderation: ModerationHook | None = None,
                admin_password: str | None = None, waiting_grace_s: float = 15.0,
                initial_ai_wait_s: float = 10.0, warm_up: bool = False, secret: str | None = None,
-               trusted_origins: tuple[str, ...] = ()) -> FastAPI:
+               trusted_origins: tuple[str, ...] = (), openapi: bool | None = None) -> FastAPI:
     """The turinglab web app for one study. `db_url` None: $DATABASE_URL or ./turinglab.db.
 
     Migrations run when the app starts. `human_timing=None` turns the human witnesses'
@@ -166,6 +181,7 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
     `secret` signs the participants' form tokens (None: $TURINGLAB_SECRET, else random per process);
     `trusted_origins` (and $TURINGLAB_TRUSTED_ORIGINS, comma-separated) are origins besides the
     request's own `Host` whose POSTs are accepted (e.g. the public URL behind a proxy that rewrites Host).
+    `openapi` serves /openapi.json (None: only when $TURINGLAB_OPENAPI=1; off by default).
     """
     check_witnesses(study, witness_factory)  # WitnessSetupError before anything is stored
     store = Store(db_url)  # migrates
@@ -186,7 +202,19 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
             await app.state.hub.close()
             store.close()
 
-    app = FastAPI(title=f"turinglab: {study.name}", lifespan=lifespan, docs_url=None, redoc_url=None)
+    if openapi is None:
+        openapi = os.environ.get("TURINGLAB_OPENAPI") == "1"
+    app = FastAPI(title=f"turinglab: {study.name}", lifespan=lifespan, docs_url=None, redoc_url=None,
+                  openapi_url="/openapi.json" if openapi else None)
+
+    @app.middleware("http")
+    async def security_headers(request: Request, call_next):  # noqa: ANN001, ANN202
+        resp = await call_next(request)
+        for k, v in SECURITY_HEADERS.items():
+            resp.headers.setdefault(k, v)
+        if request.url.scheme == "https":
+            resp.headers.setdefault("Strict-Transport-Security", "max-age=31536000")
+        return resp
     app.state.study = study
     app.state.store = store
     csrf = app.state.csrf = Csrf(secret, trusted_origins)
@@ -202,8 +230,14 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
     def hub(request: Request) -> Hub:
         return request.app.state.hub
 
-    def prolific(request: Request) -> dict[str, str]:
-        return {k: request.query_params[q][:64] for q, k in PROLIFIC.items() if request.query_params.get(q)}
+    def prolific(request: Request) -> dict[str, str] | Response:
+        """The Prolific ids of the link, or a 400 page when one is not text the store can hold."""
+        ids = {k: request.query_params[q][:64] for q, k in PROLIFIC.items() if request.query_params.get(q)}
+        bad = [q for q, k in PROLIFIC.items() if k in ids and not proto.storable(ids[k])]
+        if bad:
+            return message(request, "Link not valid", f"The link's {', '.join(bad)} contains characters that are "
+                           "not allowed. Please open the study again from Prolific.", 400)
+        return ids
 
     def forged(request: Request, pid: str | None = None, json: bool = False) -> Response | None:
         """A refusal if this POST came from another site or lacks the participant's token, else None."""
@@ -221,15 +255,19 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
         return message(request, "Request refused", f"This request was refused because {why}. "
                        "Open your personal link again and repeat the step.", 403, link=link, link_text="Reload")
 
-    def to_player(pid: str) -> RedirectResponse:
+    def to_player(pid: str, request: Request) -> RedirectResponse:
         r = RedirectResponse(f"/p/{pid}", status_code=303)
-        r.set_cookie(COOKIE, pid, max_age=60 * 60 * 24 * 90, httponly=True, samesite="lax")
+        r.set_cookie(COOKIE, pid, max_age=60 * 60 * 24 * 90, httponly=True, samesite="lax",
+                     secure=request.url.scheme == "https")
         return r
 
     @app.get("/", response_class=HTMLResponse)
     async def landing(request: Request) -> Response:
         if request.query_params.get("PROLIFIC_PID"):  # Prolific sends participants here with GET
-            return to_player(await hub(request).new_person(prolific(request), request.cookies.get(COOKIE)))
+            ids = prolific(request)
+            if isinstance(ids, Response):
+                return ids
+            return to_player(await hub(request).new_person(ids, request.cookies.get(COOKIE)), request)
         cookie = request.cookies.get(COOKIE)
         if cookie and await hub(request).person(cookie):
             return RedirectResponse(f"/p/{cookie}", status_code=303)
@@ -241,7 +279,10 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
         refused = forged(request)
         if refused:
             return refused
-        return to_player(await hub(request).new_person(prolific(request), request.cookies.get(COOKIE)))
+        ids = prolific(request)
+        if isinstance(ids, Response):
+            return ids
+        return to_player(await hub(request).new_person(ids, request.cookies.get(COOKIE)), request)
 
     @app.get("/p/{token}", response_class=HTMLResponse)
     async def play(request: Request, token: str) -> Response:
@@ -261,7 +302,8 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
                         duration=_duration(r.time_limit_s), block_paste=r.block_paste,
                         lone_then=study.allocation.lone_then, lone_wait=_duration(study.allocation.lone_wait_s),
                         completion=bool(study.completion_url))
-        resp.set_cookie(COOKIE, p.id, max_age=60 * 60 * 24 * 90, httponly=True, samesite="lax")
+        resp.set_cookie(COOKIE, p.id, max_age=60 * 60 * 24 * 90, httponly=True, samesite="lax",
+                        secure=request.url.scheme == "https")
         return resp
 
     @app.post("/p/{token}/consent")
@@ -349,12 +391,13 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
             await websocket.close(code=4403, reason="cross-site websocket refused")
             return
         p = await h.person(token)
-        if p is None:
+        if p is None:  # accepted first, so the browser sees the documented close code
+            await websocket.accept()
             await websocket.close(code=4404, reason="unknown participant link")
             return
         await websocket.accept()
         await h.connect(p.id, websocket)
-        bucket = TokenBucket(RATE_BURST, RATE_PER_S)
+        bucket = h.buckets.setdefault(p.id, TokenBucket(RATE_BURST, RATE_PER_S))
         try:
             while True:
                 msg = await websocket.receive()

@@ -23,13 +23,26 @@ def load_words(path: Path = DEFAULT_LIST) -> list[str]:
 _SWAPS = str.maketrans("013457@$", "oieastas")
 
 
+# Cyrillic and Greek letters that look like Latin ones (lower case; after NFKC and lower())
+_LOOKALIKES = str.maketrans({
+    "а": "a", "в": "b", "е": "e", "ё": "e", "к": "k", "м": "m", "н": "h", "о": "o", "р": "p", "с": "c", "т": "t",
+    "у": "y", "х": "x", "ѕ": "s", "і": "i", "ї": "i", "ј": "j", "ԁ": "d", "ԛ": "q", "ԝ": "w", "ɡ": "g",
+    "α": "a", "β": "b", "ε": "e", "η": "n", "ι": "i", "κ": "k", "ν": "v", "ο": "o", "ρ": "p", "τ": "t", "υ": "u",
+    "χ": "x", "ω": "w",
+})
+
+
 def _fold(text: str) -> str:
-    """Lower case, accents removed, common digit-for-letter swaps undone."""
-    if text.isascii():  # nothing to decompose (the common case)
+    """What the word list is matched against: NFKC (full-width and styled letters become plain),
+    invisible format characters removed (zero-width space and joiners, soft hyphen), lower case,
+    accents removed, Cyrillic/Greek look-alikes and common digit-for-letter swaps undone."""
+    if text.isascii():  # nothing to normalise (the common case)
         return text.lower().translate(_SWAPS)
-    text = unicodedata.normalize("NFKD", text)
-    text = "".join(c for c in text if not unicodedata.combining(c)).lower()
-    return text.translate(_SWAPS)
+    text = unicodedata.normalize("NFKC", text)
+    text = "".join(c for c in text if unicodedata.category(c) != "Cf")
+    text = unicodedata.normalize("NFKD", text.lower())
+    text = "".join(c for c in text if not unicodedata.combining(c))
+    return text.translate(_LOOKALIKES).translate(_SWAPS)
 
 
 class ContentFilter:

@@ -24,7 +24,7 @@ from turinglab.game.events import Event, Identity, judged_human
 from turinglab.matchmaking import Match, WaitingRoom, WitnessStats
 from turinglab.server import protocol as proto
 from turinglab.server.content_filter import ContentFilter
-from turinglab.server.session import GameSession, SeatInfo
+from turinglab.server.session import GameSession, SeatInfo, StoreAway
 from turinglab.store.api import Store, UnknownId
 from turinglab.witnesses.base import GameContext, Turn, Witness
 
@@ -33,6 +33,8 @@ log = logging.getLogger("turinglab.server")
 Clock = Callable[[], int]
 WitnessFactory = Callable[[WitnessSpec, int], Witness]
 DUPLICATE_PID = "duplicate_prolific_pid"  # label of a participant whose Prolific id was already in use
+MAX_CONNECTIONS = 4  # open websockets per participant (tabs); a fifth closes the oldest
+CLOSE_TOO_MANY = 4008  # websocket close code of a connection replaced by a newer one beyond the cap
 _STOP = object()  # queued by Writer.stop after the work to finish
 
 
@@ -191,7 +193,8 @@ class Hub:
         self._load_stats()
         self._close_orphans()
         self.people: dict[str, Person] = {}
-        self.conns: dict[str, set[WebSocket]] = {}
+        self.conns: dict[str, dict[WebSocket, None]] = {}  # per participant, oldest first
+        self.buckets: dict[str, Any] = {}  # per participant: the flood guard of all their connections
         self.session_of: dict[str, GameSession] = {}
         self.live: dict[str, GameSession] = {}
         self.starting: set[str] = set()  # matched, their game not yet stored
@@ -270,7 +273,7 @@ class Hub:
     async def person(self, token: str) -> Person | None:
         if token in self.people:
             return self.people[token]
-        if not (1 <= len(token) <= 40):
+        if not (1 <= len(token) <= 40 and token.isascii() and token.isalnum()):  # ids are letters and digits
             return None
         try:
             info = await asyncio.to_thread(self.store.get_participant, token)
@@ -288,7 +291,7 @@ class Hub:
         pp = prolific.get("prolific_pid")
         label = None
         if pp:
-            if cookie and 1 <= len(cookie) <= 40:
+            if cookie and 1 <= len(cookie) <= 40 and cookie.isascii() and cookie.isalnum():
                 try:
                     mine = await asyncio.to_thread(self.store.get_participant, cookie)
                 except UnknownId:
@@ -323,7 +326,7 @@ class Hub:
             try:
                 await ws.send_text(data)
             except Exception:  # noqa: BLE001 - a closed socket: its handler cleans up
-                self.conns.get(pid, set()).discard(ws)
+                self.conns.get(pid, {}).pop(ws, None)
 
     def phase(self, pid: str) -> str:
         s = self.session_of.get(pid)
@@ -383,15 +386,23 @@ class Hub:
     # ---- connections ---------------------------------------------------------------
     async def connect(self, pid: str, ws: WebSocket) -> None:
         first = not self.conns.get(pid)
-        self.conns.setdefault(pid, set()).add(ws)
+        conns = self.conns.setdefault(pid, {})
+        while len(conns) >= MAX_CONNECTIONS:  # a new tab wins over the oldest one
+            old = next(iter(conns))
+            conns.pop(old)
+            try:
+                await old.close(code=CLOSE_TOO_MANY, reason="too many connections for this participant")
+            except Exception:  # noqa: BLE001 - already closed
+                pass
+        conns[ws] = None
         await ws.send_text(json.dumps(self.state_frame(pid)))
         s = self.session_of.get(pid)
         if first and s is not None and s.game.connected.get(s.seat_of[pid]) is False:
             await s.on_connection(pid, True)
 
     async def disconnect(self, pid: str, ws: WebSocket) -> None:
-        conns = self.conns.get(pid, set())
-        conns.discard(ws)
+        conns = self.conns.get(pid, {})
+        conns.pop(ws, None)
         if conns:
             return
         s = self.session_of.get(pid)
@@ -411,7 +422,7 @@ class Hub:
         try:
             f = proto.parse(raw)
         except proto.BadFrame as exc:
-            await self.send(pid, proto.error("bad_frame", str(exc)))
+            await self.send(pid, proto.error("bad_frame", str(exc), exc.client_id))
             return
         t = f.type  # type: ignore[attr-defined]
         if t == "ping":
@@ -430,7 +441,11 @@ class Hub:
                 return
             handler = {"message": s.on_message, "paste": s.on_paste, "verdict": s.on_verdict,
                        "report": s.on_report}[t]
-            await handler(pid, f)
+            try:
+                await handler(pid, f)
+            except StoreAway:  # nothing of it was kept: the sender may try again
+                await self.send(pid, proto.error("store_unavailable", proto.TEXTS["store_unavailable"],
+                                                 getattr(f, "client_id", None)))
 
     async def _join(self, pid: str) -> None:
         p = self.people[pid]

@@ -10,6 +10,7 @@ at t_q + typing_delay: so "typing…" always shows for at least typing_min_s bef
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import secrets
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ import numpy as np
 
 from turinglab.game import events as ev
 from turinglab.game.config import WitnessSpec
-from turinglab.game.engine import Disconnect, Game, GiveVerdict, Paste, Reconnect, ReportAbuse, Send, Tick, Typing
+from turinglab.game.engine import Disconnect, Game, GiveVerdict, Hold, Paste, Reconnect, ReportAbuse, Send, Tick, Typing
 from turinglab.game.events import INTERROGATOR, Event, Identity
 from turinglab.server import protocol as proto
 from turinglab.witnesses import timing
@@ -33,6 +34,11 @@ log = logging.getLogger("turinglab.server")
 
 AI_REGENERATE_TRIES = 2  # a blocked AI reply is asked for again at most this often (within its delay)
 END_REASONS = {"verdict": "verdict", "abuse_report": "report", "interrogator_left": "left"}
+RETRY_S = (0.5, 1.0, 2.0, 5.0)  # waits between retries of a timer's write while the store is away
+
+
+class StoreAway(RuntimeError):
+    """The game's write failed: nothing of it was kept in memory; the action may be retried."""
 
 
 @dataclass
@@ -71,13 +77,15 @@ class GameSession:
         self.lock = asyncio.Lock()
         self.rng = np.random.default_rng(seed)
         self.ids: dict[int, str] = {}  # engine seq of a message -> its public id
-        self.acks: dict[tuple[str, str], tuple[str, int]] = {}  # (participant, client_id) -> (id, t_ms)
+        # (participant, client_id) -> (id, t_ms, text) of an acknowledged message
+        self.acks: dict[tuple[str, str], tuple[str, int, str]] = {}
         self.held: dict[str, Held] = {}
         self.typing_on: set[str] = set()
         self.typing_ms: dict[int, int] = {}  # question seq -> when its typing indicator shows (ms after it)
         self.tasks: set[asyncio.Task] = set()
         self.identity = {k: s.identity.to_dict() for k, s in seats.items()}
         self.stats_recorded = False
+        self.store_away = False  # a write failed; memory is rebuilt from the stored log before the next
 
     # ---- helpers -----------------------------------------------------------
     @property
@@ -98,8 +106,76 @@ class GameSession:
             log.error("game %s: task failed", self.id, exc_info=task.exception())
 
     async def _commit(self, events: list[Event]) -> None:
-        if events:
+        """Store `events` (the tail of the engine's log), or undo them in memory and raise StoreAway.
+
+        Memory never runs ahead of the store: after a failed write the game is rolled back to
+        the events stored before it, and rebuilt from the stored log (`_resync`) before anything
+        else is applied (the failed write may have been committed after all)."""
+        if not events:
+            return
+        try:
             await self.hub.writer.append(self.id, events)
+        except Exception as exc:  # noqa: BLE001 - any failed write: undo, tell the players, retry later
+            kept = len(self.game.log) - len(events)
+            assert self.game.log[kept:] == events, "a commit is always the tail of the log"
+            if kept == 0:  # the game's start: it fails as a whole
+                raise
+            self._rebuild(self.game.log[:kept])
+            if not self.store_away:
+                self.store_away = True
+                log.error("game %s: a write failed (%s); the game waits for the store", self.id, exc)
+                await self._tell_all(proto.error("store_unavailable", proto.TEXTS["store_unavailable"]))
+            raise StoreAway(str(exc)) from exc
+
+    def _rebuild(self, events: list[Event]) -> None:
+        self.game = Game.replay(events)
+        n = len(self.game.log)
+        for seq in [q for q in self.ids if q >= n]:
+            del self.ids[seq]
+        for conv, c in self.game.conversations.items():
+            for m in c.messages:
+                self.ids.setdefault(m.seq, self._new_id())
+            h = self.held.get(conv)
+            if c.held is None:
+                self.held.pop(conv, None)
+            elif h is None or h.t_ms != self.game.log[c.held].t_ms:  # stored, though its write seemed to fail
+                e = self.game.log[c.held]
+                h = self.held[conv] = Held(self._new_id(), e.payload["text"], e.t_ms, e.payload["release_ms"])
+                self._spawn(self._release(conv, h))
+
+    @contextlib.asynccontextmanager
+    async def locked(self):
+        """The game's lock; after a failed write, the game is first rebuilt from its stored log
+        (StoreAway while the store is still away)."""
+        async with self.lock:
+            if self.store_away:
+                await self._resync()
+            yield
+
+    async def _resync(self) -> None:
+        """Rebuild the game from its stored log (raises StoreAway while the store is away)."""
+        try:
+            stored = await self.hub.writer.run(self.id, lambda st: st.events(self.id))
+        except Exception as exc:  # noqa: BLE001
+            raise StoreAway(str(exc)) from exc
+        self._rebuild(stored)
+        self.store_away = False
+        log.warning("game %s: the store is back; the game continues from its %d stored events", self.id, len(stored))
+        self._spawn(self._after_change())
+
+    async def _tell_all(self, frame: dict[str, Any]) -> None:
+        for pid in self.participants():
+            await self._send(pid, frame)
+
+    async def _retrying(self, step) -> Any:
+        """Run `step()` (under the lock: apply an action and commit it) until the store takes it.
+        For timers, which nobody can press again."""
+        for n in range(10**9):
+            try:
+                async with self.locked():
+                    return await step()
+            except StoreAway:
+                await asyncio.sleep(RETRY_S[min(n, len(RETRY_S) - 1)])
 
     def _new_id(self) -> str:
         return secrets.token_hex(8)
@@ -129,16 +205,19 @@ class GameSession:
     async def _clock_task(self) -> None:
         """Fire the time limit (and a verdict deadline, if the study has one)."""
         await asyncio.sleep(max(0.0, (self.game.deadline_ms - self.hub.now()) / 1000))
-        async with self.lock:
-            out = self.game.apply(Tick(), max(self.hub.now(), self.game.deadline_ms))
-            await self._commit(out.events)
+
+        async def tick() -> None:
+            await self._commit(self.game.apply(Tick(), max(self.hub.now(), self.game.deadline_ms)).events)
+        await self._retrying(tick)
         await self._after_change()
         grace = self.rules.verdict_grace_s
         if grace is not None and self.game.state == "awaiting_verdict":
-            await asyncio.sleep(grace)
-            async with self.lock:
-                out = self.game.apply(Tick(), self.hub.now())
-                await self._commit(out.events)
+            due = self.game.closed_ms + round(grace * 1000)
+            await asyncio.sleep(max(0.0, (due - self.hub.now()) / 1000))
+
+            async def tick2() -> None:  # a timer may wake a little early: the deadline has come
+                await self._commit(self.game.apply(Tick(), max(self.hub.now(), due)).events)
+            await self._retrying(tick2)
             await self._after_change()
 
     async def _after_change(self) -> None:
@@ -189,6 +268,7 @@ class GameSession:
             "end_reason": END_REASONS.get(g.end_reason, g.end_reason) if ended else None,
             "verdict": verdict,
             "reveal": reveal,
+            "store_away": self.store_away,
         }
 
     def phase(self) -> str:
@@ -202,11 +282,15 @@ class GameSession:
 
     # ---- actions -----------------------------------------------------------------
     async def on_message(self, pid: str, f: proto.MessageIn) -> None:
-        async with self.lock:
+        async with self.locked():
             seat = self.seat_of[pid]
             key = (pid, f.client_id)
             if key in self.acks:  # a resend after a reconnect: acknowledge again, relay nothing
-                mid, t = self.acks[key]
+                mid, t, text = self.acks[key]
+                if text != f.text:  # not a resend: another message under a used id
+                    await self._send(pid, proto.error("client_id_reused", proto.TEXTS["client_id_reused"],
+                                                      f.client_id))
+                    return
                 await self._send(pid, {"type": "ack", "client_id": f.client_id, "id": mid, "t_ms": t})
                 return
             conv = (f.conv or "A") if seat == INTERROGATOR else seat
@@ -241,7 +325,7 @@ class GameSession:
         if e is None:
             return
         mid = self.ids[e.seq]
-        self.acks[(pid, f.client_id)] = (mid, e.t_ms)
+        self.acks[(pid, f.client_id)] = (mid, e.t_ms, f.text)
         self.typing_on.discard(conv)
         await self._send(pid, {"type": "ack", "client_id": f.client_id, "id": mid, "t_ms": e.t_ms})
         seat = self.seats[conv]
@@ -277,19 +361,22 @@ class GameSession:
             if e is not None:
                 await self._acked_and_delivered(pid, conv, f.client_id, e)
             return
-        trial = Game.replay(self.game.log).apply(Send(conv, f.text, conv), now)  # a dry run on a copy
-        if not trial.ok:  # refuse for real, so the attempt is recorded
-            await self._apply_send(pid, conv, conv, f.text, f.client_id, now)
+        # stored (as `held`) before it is acknowledged: a verdict or a crash before its release
+        # leaves it in the log, recorded as undelivered when the game ends
+        out = self.game.apply(Hold(conv, f.text, conv, release), now)
+        await self._commit(out.events)
+        if not out.ok:
+            await self._send(pid, proto.error(out.code or "refused", out.detail or "refused", f.client_id))
             return
-        h = Held(self._new_id(), f.text, now, release)
+        h = Held(self._new_id(), f.text, out.events[-1].t_ms, release)
         self.held[conv] = h
-        self.acks[(pid, f.client_id)] = (h.id, now)
-        await self._send(pid, {"type": "ack", "client_id": f.client_id, "id": h.id, "t_ms": now})
-        self._spawn(self._release(pid, conv, h))
+        self.acks[(pid, f.client_id)] = (h.id, h.t_ms, f.text)
+        await self._send(pid, {"type": "ack", "client_id": f.client_id, "id": h.id, "t_ms": h.t_ms})
+        self._spawn(self._release(conv, h))
 
     async def _acked_and_delivered(self, pid: str, conv: str, client_id: str, e: Event) -> None:
         mid = self.ids[e.seq]
-        self.acks[(pid, client_id)] = (mid, e.t_ms)
+        self.acks[(pid, client_id)] = (mid, e.t_ms, e.payload["text"])
         await self._send(pid, {"type": "ack", "client_id": client_id, "id": mid, "t_ms": e.t_ms})
         await self._deliver(conv, e)
 
@@ -299,29 +386,36 @@ class GameSession:
         await self._send(self.interrogator, {"type": "message", "id": self.ids[e.seq], "conv": conv,
                                              "from": "them", "text": e.payload["text"], "t_ms": e.t_ms})
 
-    async def _release(self, pid: str, conv: str, h: Held) -> None:
+    async def _release(self, conv: str, h: Held) -> None:
         await asyncio.sleep(max(0.0, (h.release_ms - self.hub.now()) / 1000))
-        async with self.lock:
-            if self.held.get(conv) is not h:
+
+        async def release() -> None:
+            c = self.game.conversations[conv]
+            if self.held.get(conv) is not h or c.held is None:  # gone: recorded as undelivered
+                if self.held.get(conv) is h:
+                    del self.held[conv]
                 return
-            del self.held[conv]
-            # refused (and recorded) when the time is up meanwhile: the reply is undelivered
             e = await self._apply_send("", conv, conv, h.text, None, self.hub.now(), msg_id=h.id)
+            del self.held[conv]
             if e is not None:
                 await self._deliver(conv, e)
+        await self._retrying(release)
 
     async def _typing(self, conv: str, q: Event) -> None:
         await asyncio.sleep(max(0.0, (q.t_ms + self.typing_ms.get(q.seq, 0) - self.hub.now()) / 1000))
-        async with self.lock:
-            if not self.game.chat_open or self._last_question(conv) is not q:
-                return
-            msgs = self.game.conversations[conv].messages
-            if msgs and msgs[-1].seq != q.seq:  # the reply is already shown
-                return
-            out = self.game.apply(Typing(conv, conv), self.hub.now())
-            await self._commit(out.events)
-            self.typing_on.add(conv)
-            await self._send(self.interrogator, {"type": "typing", "conv": conv})
+        try:
+            async with self.locked():
+                if not self.game.chat_open or self._last_question(conv) != q:
+                    return
+                msgs = self.game.conversations[conv].messages
+                if msgs and msgs[-1].seq != q.seq:  # the reply is already shown
+                    return
+                out = self.game.apply(Typing(conv, conv), self.hub.now())
+                await self._commit(out.events)
+                self.typing_on.add(conv)
+                await self._send(self.interrogator, {"type": "typing", "conv": conv})
+        except StoreAway:  # a typing indicator is not worth a retry
+            return
 
     async def _generate(self, seat: SeatInfo, conv: str, history: list[Turn], ctx: GameContext,
                         timeout_s: float) -> str:
@@ -360,8 +454,9 @@ class GameSession:
         budget = self._budget_ms(conv, len(text), q)
         tries = 0
         while blocked := await self.hub.filter.check(text):
-            async with self.lock:
+            async def refuse(text=text, blocked=blocked) -> None:
                 await self._commit(self.game.refuse(Send(conv, text, conv), "blocked", blocked, self.hub.now()).events)
+            await self._retrying(refuse)
             log.warning("game %s seat %s: the AI reply was blocked (%s)", self.id, conv, blocked)
             now = self.hub.now()
             if seat.spec.kind != "eliza" and tries < AI_REGENERATE_TRIES and now < budget:
@@ -377,20 +472,21 @@ class GameSession:
         # this task started, which is after the question's commit)
         designed = self._designed_ms(conv, len(text), q)
         await asyncio.sleep(max(0.0, (q.t_ms + designed - self.hub.now()) / 1000))
-        async with self.lock:
+        async def send_reply() -> None:
             e = await self._apply_send("", conv, conv, text, None, self.hub.now())
             if e is not None:
                 await self._deliver(conv, e)
+        await self._retrying(send_reply)
 
     async def on_paste(self, pid: str, f: proto.PasteIn) -> None:
-        async with self.lock:
+        async with self.locked():
             seat = self.seat_of[pid]
             conv = (f.conv or "A") if seat == INTERROGATOR else seat
             out = self.game.apply(Paste(seat, f.length, conv), self.hub.now())
             await self._commit(out.events)
 
     async def on_verdict(self, pid: str, f: proto.VerdictIn) -> None:
-        async with self.lock:
+        async with self.locked():
             seat = self.seat_of[pid]
             out = self.game.apply(GiveVerdict(seat, f.choice, f.confidence, f.reason), self.hub.now())
             await self._commit(out.events)
@@ -400,7 +496,7 @@ class GameSession:
         await self.finish()
 
     async def on_report(self, pid: str, f: proto.ReportIn) -> None:
-        async with self.lock:
+        async with self.locked():
             seat = self.seat_of[pid]
             conv = seat if seat != INTERROGATOR else None
             out = self.game.apply(ReportAbuse(seat, f.reason, conv), self.hub.now())
@@ -413,10 +509,13 @@ class GameSession:
     async def on_connection(self, pid: str, connected: bool) -> None:
         if self.game.state == "ended":
             return
-        async with self.lock:
-            seat = self.seat_of[pid]
-            out = self.game.apply(Reconnect(seat) if connected else Disconnect(seat), self.hub.now())
-            await self._commit(out.events)
+        try:
+            async with self.locked():
+                seat = self.seat_of[pid]
+                out = self.game.apply(Reconnect(seat) if connected else Disconnect(seat), self.hub.now())
+                await self._commit(out.events)
+        except StoreAway:  # not recorded (and not kept in memory): nobody was told it was
+            pass
 
     # ---- the end ---------------------------------------------------------------
     async def finish(self) -> None:

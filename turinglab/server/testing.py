@@ -25,6 +25,9 @@ def free_port() -> int:
 def serve_in_thread(app: FastAPI, port: int | None = None, **uvicorn_kw) -> Iterator[str]:
     """Start `app` on 127.0.0.1 and yield its base URL; stop it on exit."""
     port = port or free_port()
+    from turinglab.server.slowclients import protocol_class
+
+    uvicorn_kw.setdefault("http", protocol_class())
     config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on",
                             ws_ping_interval=None, ws_max_size=WS_MAX_BYTES, **uvicorn_kw)
     server = uvicorn.Server(config)

@@ -45,6 +45,25 @@ class UnknownId(StoreError, KeyError):
         return str(self.args[0])
 
 
+def readable(value: Any) -> Any:
+    """`value` (a stored payload) with text no file can hold made safe: an unpaired surrogate or a
+    NUL character becomes U+FFFD. The server refuses such text at its boundary; this is for
+    whatever an older version stored, so exports, reports and `db show` never fail on it."""
+    if isinstance(value, str):
+        if "\x00" in value:
+            value = value.replace("\x00", "\ufffd")
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            value = value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+        return value
+    if isinstance(value, dict):
+        return {k: readable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [readable(v) for v in value]
+    return value
+
+
 def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
@@ -427,7 +446,7 @@ class Store:
             if s.get(GameRow, game_id) is None:
                 raise UnknownId(f"no game with id {game_id!r}")
             rows = s.scalars(select(EventRow).where(EventRow.game_id == game_id).order_by(EventRow.seq))
-            return [StoredEvent(game_id, Event(r.seq, r.t_ms, r.type, r.actor, r.conversation, dict(r.payload)),
+            return [StoredEvent(game_id, Event(r.seq, r.t_ms, r.type, r.actor, r.conversation, readable(dict(r.payload))),
                                 dict(r.identity), r.study_hash) for r in rows]
 
     def game(self, game_id: str) -> GameInfo:

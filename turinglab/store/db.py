@@ -66,7 +66,9 @@ def _sqlite_engine(url: str) -> Engine:
         parent = Path(db).expanduser().resolve().parent
         if not parent.is_dir():
             raise StoreError(f"the folder of the SQLite database does not exist: {parent}; create it first")
-    engine = create_engine(url, connect_args={"timeout": 30})
+    # how long a write waits for another process's lock before it fails (tests shorten it)
+    busy_s = float(os.environ.get("TURINGLAB_SQLITE_BUSY_S", "30"))
+    engine = create_engine(url, connect_args={"timeout": busy_s})
 
     @event.listens_for(engine, "connect")
     def _pragmas(dbapi_conn, _record) -> None:  # noqa: ANN001 - DB-API connection
@@ -75,7 +77,7 @@ def _sqlite_engine(url: str) -> Engine:
         cur.execute("PRAGMA journal_mode=WAL")
         cur.execute("PRAGMA synchronous=FULL")  # a commit is on disk before it returns
         cur.execute("PRAGMA foreign_keys=ON")
-        cur.execute("PRAGMA busy_timeout=30000")
+        cur.execute(f"PRAGMA busy_timeout={round(busy_s * 1000)}")
         cur.close()
 
     @event.listens_for(engine, "begin")

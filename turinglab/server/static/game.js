@@ -38,8 +38,15 @@
     ws = new WebSocket(proto + "://" + location.host + "/ws/" + encodeURIComponent(token));
     ws.onopen = () => { retry = 0; $("conn").hidden = true; };
     ws.onmessage = (ev) => handle(JSON.parse(ev.data));
-    ws.onclose = () => {
+    ws.onclose = (ev) => {
       $("conn").hidden = false;
+      // 4404: the link is not valid; 4008: this page was opened in too many tabs and this one is the
+      // oldest. Reconnecting would not help (and tabs would keep closing each other).
+      if (ev.code === 4404 || ev.code === 4008) {
+        $("conn").textContent = ev.code === 4404 ? "This personal link is not valid." :
+          "This study is open in other tabs: this one was disconnected. Use the newest tab, or reload this one.";
+        return;
+      }
       setTimeout(connect, Math.min(5000, 300 * 2 ** retry++));
     };
   }
