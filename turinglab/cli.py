@@ -703,6 +703,107 @@ def tag(
         store.close()
 
 
+# === static: static Turing tests (Zhang et al.) ===
+
+static_app = typer.Typer(no_args_is_help=True, help="Static Turing tests: import items and judge trials, summarise them.")
+app.add_typer(static_app, name="static")
+_TASKS = "word|caption|object|color|fv|conversation"
+
+
+def _static_store(db: str | None, *, write: bool):  # noqa: ANN202 - Store
+    from turinglab.store import Store, StoreError
+    from turinglab.store.db import existing_database
+
+    try:
+        return Store(db) if write else Store(existing_database(db))
+    except StoreError as exc:
+        fail(str(exc))
+
+
+@static_app.command("import")
+def static_import(
+    task: str = typer.Option(..., "--task", help=_TASKS),
+    responses: str = typer.Option(..., "--responses", help="Zhang response dictionary (JSON), e.g. word.json."),
+    study: str = typer.Option(..., "--study", help="Name of the static study to create."),
+    images: str = typer.Option(None, "--images", help="Folder with the stimulus images (vision tasks)."),
+    judge_trials: str = typer.Option(None, "--judge-trials", help="Zhang human-judge trial file (JSON)."),
+    study_file: str = typer.Option(None, "--study-file", help="Static study YAML (default: preset zhang-2023)."),
+    db: str = typer.Option(None, "--db", help=_DB_HELP),
+) -> None:
+    """Import a response dictionary (and published judge trials): all or nothing."""
+    from pathlib import Path
+
+    from turinglab.game.study_file import StudyFileError
+    from turinglab.statictests.config import TASKS, load_static_study, preset_study
+    from turinglab.statictests.zhang import ImportProblem, parse_judge_trials, parse_responses, read_json
+    from turinglab.store import StoreError
+
+    if task not in TASKS:
+        fail(f"--task must be one of {', '.join(TASKS)}, got {task!r}")
+    img = Path(images).resolve() if images else None
+    if img is not None and not img.is_dir():
+        fail(f"--images {images}: no such folder; give the folder holding the image files")
+    try:
+        cfg = load_static_study(study_file) if study_file else preset_study(study, task)
+    except StudyFileError as exc:
+        fail(str(exc))
+    cfg = cfg.model_copy(update={"name": study, "task": task, **({"image_dir": str(img)} if img else {})})
+    try:
+        parsed = parse_responses(read_json(responses), task, responses, img)
+        if judge_trials:
+            parsed = parse_judge_trials(read_json(judge_trials), parsed, judge_trials)
+    except ImportProblem as exc:
+        fail(str(exc))
+    store = _static_store(db, write=True)
+    try:
+        sid = store.import_static(cfg, parsed.stimuli, parsed.responses, parsed.judges, parsed.trials)
+    except StoreError as exc:
+        fail(str(exc))
+    finally:
+        store.close()
+    console.print(f"static study {study!r} (id {sid}, task {task}): {len(parsed.stimuli)} stimuli, "
+                  f"{len(parsed.responses)} items, {len(parsed.judges)} judges, {len(parsed.trials)} trials",
+                  markup=False, highlight=False, soft_wrap=True)
+    for note in parsed.notes:
+        console.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
+
+
+@static_app.command("summary")
+def static_summary(
+    study: str = typer.Option(..., "--study", help="Static study name or id."),
+    db: str = typer.Option(None, "--db", help=_DB_HELP),
+    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+    alpha: float = typer.Option(0.05, "--alpha", help="1 - confidence level of the intervals."),
+) -> None:
+    """Trials, judges, the confusion matrix and each agent's judged-human rate."""
+    import json
+
+    from turinglab.statictests.summary import summary, trial_table
+    from turinglab.store import StoreError
+
+    if not 0 < alpha < 1:
+        fail(f"--alpha must be between 0 and 1 (e.g. 0.05), got {alpha}")
+    store = _static_store(db, write=False)
+    try:
+        info = store.static_study(study)
+        out = summary(trial_table(store, info.id), alpha, study=info.name, task=info.task)
+    except StoreError as exc:
+        fail(str(exc))
+    finally:
+        store.close()
+    if as_json:
+        print(json.dumps(out, indent=2))
+        return
+    c = out["confusion"]
+    console.print(f"{out['study']} ({out['task']}): {out['trials']} trials by {out['judges']} judges", markup=False)
+    console.print(f"truth human:   judged human {c['human']['human']}, machine {c['human']['machine']}", markup=False)
+    console.print(f"truth machine: judged human {c['machine']['human']}, machine {c['machine']['machine']}", markup=False)
+    for a in out["agents"]:
+        r = a["judged_human_rate"]
+        console.print(f"  {a['agent']:24} n={a['n']:6}  judged human {r['estimate']:.3f} "
+                      f"[{r['low']:.3f}, {r['high']:.3f}]", markup=False, highlight=False)
+
+
 # === end ===
 
 

@@ -132,6 +132,31 @@ class TrialInfo:
 
 
 @dataclass(frozen=True)
+class JudgeIn:
+    """A judge to create with an import (a new `participants` row; `label` is the source's id)."""
+
+    label: str
+    demographics: dict[str, Any] = field(default_factory=dict)
+    prolific_pid: str | None = None
+    consent_ms: int | None = None
+
+
+@dataclass(frozen=True)
+class ImportTrial:
+    """A published trial: judge by label, item by response key; otherwise as `TrialIn`."""
+
+    judge: str
+    response_key: str
+    seq: int
+    answer: str
+    rt_ms: int | None = None
+    phase: str = "test"
+    feedback_shown: bool = False
+    answers: dict[str, Any] = field(default_factory=dict)
+    t_ms: int | None = None
+
+
+@dataclass(frozen=True)
 class PlannedItem:
     response_id: int
     phase: str  # feedback | test
@@ -165,28 +190,33 @@ class StaticMixin:
 
     def _register_static(self, study: StaticStudy, new_version: bool) -> int:
         with self._tx() as s:
-            rows = s.scalars(select(StaticStudyRow).where(StaticStudyRow.name == study.name)).all()
-            for row in rows:
-                if row.config_hash == static_hash(study.model_copy(update={"version": row.version})):
-                    return row.id
-            same = next((r for r in rows if r.version == study.version), None)
-            if same is not None:
-                n = s.scalar(select(func.count()).select_from(JudgeTrialRow).where(JudgeTrialRow.study_id == same.id))
-                if n == 0 and not new_version:
-                    same.config, same.config_hash, same.task = study.model_dump(mode="json"), static_hash(study), study.task
-                    return same.id
-                if not new_version:
-                    raise StudyFrozen(
-                        f"static study {study.name!r} version {study.version} already has {n} judge trial(s) under "
-                        f"config {same.config_hash[:12]}; raise `version:` in the study file "
-                        f"(next free: {max(r.version for r in rows) + 1}) or pass --new-version")
-                study = study.model_copy(update={"version": max(r.version for r in rows) + 1})
-            row = StaticStudyRow(name=study.name, version=study.version, task=study.task,
-                                 config_hash=static_hash(study), config=study.model_dump(mode="json"),
-                                 created_ms=now_ms())
-            s.add(row)
+            return _register(s, study, new_version)
+
+    def import_static(self, study: StaticStudy, stimuli: Sequence[StimulusIn], responses: Sequence[ResponseIn],
+                      judges: Sequence[JudgeIn] = (), trials: Sequence[ImportTrial] = ()) -> int:
+        """Register `study` and store its items, judges (new participants) and their trials in ONE
+        transaction: all or nothing. The study must have no items yet. Returns the study id."""
+        with self._tx() as s:
+            sid = _register(s, study, False)
+            if s.scalar(select(func.count()).select_from(ResponseRow).where(ResponseRow.study_id == sid)):
+                raise StoreError(f"static study {study.name!r} already has items; import into a new --study name "
+                                 "(nothing was stored)")
+            _add_items(s, sid, stimuli, responses)
+            pids: dict[str, str] = {}
+            t0 = now_ms()
+            for j in judges:
+                pid = "p" + secrets.token_hex(8)
+                s.add(ParticipantRow(id=pid, label=j.label, prolific_pid=j.prolific_pid, prolific_study_id=None,
+                                     prolific_session_id=None, consent_ms=j.consent_ms, demographics=dict(j.demographics),
+                                     created_ms=t0))
+                pids[j.label] = pid
             s.flush()
-            return row.id
+            rid = dict(s.execute(select(ResponseRow.key, ResponseRow.id).where(ResponseRow.study_id == sid)).all())
+            _append_trials(s, sid, [TrialIn(pids[t.judge], rid[t.response_key], t.seq, t.answer, rt_ms=t.rt_ms,
+                                            phase=t.phase, feedback_shown=t.feedback_shown, answers=dict(t.answers),
+                                            t_ms=t.t_ms) for t in trials])
+            return sid
+
 
     def static_studies(self) -> list[StaticStudyInfo]:
         with self._tx() as s:
@@ -211,29 +241,8 @@ class StaticMixin:
     def add_items(self, study_id: int, stimuli: Sequence[StimulusIn], responses: Sequence[ResponseIn]) -> tuple[int, int]:
         """Add stimuli and responses in one transaction (all or nothing). A response may name a
         stimulus added earlier. Returns (stimuli added, responses added)."""
-        for r in responses:
-            if r.truth not in TRUTHS:
-                raise StoreError(f"response {r.key!r}: truth must be human or machine, got {r.truth!r}")
         with self._tx() as s:
-            if s.get(StaticStudyRow, study_id) is None:
-                raise UnknownId(f"no static study with id {study_id}")
-            try:
-                if stimuli:
-                    s.execute(insert(StimulusRow), [{"study_id": study_id, "key": x.key, "text": x.text,
-                                                     "image": x.image, "fields": dict(x.fields)} for x in stimuli])
-                ids = dict(s.execute(select(StimulusRow.key, StimulusRow.id).where(StimulusRow.study_id == study_id)).all())
-                missing = sorted({r.stimulus_key for r in responses} - set(ids))
-                if missing:
-                    raise StoreError(f"response(s) name unknown stimulus {missing[0]!r} ({len(missing)} unknown); "
-                                     "add the stimulus first; nothing was stored")
-                if responses:
-                    s.execute(insert(ResponseRow), [
-                        {"study_id": study_id, "stimulus_id": ids[r.stimulus_key], "key": r.key, "text": r.text,
-                         "payload": dict(r.payload), "truth": r.truth, "agent": r.agent, "control": r.control}
-                        for r in responses])
-            except IntegrityError as exc:
-                raise StoreError(f"items could not be stored ({str(exc.orig).splitlines()[0]}); a stimulus or "
-                                 "response key is already in this study; nothing was stored") from None
+            _add_items(s, study_id, stimuli, responses)
         return len(stimuli), len(responses)
 
     def items(self, study_id: int, *, ids: Iterable[int] | None = None) -> list[ItemInfo]:
@@ -255,66 +264,8 @@ class StaticMixin:
         study. A control item's `control_correct` is `answer == truth`; an item whose stimulus has
         `fields["control_answer"]` (e.g. the conversation's topic) compares `answers["control"]`.
         """
-        if not trials:
-            return 0
         with self._tx() as s:
-            study = s.get(StaticStudyRow, study_id)
-            if study is None:
-                raise UnknownId(f"no static study with id {study_id}")
-            rids = sorted({t.response_id for t in trials})
-            items: dict[int, tuple[str, bool, dict[str, Any]]] = {}
-            for chunk in (rids[i:i + 500] for i in range(0, len(rids), 500)):
-                q = (select(ResponseRow.id, ResponseRow.truth, ResponseRow.control, StimulusRow.fields)
-                     .join(StimulusRow, ResponseRow.stimulus_id == StimulusRow.id)
-                     .where(ResponseRow.study_id == study_id, ResponseRow.id.in_(chunk)))
-                items.update((i, (truth, ctl, f)) for i, truth, ctl, f in s.execute(q).all())
-            judges = sorted({t.judge_id for t in trials})
-            known = set(s.scalars(select(ParticipantRow.id).where(ParticipantRow.id.in_(judges))))
-            last = dict(s.execute(select(JudgeTrialRow.judge_id, func.max(JudgeTrialRow.seq))
-                                  .where(JudgeTrialRow.study_id == study_id, JudgeTrialRow.judge_id.in_(judges))
-                                  .group_by(JudgeTrialRow.judge_id)).all())
-            nxt = {j: (last[j] + 1 if j in last else 0) for j in judges}
-            t0 = now_ms()
-            rows = []
-            for t in trials:
-                if t.judge_id not in known:
-                    raise UnknownId(f"no participant with id {t.judge_id!r}; judges are participants "
-                                    "(Store.create_participant); nothing was stored")
-                if t.response_id not in items:
-                    raise UnknownId(f"no item {t.response_id} in static study {study_id}; nothing was stored")
-                if t.answer not in TRUTHS:
-                    raise StoreError(f"trial {t.judge_id}/{t.seq}: answer must be human or machine, "
-                                     f"got {t.answer!r}; nothing was stored")
-                if t.seq != nxt[t.judge_id]:
-                    raise StoreError(f"judge {t.judge_id}: trial seq {t.seq} does not continue their trials "
-                                     f"(expected {nxt[t.judge_id]}); nothing was stored")
-                nxt[t.judge_id] += 1
-                truth, ctl, fields = items[t.response_id]
-                correct = None
-                if ctl:
-                    correct = t.answer == truth
-                elif "control_answer" in fields and "control" in t.answers:
-                    correct = t.answers["control"] == fields["control_answer"]
-                rows.append({"study_id": study_id, "judge_id": t.judge_id, "session_id": t.session_id,
-                             "response_id": t.response_id, "seq": t.seq, "phase": t.phase, "answer": t.answer,
-                             "answers": dict(t.answers), "rt_ms": t.rt_ms, "feedback_shown": t.feedback_shown,
-                             "control_correct": correct, "t_ms": t.t_ms if t.t_ms is not None else t0,
-                             "study_hash": study.config_hash})
-            try:
-                for i in range(0, len(rows), 5000):
-                    s.execute(insert(JudgeTrialRow), rows[i:i + 5000])
-            except IntegrityError as exc:
-                raise StoreError(f"trials could not be stored ({str(exc.orig).splitlines()[0]}); "
-                                 "was the same trial sent twice? nothing was stored") from None
-            done_sessions = {t.session_id for t in trials if t.session_id}
-            for sid in done_sessions:
-                sess = s.get(JudgeSessionRow, sid)
-                if sess is not None and sess.completed_ms is None:
-                    n = s.scalar(select(func.count()).select_from(JudgeTrialRow)
-                                 .where(JudgeTrialRow.session_id == sid))
-                    if n >= len(sess.plan.get("items", [])):
-                        sess.completed_ms = t0
-        return len(rows)
+            return _append_trials(s, study_id, trials)
 
     def trials(self, study_id: int, *, judge_id: str | None = None) -> list[TrialInfo]:
         q = select(JudgeTrialRow).where(JudgeTrialRow.study_id == study_id).order_by(JudgeTrialRow.id)
@@ -357,6 +308,118 @@ class StaticMixin:
             items = tuple(PlannedItem(int(p["response_id"]), p["phase"], bool(p.get("control")))
                           for p in row.plan["items"])
             return JudgeSessionInfo(row.id, row.study_id, row.judge_id, items, row.created_ms, row.completed_ms, done)
+
+
+def _register(s: Any, study: StaticStudy, new_version: bool) -> int:
+    rows = s.scalars(select(StaticStudyRow).where(StaticStudyRow.name == study.name)).all()
+    for row in rows:
+        if row.config_hash == static_hash(study.model_copy(update={"version": row.version})):
+            return row.id
+    same = next((r for r in rows if r.version == study.version), None)
+    if same is not None:
+        n = s.scalar(select(func.count()).select_from(JudgeTrialRow).where(JudgeTrialRow.study_id == same.id))
+        if n == 0 and not new_version:
+            same.config, same.config_hash, same.task = study.model_dump(mode="json"), static_hash(study), study.task
+            return same.id
+        if not new_version:
+            raise StudyFrozen(
+                f"static study {study.name!r} version {study.version} already has {n} judge trial(s) under "
+                f"config {same.config_hash[:12]}; raise `version:` in the study file "
+                f"(next free: {max(r.version for r in rows) + 1}) or pass --new-version")
+        study = study.model_copy(update={"version": max(r.version for r in rows) + 1})
+    row = StaticStudyRow(name=study.name, version=study.version, task=study.task,
+                         config_hash=static_hash(study), config=study.model_dump(mode="json"),
+                         created_ms=now_ms())
+    s.add(row)
+    s.flush()
+    return row.id
+
+
+def _add_items(s: Any, study_id: int, stimuli: Sequence[StimulusIn], responses: Sequence[ResponseIn]) -> None:
+    for r in responses:
+        if r.truth not in TRUTHS:
+            raise StoreError(f"response {r.key!r}: truth must be human or machine, got {r.truth!r}")
+    if s.get(StaticStudyRow, study_id) is None:
+        raise UnknownId(f"no static study with id {study_id}")
+    try:
+        for i in range(0, len(stimuli), 5000):
+            s.execute(insert(StimulusRow), [{"study_id": study_id, "key": x.key, "text": x.text, "image": x.image,
+                                             "fields": dict(x.fields)} for x in stimuli[i:i + 5000]])
+        ids = dict(s.execute(select(StimulusRow.key, StimulusRow.id).where(StimulusRow.study_id == study_id)).all())
+        missing = sorted({r.stimulus_key for r in responses} - set(ids))
+        if missing:
+            raise StoreError(f"response(s) name unknown stimulus {missing[0]!r} ({len(missing)} unknown); "
+                             "add the stimulus first; nothing was stored")
+        for i in range(0, len(responses), 5000):
+            s.execute(insert(ResponseRow), [
+                {"study_id": study_id, "stimulus_id": ids[r.stimulus_key], "key": r.key, "text": r.text,
+                 "payload": dict(r.payload), "truth": r.truth, "agent": r.agent, "control": r.control}
+                for r in responses[i:i + 5000]])
+    except IntegrityError as exc:
+        raise StoreError(f"items could not be stored ({str(exc.orig).splitlines()[0]}); a stimulus or "
+                         "response key is already in this study; nothing was stored") from None
+
+
+def _append_trials(s: Any, study_id: int, trials: Sequence[TrialIn]) -> int:
+    if not trials:
+        return 0
+    study = s.get(StaticStudyRow, study_id)
+    if study is None:
+        raise UnknownId(f"no static study with id {study_id}")
+    rids = sorted({t.response_id for t in trials})
+    items: dict[int, tuple[str, bool, dict[str, Any]]] = {}
+    for chunk in (rids[i:i + 500] for i in range(0, len(rids), 500)):
+        q = (select(ResponseRow.id, ResponseRow.truth, ResponseRow.control, StimulusRow.fields)
+             .join(StimulusRow, ResponseRow.stimulus_id == StimulusRow.id)
+             .where(ResponseRow.study_id == study_id, ResponseRow.id.in_(chunk)))
+        items.update((i, (truth, ctl, f)) for i, truth, ctl, f in s.execute(q).all())
+    judges = sorted({t.judge_id for t in trials})
+    known = set(s.scalars(select(ParticipantRow.id).where(ParticipantRow.id.in_(judges))))
+    last = dict(s.execute(select(JudgeTrialRow.judge_id, func.max(JudgeTrialRow.seq))
+                          .where(JudgeTrialRow.study_id == study_id, JudgeTrialRow.judge_id.in_(judges))
+                          .group_by(JudgeTrialRow.judge_id)).all())
+    nxt = {j: (last[j] + 1 if j in last else 0) for j in judges}
+    t0 = now_ms()
+    rows = []
+    for t in trials:
+        if t.judge_id not in known:
+            raise UnknownId(f"no participant with id {t.judge_id!r}; judges are participants "
+                            "(Store.create_participant); nothing was stored")
+        if t.response_id not in items:
+            raise UnknownId(f"no item {t.response_id} in static study {study_id}; nothing was stored")
+        if t.answer not in TRUTHS:
+            raise StoreError(f"trial {t.judge_id}/{t.seq}: answer must be human or machine, "
+                             f"got {t.answer!r}; nothing was stored")
+        if t.seq != nxt[t.judge_id]:
+            raise StoreError(f"judge {t.judge_id}: trial seq {t.seq} does not continue their trials "
+                             f"(expected {nxt[t.judge_id]}); nothing was stored")
+        nxt[t.judge_id] += 1
+        truth, ctl, fields = items[t.response_id]
+        correct = None
+        if ctl:
+            correct = t.answer == truth
+        elif "control_answer" in fields and "control" in t.answers:
+            correct = t.answers["control"] == fields["control_answer"]
+        rows.append({"study_id": study_id, "judge_id": t.judge_id, "session_id": t.session_id,
+                     "response_id": t.response_id, "seq": t.seq, "phase": t.phase, "answer": t.answer,
+                     "answers": dict(t.answers), "rt_ms": t.rt_ms, "feedback_shown": t.feedback_shown,
+                     "control_correct": correct, "t_ms": t.t_ms if t.t_ms is not None else t0,
+                     "study_hash": study.config_hash})
+    try:
+        for i in range(0, len(rows), 5000):
+            s.execute(insert(JudgeTrialRow), rows[i:i + 5000])
+    except IntegrityError as exc:
+        raise StoreError(f"trials could not be stored ({str(exc.orig).splitlines()[0]}); "
+                         "was the same trial sent twice? nothing was stored") from None
+    done_sessions = {t.session_id for t in trials if t.session_id}
+    for sid in done_sessions:
+        sess = s.get(JudgeSessionRow, sid)
+        if sess is not None and sess.completed_ms is None:
+            n = s.scalar(select(func.count()).select_from(JudgeTrialRow)
+                         .where(JudgeTrialRow.session_id == sid))
+            if n >= len(sess.plan.get("items", [])):
+                sess.completed_ms = t0
+    return len(rows)
 
 
 def plan_session(items: Sequence[ItemInfo], study: StaticStudy, rng: random.Random) -> list[PlannedItem]:
