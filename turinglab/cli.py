@@ -804,6 +804,36 @@ def static_summary(
                       f"[{r['low']:.3f}, {r['high']:.3f}]", markup=False, highlight=False)
 
 
+@static_app.command("from-games")
+def static_from_games(
+    from_study: str = typer.Option(..., "--from-study", help="Live study (name or id) whose stored games to use."),
+    lengths: str = typer.Option("3,6,9", "--lengths", help="Chunk lengths in exchanges, e.g. 3,6,9."),
+    study: str = typer.Option(..., "--study", help="Name of the static (conversation) study to create."),
+    db: str = typer.Option(None, "--db", help=_DB_HELP),
+) -> None:
+    """The displaced Turing test: conversation items cut from stored live games."""
+    from turinglab.statictests.config import preset_study
+    from turinglab.statictests.displaced import build
+    from turinglab.store import StoreError
+
+    try:
+        ks = tuple(int(x) for x in lengths.split(",") if x.strip())
+        if not ks or min(ks) < 1 or list(ks) != sorted(set(ks)):
+            raise ValueError
+    except ValueError:
+        fail(f"--lengths must be increasing positive whole numbers separated by commas (e.g. 3,6,9), got {lengths!r}")
+    cfg = preset_study(study, "conversation").model_copy(update={"conversation_lengths": ks})
+    store = _static_store(db, write=False)
+    try:
+        sid, n_stim, n_items = build(store, from_study, cfg)
+    except StoreError as exc:
+        fail(str(exc))
+    finally:
+        store.close()
+    console.print(f"static study {study!r} (id {sid}, conversation): {n_items} items from {n_stim} conversations "
+                  f"of {from_study!r}, lengths {','.join(map(str, ks))}", markup=False, highlight=False, soft_wrap=True)
+
+
 # === end ===
 
 

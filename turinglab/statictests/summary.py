@@ -29,15 +29,18 @@ COLUMNS = ["trial_id", "judge_id", "seq", "phase", "answer", "rt_ms", "feedback_
 
 def trial_table(store: Any, study_id: int) -> pd.DataFrame:
     """One row per trial (see COLUMNS; `length` is a conversation chunk's exchanges, else NaN),
-    plus `judged_human` and `correct` (0/1)."""
-    q = (select(T.id, T.judge_id, T.seq, T.phase, T.answer, T.rt_ms, T.feedback_shown, T.control_correct,
-                T.response_id, ResponseRow.truth, ResponseRow.agent, ResponseRow.control, StimulusRow.key,
-                StimulusRow.fields)
-         .join(ResponseRow, T.response_id == ResponseRow.id).join(StimulusRow, ResponseRow.stimulus_id == StimulusRow.id)
-         .where(T.study_id == study_id).order_by(T.id))
+    plus `judged_human` and `correct` (0/1). Trials and items are read apart and joined here
+    (the items are few; a study may have millions of trials)."""
+    tq = (select(T.id, T.judge_id, T.seq, T.phase, T.answer, T.rt_ms, T.feedback_shown, T.control_correct,
+                 T.response_id).where(T.study_id == study_id).order_by(T.id))
+    iq = (select(ResponseRow.id, ResponseRow.truth, ResponseRow.agent, ResponseRow.control, StimulusRow.key,
+                 ResponseRow.payload).join(StimulusRow, ResponseRow.stimulus_id == StimulusRow.id)
+          .where(ResponseRow.study_id == study_id))
     with store.engine.connect() as conn:
-        rows = conn.execute(q).all()
-    df = pd.DataFrame([r[:13] + ((r[13] or {}).get("length"),) for r in rows], columns=COLUMNS)
+        trials = pd.DataFrame(conn.execute(tq).all(), columns=COLUMNS[:9])
+        items = pd.DataFrame([r[:5] + ((r[5] or {}).get("length"),) for r in conn.execute(iq).all()],
+                             columns=["response_id", *COLUMNS[9:]])
+    df = trials.merge(items, on="response_id", how="left", sort=False)
     df["judged_human"] = (df["answer"] == "human").astype(np.int64)
     df["correct"] = (df["answer"] == df["truth"]).astype(np.int64)
     return df
