@@ -573,6 +573,49 @@ def _analysis_options(loaded, exclude: list[str] | None, alpha: float):
     return Options(alpha=alpha, exclude=flags)
 
 
+def _is_static_study(db: str | None, study: str | None) -> bool:
+    """Does --study name a static study (and no live one)? Without --study: no live study has
+    games and there is exactly one static study."""
+    from turinglab.store import Store, StoreError
+    from turinglab.store.db import existing_database
+
+    try:
+        with Store(existing_database(db)) as st:
+            static = st.static_studies()
+            if not static:
+                return False
+            live = st.studies()
+            if study is None:
+                return len(static) == 1 and not any(st.games(s.id) for s in live)
+            is_live = any(str(s.id) == str(study) or s.name == study for s in live)
+            return not is_live and any(str(s.id) == str(study) or s.name == study for s in static)
+    except StoreError:
+        return False
+
+
+def _static_report(db: str | None, study: str | None, out: str, alpha: float, fmt: str) -> None:
+    from turinglab.analysis.static import analyse_static, write_static_report
+    from turinglab.statictests.summary import judge_table, trial_table
+    from turinglab.store import StoreError
+
+    if not 0 < alpha < 1:
+        fail(f"--alpha must be between 0 and 1 (e.g. 0.05), got {alpha}")
+    store = _static_store(db, write=False)
+    try:
+        info = store.static_study(study if study is not None else store.static_studies()[0].id)
+        df = trial_table(store, info.id)
+        judges = judge_table(store, sorted(df["judge_id"].unique()))
+        a = analyse_static(df, judges, study=info.name, task=info.task, alpha=alpha, exclusions=info.study.exclusions)
+    except (StoreError, ValueError) as exc:
+        fail(str(exc))
+    finally:
+        store.close()
+    paths = write_static_report(a, out, fmt)
+    console.print(f"wrote {paths[0]} (static study {info.name}: {a.n_trials} trials, {a.n_judges} judges; "
+                  f"{a.sensitivity['judges_flagged']} judges flagged, none removed)", markup=False, highlight=False,
+                  soft_wrap=True)
+
+
 @app.command()
 def report(
     out: str = typer.Option(..., "--out", help="Where to write the report (e.g. report.html)."),
@@ -590,6 +633,8 @@ def report(
 
     if fmt not in ("html", "md"):
         fail(f"--format must be html or md, got {fmt!r}")
+    if _is_static_study(db, study):
+        return _static_report(db, study, out, alpha, fmt)
     loaded = _analysis_load(db, study)
     opt = _analysis_options(loaded, exclude, alpha)
     steps = ["prepare", "success rates", "comparisons", "criteria", "accuracy", "regressions", "bootstrap", "timing"]

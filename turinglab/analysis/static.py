@@ -1,0 +1,395 @@
+"""Analysis of a static Turing test (Zhang et al.): judge trials -> tables, figures, report.
+
+A static test is a two-player design: each item is a machine's or a human's response, judged
+human or machine. Reported, from the trial table of `statictests.summary.trial_table`:
+
+* confusion matrices (ground truth x answer): overall, per agent (that agent's items against all
+  human items), per task, per conversation length, per demographic group of the judges;
+* each agent's "judged human" rate with its exact (Clopper-Pearson) interval, and a cluster
+  bootstrap interval that resamples judges (each judge rates many items);
+* Zhang's criterion: the rate within 0.45-0.55; Giunti's two-player criteria at alpha
+  (`turinglab.stats.two_player`: the agent's items against the human items);
+* detectability: balanced accuracy (mean of the machine and the human items' accuracy), overall
+  and per agent, with the judge-clustered interval;
+* exclusion flags per judge (control accuracy below the study's minimum; too many answers
+  faster than `fast_rt_ms`): counted and shown, never deleted; a sensitivity line re-computes
+  the headline numbers without flagged judges.
+Control (vigilance) items are left out of every rate.
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from turinglab.analysis.resample import cluster_sums, ratio_bootstrap
+from turinglab.stats import interval, two_player
+
+ZHANG_BAND = (0.45, 0.55)
+STERNE_MAX_N = 20_000  # above this, Giunti's criteria use Clopper-Pearson intervals (Sterne is slow)
+MAX_GROUP_LEVELS = 12
+
+
+@dataclass
+class StaticAnalysis:
+    study: str
+    task: str
+    alpha: float
+    n_trials: int
+    n_judges: int
+    confusion: dict[str, dict[str, int]]
+    agents: pd.DataFrame  # agent, truth, n, judged_human, rate, exact low/high, boot low/high, zhang, giunti...
+    detectability: pd.DataFrame  # group, balanced_accuracy, low, high
+    by_length: pd.DataFrame
+    by_task: pd.DataFrame
+    by_group: pd.DataFrame
+    per_agent_confusion: dict[str, dict[str, dict[str, int]]]
+    flags: pd.DataFrame  # judge_id, trials, control_trials, control_accuracy, fast_share, flag_control, flag_fast
+    sensitivity: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+def _conf(df: pd.DataFrame) -> dict[str, dict[str, int]]:
+    out = {t: {a: 0 for a in ("human", "machine")} for t in ("human", "machine")}
+    if len(df):
+        for (t, a), n in df.groupby(["truth", "answer"], observed=True).size().items():
+            out[str(t)][str(a)] = int(n)
+    return out
+
+
+def _bal(c: dict[str, dict[str, int]]) -> float:
+    n_h, n_m = sum(c["human"].values()), sum(c["machine"].values())
+    if not n_h or not n_m:
+        return float("nan")
+    return (c["human"]["human"] / n_h + c["machine"]["machine"] / n_m) / 2
+
+
+def _cp(k: int, n: int, alpha: float) -> tuple[float, float]:
+    if n == 0:
+        return float("nan"), float("nan")
+    ci = interval(int(k), int(n), alpha, "clopper-pearson")
+    return float(ci.low), float(ci.high)
+
+
+def judge_flags(df: pd.DataFrame, min_control_accuracy: float, fast_rt_ms: int, max_fast_share: float) -> pd.DataFrame:
+    g = df.groupby("judge_id", sort=True)
+    ctl = df[df["control_correct"].notna()]
+    cg = ctl.groupby("judge_id")["control_correct"]
+    out = pd.DataFrame({"trials": g.size()})
+    out["control_trials"] = cg.size().reindex(out.index).fillna(0).astype(int)
+    out["control_accuracy"] = cg.apply(lambda s: float(s.astype(bool).mean())).reindex(out.index)
+    rt = df["rt_ms"]
+    fast = (rt.notna() & (rt < fast_rt_ms)).groupby(df["judge_id"]).mean()
+    out["fast_share"] = fast.reindex(out.index)
+    out["flag_control"] = out["control_accuracy"].notna() & (out["control_accuracy"] < min_control_accuracy)
+    out["flag_fast"] = out["fast_share"] > max_fast_share
+    return out.reset_index().rename(columns={"index": "judge_id"})
+
+
+def analyse_static(df: pd.DataFrame, judges: pd.DataFrame | None, *, study: str, task: str, alpha: float = 0.05,
+                   exclusions: Any = None, n_boot: int = 1000, seed: int = 0) -> StaticAnalysis:
+    """`df`: `trial_table`; `judges`: demographics indexed by judge id; `exclusions`: the study's
+    `Exclusions` (min_control_accuracy, fast_rt_ms, max_fast_share)."""
+    if df.empty:
+        raise ValueError(f"static study {study!r} has no judge trials yet")
+    mca = getattr(exclusions, "min_control_accuracy", 0.58)
+    frt = getattr(exclusions, "fast_rt_ms", 300)
+    mfs = getattr(exclusions, "max_fast_share", 0.25)
+    flags = judge_flags(df, mca, frt, mfs)
+    main = df[~df["control"].astype(bool)].reset_index(drop=True)
+    notes: list[str] = []
+    conf = _conf(main)
+    human = main[main["truth"] == "human"]
+    k_h, n_h = int(human["judged_human"].sum()), len(human)
+
+    # clusters = judges, numbered by first trial
+    jcode = pd.Series(np.arange(main["judge_id"].nunique()), index=pd.unique(main["judge_id"]))
+    codes = main["judge_id"].map(jcode).to_numpy(dtype=np.int64)
+    n_c = len(jcode)
+    agents = sorted(main.loc[main["truth"] == "machine", "agent"].astype(str).unique())
+    groups = agents + ["human"]
+    gmap = {a: i for i, a in enumerate(groups)}
+    gi = np.where(main["truth"].to_numpy() == "human", gmap["human"],
+                  main["agent"].astype(str).map(lambda a: gmap.get(a, len(groups) - 1)).to_numpy()).astype(np.int64)
+    jh = main["judged_human"].to_numpy(dtype=float)
+    k_mat = cluster_sums(codes, n_c, gi, len(groups), jh)
+    n_mat = cluster_sums(codes, n_c, gi, len(groups), np.ones(len(main)))
+    # detectability: balanced accuracy overall and per agent, as a ratio of cluster sums:
+    # BA = (machine correct / n_machine + human correct / n_human) / 2 -> bootstrap the two parts
+    low_b, high_b = ratio_bootstrap(k_mat, n_mat, n_boot, seed, alpha) if n_c > 1 else (
+        np.full(len(groups), np.nan), np.full(len(groups), np.nan))
+    ba_rows = _detectability(main, codes, n_c, gi, groups, agents, alpha, n_boot, seed)
+
+    rows = []
+    for a in groups:
+        i = gmap[a]
+        n, k = int(n_mat[:, i].sum()), int(k_mat[:, i].sum())
+        lo, hi = _cp(k, n, alpha)
+        r = {"agent": a, "truth": "human" if a == "human" else "machine", "n": n, "judged_human": k,
+             "rate": k / n if n else float("nan"), "low": lo, "high": hi,
+             "boot_low": float(low_b[i]), "boot_high": float(high_b[i]),
+             "judges": int((n_mat[:, i] > 0).sum()),
+             "zhang_in_band": bool(ZHANG_BAND[0] <= k / n <= ZHANG_BAND[1]) if n else False}
+        if a != "human" and n and n_h:
+            method = "sterne" if max(n, n_h) <= STERNE_MAX_N else "clopper-pearson"
+            g = two_player(k, n, k_h, n_h, alpha, method)
+            r.update({"giunti_decision": g.decision, "giunti_p": g.p_value, "humanness": g.humanness.estimate,
+                      "humanness_low": g.humanness.low, "humanness_high": g.humanness.high, "giunti_method": method})
+        rows.append(r)
+    agents_df = pd.DataFrame(rows)
+    if "giunti_method" in agents_df and (agents_df["giunti_method"] == "clopper-pearson").any():
+        notes.append(f"Giunti's criteria used Clopper-Pearson intervals for counts above {STERNE_MAX_N}.")
+
+    per_agent_conf = {a: {"human": conf["human"], "machine": _conf(main[(main["truth"] == "machine")
+                                                                        & (main["agent"] == a)])["machine"]}
+                      for a in agents}
+
+    def table(col: str, name: str) -> pd.DataFrame:
+        out = []
+        for level, part in main.groupby(col, dropna=True, sort=True):
+            c = _conf(part)
+            n_m = sum(c["machine"].values())
+            k_m = c["machine"]["human"]
+            lo, hi = _cp(k_m, n_m, alpha)
+            out.append({name: level, "trials": len(part), "judges": int(part["judge_id"].nunique()),
+                        "hh": c["human"]["human"], "hm": c["human"]["machine"], "mh": c["machine"]["human"],
+                        "mm": c["machine"]["machine"], "machine_judged_human": k_m / n_m if n_m else float("nan"),
+                        "low": lo, "high": hi, "balanced_accuracy": _bal(c)})
+        return pd.DataFrame(out)
+
+    by_length = table("length", "length") if main["length"].notna().any() else pd.DataFrame()
+    c = conf  # one task per static study; the table has one row (studies are compared side by side)
+    n_m_all = sum(c["machine"].values())
+    lo, hi = _cp(c["machine"]["human"], n_m_all, alpha)
+    by_task = pd.DataFrame([{"task": task, "trials": len(main), "hh": c["human"]["human"], "hm": c["human"]["machine"],
+                             "mh": c["machine"]["human"], "mm": c["machine"]["machine"],
+                             "machine_judged_human": c["machine"]["human"] / n_m_all if n_m_all else float("nan"),
+                             "low": lo, "high": hi, "balanced_accuracy": _bal(c)}])
+    by_group = _by_group(main, judges, alpha)
+
+    flagged = set(flags.loc[flags["flag_control"] | flags["flag_fast"], "judge_id"])
+    kept = main[~main["judge_id"].isin(flagged)]
+    kc = _conf(kept)
+    sensitivity = {"judges_flagged": len(flagged), "trials_without_flagged": int(len(kept)),
+                   "balanced_accuracy_without_flagged": _bal(kc), "confusion_without_flagged": kc}
+    return StaticAnalysis(study, task, alpha, int(len(main)), int(main["judge_id"].nunique()), conf, agents_df,
+                          ba_rows, by_length, by_task, by_group, per_agent_conf, flags, sensitivity, notes)
+
+
+def _detectability(main: pd.DataFrame, codes: np.ndarray, n_c: int, gi: np.ndarray, groups: list[str],
+                   agents: list[str], alpha: float, n_boot: int, seed: int) -> pd.DataFrame:
+    """Balanced accuracy (overall, and each agent against all human items) with a judge-clustered
+    percentile bootstrap: BA = (machine items' accuracy + human items' accuracy) / 2."""
+    from turinglab.analysis.resample import draw_weights
+
+    correct = main["correct"].to_numpy(dtype=float)
+    G = len(groups)
+    c_mat = cluster_sums(codes, n_c, gi, G, correct)
+    n_mat = cluster_sums(codes, n_c, gi, G, np.ones(len(main)))
+    h = G - 1  # the human column
+
+    def ba(c: np.ndarray, n: np.ndarray) -> np.ndarray:
+        # columns: each agent, then all machine items pooled
+        with np.errstate(invalid="ignore", divide="ignore"):
+            acc_h = c[..., h] / n[..., h]
+            per = c[..., :h] / n[..., :h]
+            pooled = c[..., :h].sum(-1) / n[..., :h].sum(-1)
+            return np.concatenate([((per.T + acc_h.T) / 2).T, ((pooled + acc_h) / 2)[..., None]], axis=-1)
+
+    est = ba(c_mat.sum(0), n_mat.sum(0))
+    if n_c > 1:
+        reps = np.vstack([ba(w @ c_mat, w @ n_mat) for w in draw_weights(n_c, n_boot, seed + 7)])
+        low, high = np.nanquantile(reps, alpha / 2, axis=0), np.nanquantile(reps, 1 - alpha / 2, axis=0)
+    else:
+        low = high = np.full(len(est), np.nan)
+    names = agents + ["all machine items"]
+    return pd.DataFrame({"group": names, "balanced_accuracy": est, "low": low, "high": high})
+
+
+def _by_group(main: pd.DataFrame, judges: pd.DataFrame | None, alpha: float) -> pd.DataFrame:
+    if judges is None or judges.empty:
+        return pd.DataFrame()
+    out = []
+    for var in sorted(c for c in judges.columns if c != "source"):
+        col = judges[var].astype(str)
+        if col.nunique() < 2 or col.nunique() > MAX_GROUP_LEVELS:
+            continue
+        m = main.assign(_g=main["judge_id"].map(col))
+        for level, part in m.groupby("_g", sort=True):
+            c = _conf(part)
+            n_m = sum(c["machine"].values())
+            lo, hi = _cp(c["machine"]["human"], n_m, alpha)
+            out.append({"variable": var, "group": level, "judges": int(part["judge_id"].nunique()),
+                        "trials": len(part), "hh": c["human"]["human"], "hm": c["human"]["machine"],
+                        "mh": c["machine"]["human"], "mm": c["machine"]["machine"],
+                        "machine_judged_human": c["machine"]["human"] / n_m if n_m else float("nan"),
+                        "low": lo, "high": hi, "balanced_accuracy": _bal(c)})
+    return pd.DataFrame(out)
+
+
+# --- figures ---
+
+
+def figures(a: StaticAnalysis) -> list[Any]:
+    import matplotlib.pyplot as plt
+
+    from turinglab.analysis.figures import AI_COLOR, HUMAN_COLOR, _render
+
+    figs = []
+    mats = {"all items": a.confusion, **a.per_agent_confusion}
+    n = len(mats)
+    cols = min(3, n)
+    rows = math.ceil(n / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 2.9 * rows), squeeze=False)
+    for ax in axes.flat[n:]:
+        ax.axis("off")
+    for ax, (name, c) in zip(axes.flat, mats.items()):
+        m = np.array([[c["human"]["human"], c["human"]["machine"]], [c["machine"]["human"], c["machine"]["machine"]]], float)
+        share = m / np.maximum(m.sum(1, keepdims=True), 1)
+        ax.imshow(share, cmap="Blues", vmin=0, vmax=1)
+        for i in range(2):
+            for j in range(2):
+                ax.text(j, i, f"{int(m[i, j])}\n{share[i, j]:.2f}", ha="center", va="center",
+                        color="white" if share[i, j] > 0.6 else "black", fontsize=9)
+        ax.set_xticks([0, 1], ["human", "machine"])
+        ax.set_yticks([0, 1], ["human", "machine"])
+        ax.set_xlabel("answer")
+        ax.set_ylabel("truth")
+        ax.set_title(str(name)[:30], fontsize=9)
+    fig.tight_layout()
+    figs.append(_render(fig, "static_confusion", "Confusion matrices",
+                        "Rows: ground truth; columns: the judges' answer; count and row share. Per agent: its items "
+                        "against all human items."))
+    t = a.agents.sort_values("rate").reset_index(drop=True)
+    fig, ax = plt.subplots(figsize=(7, 0.45 * len(t) + 1.4))
+    y = np.arange(len(t))
+    ax.barh(y, t["rate"], color=[HUMAN_COLOR if x == "human" else AI_COLOR for x in t["truth"]], alpha=0.85, height=0.65)
+    ax.errorbar(t["rate"], y, xerr=np.vstack([t["rate"] - t["low"], t["high"] - t["rate"]]), fmt="none",
+                ecolor="black", capsize=3, lw=1)
+    ax.set_yticks(y, [f"{w}  (n={k})" for w, k in zip(t["agent"], t["n"])])
+    ax.axvspan(*ZHANG_BAND, color="#bbbbbb", alpha=0.35, label="Zhang's band 0.45-0.55")
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("share of items judged human")
+    ax.legend(loc="lower right", frameon=False, fontsize=8)
+    pct = int(round(100 * (1 - a.alpha)))
+    figs.append(_render(fig, "static_agents", "Judged-human rate per agent",
+                        f"Bars: rate; whiskers: exact {pct}% Clopper-Pearson interval. Grey: Zhang's 0.45-0.55 band."))
+    return figs
+
+
+# --- report ---
+
+
+def _fmt(x: Any, d: int = 3) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "–"
+    if isinstance(x, (float, np.floating)):
+        return f"{float(x):.{d}f}"
+    return str(x)
+
+
+def _tables(a: StaticAnalysis) -> list[tuple[str, str, list[str], list[list[Any]]]]:
+    """(section, intro, header, rows) of the report, in order."""
+    pct = int(round(100 * (1 - a.alpha)))
+    c = a.confusion
+    out = [("Confusion matrix (all items)", "Rows: ground truth; columns: answer.",
+            ["truth", "judged human", "judged machine"],
+            [["human", c["human"]["human"], c["human"]["machine"]], ["machine", c["machine"]["human"], c["machine"]["machine"]]])]
+    ag = a.agents
+    out.append(("Judged-human rate per agent",
+                f"Exact {pct}% Clopper-Pearson interval; judge-clustered bootstrap {pct}% interval (judges resampled); "
+                f"Zhang's criterion: the rate within {ZHANG_BAND[0]}-{ZHANG_BAND[1]}. Giunti's two-player criteria: "
+                "the agent's items against the human items (decision from the interval of p_m / p_h against 1).",
+                ["agent", "n", "judges", "judged human", "rate", f"{pct}% exact", f"{pct}% clustered", "Zhang band",
+                 "Giunti", "p", "humanness p_m/p_h"],
+                [[r["agent"], r["n"], r["judges"], r["judged_human"], _fmt(r["rate"]), f"[{_fmt(r['low'])}, {_fmt(r['high'])}]",
+                  f"[{_fmt(r['boot_low'])}, {_fmt(r['boot_high'])}]", "in" if r["zhang_in_band"] else "out",
+                  r.get("giunti_decision", "–") if isinstance(r.get("giunti_decision"), str) else "–",
+                  _fmt(r.get("giunti_p")), (f"{_fmt(r.get('humanness'), 2)} [{_fmt(r.get('humanness_low'), 2)}, "
+                                            f"{_fmt(r.get('humanness_high'), 2)}]") if r["agent"] != "human" else "–"]
+                 for r in ag.to_dict("records")]))
+    out.append(("Detectability (balanced accuracy)",
+                "Mean of the accuracy on machine items and on human items; 0.5 = judges cannot tell. "
+                f"{pct}% judge-clustered bootstrap interval.",
+                ["machine items", "balanced accuracy", f"{pct}% interval"],
+                [[r["group"], _fmt(r["balanced_accuracy"]), f"[{_fmt(r['low'])}, {_fmt(r['high'])}]"]
+                 for r in a.detectability.to_dict("records")]))
+    hdr = ["trials", "H→H", "H→M", "M→H", "M→M", "machine judged human", f"{pct}% exact", "balanced accuracy"]
+
+    def rows(df: pd.DataFrame, first: list[str]) -> list[list[Any]]:
+        return [[*(r[k] for k in first), r["trials"], r["hh"], r["hm"], r["mh"], r["mm"], _fmt(r["machine_judged_human"]),
+                 f"[{_fmt(r['low'])}, {_fmt(r['high'])}]", _fmt(r["balanced_accuracy"])] for r in df.to_dict("records")]
+
+    out.append(("Per task", "", ["task", *hdr], rows(a.by_task, ["task"])))
+    if len(a.by_length):
+        out.append(("Per conversation length", "Length in exchanges.", ["length", "judges", *hdr],
+                    rows(a.by_length, ["length", "judges"])))
+    if len(a.by_group):
+        out.append(("Per demographic group of the judges", "Descriptive.", ["variable", "group", "judges", *hdr],
+                    rows(a.by_group, ["variable", "group", "judges"])))
+    f = a.flags
+    s = a.sensitivity
+    out.append(("Exclusion flags (kept, never deleted)",
+                f"{int(f['flag_control'].sum())} judge(s) below the control-accuracy minimum, {int(f['flag_fast'].sum())} "
+                f"with too many fast answers. Without the {s['judges_flagged']} flagged judge(s): {s['trials_without_flagged']} "
+                f"trials, balanced accuracy {_fmt(s['balanced_accuracy_without_flagged'])}. Every table above includes them.",
+                ["judge", "trials", "control trials", "control accuracy", "fast share", "flag control", "flag fast"],
+                [[r["judge_id"], r["trials"], r["control_trials"], _fmt(r["control_accuracy"]), _fmt(r["fast_share"]),
+                  "yes" if r["flag_control"] else "", "yes" if r["flag_fast"] else ""]
+                 for r in f[f["flag_control"] | f["flag_fast"]].to_dict("records")]))
+    return out
+
+
+def write_static_report(a: StaticAnalysis, out: str | Path, fmt: str = "html") -> list[Path]:
+    """One self-contained HTML file, or Markdown plus a figures folder. All text is escaped."""
+    from html import escape
+
+    from turinglab.analysis.figures import save
+    from turinglab.analysis.report import md_escape
+
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    figs = figures(a)
+    head = (f"{a.n_trials} trials · {a.n_judges} judges · task {a.task} · α = {a.alpha}; control items left out of every rate")
+    secs = _tables(a)
+    if fmt == "html":
+        parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>Static Turing test: {escape(a.study)}</title>"
+                 "<style>body{font-family:system-ui,sans-serif;max-width:1000px;margin:2em auto;padding:0 1em}"
+                 "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}"
+                 "img{max-width:100%}</style></head><body>",
+                 f"<h1>Static Turing test report: {escape(a.study)}</h1><p><i>{escape(head)}</i></p>"]
+        figmap = {fg.name: fg for fg in figs}
+        for i, (title, intro, header, rows) in enumerate(secs):
+            parts.append(f"<h2>{escape(title)}</h2><p>{escape(intro)}</p><table><tr>"
+                         + "".join(f"<th>{escape(str(h))}</th>" for h in header) + "</tr>"
+                         + "".join("<tr>" + "".join(f"<td>{escape(str(c))}</td>" for c in r) + "</tr>" for r in rows)
+                         + "</table>")
+            name = {0: "static_confusion", 1: "static_agents"}.get(i)
+            if name:
+                fg = figmap[name]
+                parts.append(f"<figure><img alt='{escape(fg.title)}' src='data:image/png;base64,"
+                             f"{base64.b64encode(fg.png).decode()}'><figcaption><b>{escape(fg.title)}.</b> "
+                             f"{escape(fg.caption)}</figcaption></figure>")
+        parts += [f"<p><i>{escape(n)}</i></p>" for n in a.notes]
+        out.write_text("".join(parts) + "</body></html>", encoding="utf-8")
+        return [out]
+    fig_dir = out.with_name(out.stem + "_figures")
+    paths = save(figs, fig_dir)
+    md = [f"# Static Turing test report: {md_escape(a.study)}", f"*{md_escape(head)}*"]
+    for i, (title, intro, header, rows) in enumerate(secs):
+        md += [f"## {title}", md_escape(intro) if intro else "",
+               "| " + " | ".join(header) + " |\n|" + "---|" * len(header) + "\n"
+               + "\n".join("| " + " | ".join(md_escape(c) for c in r) + " |" for r in rows)]
+        name = {0: "static_confusion", 1: "static_agents"}.get(i)
+        if name:
+            fg = next(x for x in figs if x.name == name)
+            md.append(f"![{fg.title}]({fig_dir.name}/{name}.svg)\n\n*{fg.title}.* {fg.caption}")
+    md += [f"*{md_escape(n)}*" for n in a.notes]
+    out.write_text("\n\n".join(md) + "\n", encoding="utf-8")
+    return [out, *paths]
