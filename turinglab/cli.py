@@ -675,9 +675,16 @@ def demo_data(
     games: int = typer.Option(200, "--games", help="Number of games to play."),
     seed: int = typer.Option(0, "--seed", help="Random seed."),
     three_player: bool = typer.Option(False, "--three-player", help="Three-player games instead of two-player."),
+    static: bool = typer.Option(False, "--static", help="Instead: a playable static study for each of Zhang's six tasks."),
+    images_dir: str = typer.Option("./turinglab-static-images", "--images-dir", help="--static: where to put the images."),
+    zhang_data: str = typer.Option(None, "--zhang-data", help="--static: folder of Zhang's data (word.json...)."),
 ) -> None:
-    """Play synthetic games with known true rates through the real engine and store."""
+    """Play synthetic games with known true rates through the real engine and store (or, with
+    --static, build a static study per task from shipped images and Zhang's real data)."""
     from rich.progress import Progress
+
+    if static:
+        return _demo_static(db, images_dir, zhang_data, seed)
 
     from turinglab.analysis.demo import DemoSpec, generate
 
@@ -690,6 +697,24 @@ def demo_data(
     rates = ", ".join(f"{k} {v:.2f}" for k, v in res["true_rates"].items())
     human = "" if three_player else f", Human {res['human_rate']:.2f}"
     console.print(f"study {res['study_id']} ({res['study']}): {games} games; true rates judged human: {rates}{human}")
+
+
+def _demo_static(db: str | None, images_dir: str, zhang_data: str | None, seed: int) -> None:
+    from turinglab.statictests.demo import build_all
+    from turinglab.statictests.zhang import ImportProblem
+    from turinglab.store import StoreError
+
+    store = _static_store(db, write=True)
+    try:
+        made = build_all(store, images_dir, zhang_data, seed)
+    except (FileNotFoundError, ImportProblem, StoreError) as exc:
+        fail(str(exc))
+    finally:
+        store.close()
+    for m in made:
+        console.print(f"{m['study']} (id {m['id']}): {m['items']} items on {m['stimuli']} stimuli, "
+                      f"{m['session_items']} per judge; {m['note']}", markup=False, highlight=False, soft_wrap=True)
+    console.print(f"images and their licences: {images_dir}/LICENSES.txt", markup=False, soft_wrap=True)
 
 
 @app.command()
