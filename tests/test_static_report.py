@@ -111,3 +111,38 @@ def test_per_length_and_escaped_names(tmp_path, sqlite_url):
     html = out.read_text()
     assert "<b>bot</b>" not in html and "&lt;b&gt;bot&lt;/b&gt;" in html
     assert "Per conversation length" in html
+
+
+def test_database_aggregation_equals_trial_table(db_url):
+    import random
+
+    from turinglab.analysis.static import analyse_counts
+    from turinglab.statictests.summary import judge_counts, trial_table
+
+    rng = random.Random(5)
+    with Store(db_url) as st:
+        sid = st.register_static_study(parse_static_study("preset: zhang-2023\nname: eq\ntask: conversation\n"))
+        stimuli = [StimulusIn(f"s{i}") for i in range(30)]
+        resp = [ResponseIn(f"s{i}/{a}", f"s{i}", "t", "human" if a == "h" else "machine", a,
+                           payload={"length": 3 if i % 2 else 6}) for i in range(30) for a in ("h", "m1", "m2")]
+        resp.append(ResponseIn("ctl", "s0", "obvious", "machine", "ctl", control=True))
+        st.add_items(sid, stimuli, resp)
+        ids = [i.id for i in st.items(sid)]
+        for j in range(8):
+            pid = st.create_participant(label=f"j{j}", demographics={"g": "ab"[j % 2]})
+            picks = rng.sample(ids, 25)
+            st.append_trials(sid, [TrialIn(pid, r, n, rng.choice(["human", "machine"]),
+                                           rt_ms=rng.choice([100, 200, 1500, 3000, None])) for n, r in enumerate(picks)])
+        df = trial_table(st, sid)
+        jc, lc = judge_counts(st, sid, 300)
+        jt = None
+    a1 = analyse_static(df, jt, study="eq", task="conversation", n_boot=200)
+    a2 = analyse_counts(jc, lc, jt, study="eq", task="conversation", n_boot=200)
+    assert a1.confusion == a2.confusion and a1.n_trials == a2.n_trials
+    cols = ["agent", "n", "judged_human", "rate", "low", "high", "boot_low", "boot_high"]
+    pd.testing.assert_frame_equal(a1.agents[cols].reset_index(drop=True), a2.agents[cols].reset_index(drop=True))
+    pd.testing.assert_frame_equal(a1.by_length.reset_index(drop=True), a2.by_length.reset_index(drop=True),
+                                  check_dtype=False)
+    f1, f2 = a1.flags.set_index("judge_id").sort_index(), a2.flags.set_index("judge_id").sort_index()
+    pd.testing.assert_frame_equal(f1, f2, check_dtype=False)
+    assert f1["flag_fast"].any()

@@ -594,8 +594,8 @@ def _is_static_study(db: str | None, study: str | None) -> bool:
 
 
 def _static_report(db: str | None, study: str | None, out: str, alpha: float, fmt: str) -> None:
-    from turinglab.analysis.static import analyse_static, write_static_report
-    from turinglab.statictests.summary import judge_table, trial_table
+    from turinglab.analysis.static import analyse_counts, write_static_report
+    from turinglab.statictests.summary import judge_counts, judge_table
     from turinglab.store import StoreError
 
     if not 0 < alpha < 1:
@@ -603,9 +603,10 @@ def _static_report(db: str | None, study: str | None, out: str, alpha: float, fm
     store = _static_store(db, write=False)
     try:
         info = store.static_study(study if study is not None else store.static_studies()[0].id)
-        df = trial_table(store, info.id)
-        judges = judge_table(store, sorted(df["judge_id"].unique()))
-        a = analyse_static(df, judges, study=info.name, task=info.task, alpha=alpha, exclusions=info.study.exclusions)
+        jc, lc = judge_counts(store, info.id, info.study.exclusions.fast_rt_ms)
+        judges = judge_table(store, sorted(jc["judge_id"].unique()))
+        a = analyse_counts(jc, lc, judges, study=info.name, task=info.task, alpha=alpha,
+                           exclusions=info.study.exclusions)
     except (StoreError, ValueError) as exc:
         fail(str(exc))
     finally:
@@ -848,7 +849,7 @@ def static_summary(
     """Trials, judges, the confusion matrix and each agent's judged-human rate."""
     import json
 
-    from turinglab.statictests.summary import summary, trial_table
+    from turinglab.statictests.summary import count_table, summary
     from turinglab.store import StoreError
 
     if not 0 < alpha < 1:
@@ -856,7 +857,7 @@ def static_summary(
     store = _static_store(db, write=False)
     try:
         info = store.static_study(study)
-        out = summary(trial_table(store, info.id), alpha, study=info.name, task=info.task)
+        out = summary(count_table(store, info.id), alpha, study=info.name, task=info.task)
     except StoreError as exc:
         fail(str(exc))
     finally:

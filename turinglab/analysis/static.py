@@ -55,10 +55,32 @@ class StaticAnalysis:
     notes: list[str] = field(default_factory=list)
 
 
-def _conf(df: pd.DataFrame) -> dict[str, dict[str, int]]:
+KEYS = ["judge_id", "truth", "agent", "control", "answer"]
+
+
+def aggregate(df: pd.DataFrame, fast_rt_ms: int = 300) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A trial table -> (judge counts, length counts), the two inputs of `analyse_counts`.
+
+    judge counts: per (judge_id, truth, agent, control, answer): n, n_fast (rt < fast_rt_ms),
+    n_ctl (control trials with a known answer), n_ctl_correct. length counts: per (length, truth,
+    answer): n (conversation items only)."""
+    d = df.assign(control=df["control"].fillna(False).astype(bool),
+                  _fast=(df["rt_ms"].notna() & (df["rt_ms"] < fast_rt_ms)).astype(int),
+                  _ctl=df["control_correct"].notna().astype(int),
+                  _ok=df["control_correct"].eq(True).astype(int))
+    jc = (d.groupby(KEYS, observed=True, sort=False)
+          .agg(n=("answer", "size"), n_fast=("_fast", "sum"), n_ctl=("_ctl", "sum"), n_ctl_correct=("_ok", "sum"))
+          .reset_index())
+    lc = pd.DataFrame(columns=["length", "truth", "answer", "n"])
+    if "length" in d and d["length"].notna().any():
+        lc = d[~d["control"]].groupby(["length", "truth", "answer"]).size().rename("n").reset_index()
+    return jc, lc
+
+
+def _conf(c: pd.DataFrame) -> dict[str, dict[str, int]]:
     out = {t: {a: 0 for a in ("human", "machine")} for t in ("human", "machine")}
-    if len(df):
-        for (t, a), n in df.groupby(["truth", "answer"], observed=True).size().items():
+    if len(c):
+        for (t, a), n in c.groupby(["truth", "answer"], observed=True)["n"].sum().items():
             out[str(t)][str(a)] = int(n)
     return out
 
@@ -77,58 +99,65 @@ def _cp(k: int, n: int, alpha: float) -> tuple[float, float]:
     return float(ci.low), float(ci.high)
 
 
-def judge_flags(df: pd.DataFrame, min_control_accuracy: float, fast_rt_ms: int, max_fast_share: float) -> pd.DataFrame:
-    g = df.groupby("judge_id", sort=True)
-    ctl = df[df["control_correct"].notna()]
-    cg = ctl.groupby("judge_id")["control_correct"]
-    out = pd.DataFrame({"trials": g.size()})
-    out["control_trials"] = cg.size().reindex(out.index).fillna(0).astype(int)
-    out["control_accuracy"] = cg.apply(lambda s: float(s.astype(bool).mean())).reindex(out.index)
-    rt = df["rt_ms"]
-    fast = (rt.notna() & (rt < fast_rt_ms)).groupby(df["judge_id"]).mean()
-    out["fast_share"] = fast.reindex(out.index)
+def judge_flags(jc: pd.DataFrame, min_control_accuracy: float, max_fast_share: float) -> pd.DataFrame:
+    g = jc.groupby("judge_id", sort=True)[["n", "n_fast", "n_ctl", "n_ctl_correct"]].sum()
+    out = pd.DataFrame({"judge_id": g.index, "trials": g["n"].to_numpy(), "control_trials": g["n_ctl"].to_numpy()})
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out["control_accuracy"] = np.where(g["n_ctl"] > 0, g["n_ctl_correct"] / g["n_ctl"].where(g["n_ctl"] > 0), np.nan)
+        out["fast_share"] = (g["n_fast"] / g["n"]).to_numpy()
     out["flag_control"] = out["control_accuracy"].notna() & (out["control_accuracy"] < min_control_accuracy)
     out["flag_fast"] = out["fast_share"] > max_fast_share
-    return out.reset_index().rename(columns={"index": "judge_id"})
+    return out
 
 
 def analyse_static(df: pd.DataFrame, judges: pd.DataFrame | None, *, study: str, task: str, alpha: float = 0.05,
                    exclusions: Any = None, n_boot: int = 1000, seed: int = 0) -> StaticAnalysis:
-    """`df`: `trial_table`; `judges`: demographics indexed by judge id; `exclusions`: the study's
-    `Exclusions` (min_control_accuracy, fast_rt_ms, max_fast_share)."""
+    """`df`: a trial table (`statictests.summary.trial_table`); see `analyse_counts`."""
     if df.empty:
         raise ValueError(f"static study {study!r} has no judge trials yet")
-    mca = getattr(exclusions, "min_control_accuracy", 0.58)
-    frt = getattr(exclusions, "fast_rt_ms", 300)
-    mfs = getattr(exclusions, "max_fast_share", 0.25)
-    flags = judge_flags(df, mca, frt, mfs)
-    main = df[~df["control"].astype(bool)].reset_index(drop=True)
+    jc, lc = aggregate(df, getattr(exclusions, "fast_rt_ms", 300))
+    return analyse_counts(jc, lc, judges, study=study, task=task, alpha=alpha, exclusions=exclusions,
+                          n_boot=n_boot, seed=seed)
+
+
+def analyse_counts(jc: pd.DataFrame, lc: pd.DataFrame, judges: pd.DataFrame | None, *, study: str, task: str,
+                   alpha: float = 0.05, exclusions: Any = None, n_boot: int = 1000, seed: int = 0) -> StaticAnalysis:
+    """`jc`, `lc`: judge and length counts (`aggregate`, or `statictests.summary.judge_counts`
+    straight from the database); `judges`: demographics indexed by judge id; `exclusions`: the
+    study's `Exclusions` (min_control_accuracy, fast_rt_ms, max_fast_share)."""
+    if jc.empty:
+        raise ValueError(f"static study {study!r} has no judge trials yet")
+    flags = judge_flags(jc, getattr(exclusions, "min_control_accuracy", 0.58),
+                        getattr(exclusions, "max_fast_share", 0.25))
+    main = jc[~jc["control"].astype(bool)].reset_index(drop=True)
     notes: list[str] = []
     conf = _conf(main)
-    human = main[main["truth"] == "human"]
-    k_h, n_h = int(human["judged_human"].sum()), len(human)
+    hum = main[main["truth"] == "human"]
+    k_h, n_h = int(hum.loc[hum["answer"] == "human", "n"].sum()), int(hum["n"].sum())
 
-    # clusters = judges, numbered by first trial
-    jcode = pd.Series(np.arange(main["judge_id"].nunique()), index=pd.unique(main["judge_id"]))
-    codes = main["judge_id"].map(jcode).to_numpy(dtype=np.int64)
+    # clusters = judges, numbered in sorted id order (the same whichever way the counts were made)
+    uniq = np.sort(main["judge_id"].astype(str).unique())
+    jcode = pd.Series(np.arange(len(uniq)), index=uniq)
+    codes = main["judge_id"].astype(str).map(jcode).to_numpy(dtype=np.int64)
     n_c = len(jcode)
     agents = sorted(main.loc[main["truth"] == "machine", "agent"].astype(str).unique())
     groups = agents + ["human"]
-    gmap = {a: i for i, a in enumerate(groups)}
-    gi = np.where(main["truth"].to_numpy() == "human", gmap["human"],
-                  main["agent"].astype(str).map(lambda a: gmap.get(a, len(groups) - 1)).to_numpy()).astype(np.int64)
-    jh = main["judged_human"].to_numpy(dtype=float)
-    k_mat = cluster_sums(codes, n_c, gi, len(groups), jh)
-    n_mat = cluster_sums(codes, n_c, gi, len(groups), np.ones(len(main)))
-    # detectability: balanced accuracy overall and per agent, as a ratio of cluster sums:
-    # BA = (machine correct / n_machine + human correct / n_human) / 2 -> bootstrap the two parts
-    low_b, high_b = ratio_bootstrap(k_mat, n_mat, n_boot, seed, alpha) if n_c > 1 else (
-        np.full(len(groups), np.nan), np.full(len(groups), np.nan))
-    ba_rows = _detectability(main, codes, n_c, gi, groups, agents, alpha, n_boot, seed)
+    gmap = pd.Series(np.arange(len(agents)), index=agents, dtype=np.int64)
+    is_h = main["truth"].to_numpy() == "human"
+    gi = np.where(is_h, len(agents), main["agent"].astype(str).map(gmap).fillna(len(agents)).to_numpy()).astype(np.int64)
+    w = main["n"].to_numpy(dtype=float)
+    said_h = main["answer"].to_numpy() == "human"
+    k_mat = cluster_sums(codes, n_c, gi, len(groups), w * said_h)
+    n_mat = cluster_sums(codes, n_c, gi, len(groups), w)
+    if n_c > 1:
+        low_b, high_b = ratio_bootstrap(k_mat, n_mat, n_boot, seed, alpha)
+    else:
+        low_b = high_b = np.full(len(groups), np.nan)
+    correct = w * (said_h == is_h)
+    ba_rows = _detectability(cluster_sums(codes, n_c, gi, len(groups), correct), n_mat, agents, alpha, n_boot, seed)
 
     rows = []
-    for a in groups:
-        i = gmap[a]
+    for i, a in enumerate(groups):
         n, k = int(n_mat[:, i].sum()), int(k_mat[:, i].sum())
         lo, hi = _cp(k, n, alpha)
         r = {"agent": a, "truth": "human" if a == "human" else "machine", "n": n, "judged_human": k,
@@ -146,53 +175,47 @@ def analyse_static(df: pd.DataFrame, judges: pd.DataFrame | None, *, study: str,
     if "giunti_method" in agents_df and (agents_df["giunti_method"] == "clopper-pearson").any():
         notes.append(f"Giunti's criteria used Clopper-Pearson intervals for counts above {STERNE_MAX_N}.")
 
-    per_agent_conf = {a: {"human": conf["human"], "machine": _conf(main[(main["truth"] == "machine")
-                                                                        & (main["agent"] == a)])["machine"]}
+    per_agent_conf = {a: {"human": conf["human"],
+                          "machine": _conf(main[(main["truth"] == "machine") & (main["agent"] == a)])["machine"]}
                       for a in agents}
-
-    def table(col: str, name: str) -> pd.DataFrame:
-        out = []
-        for level, part in main.groupby(col, dropna=True, sort=True):
-            c = _conf(part)
-            n_m = sum(c["machine"].values())
-            k_m = c["machine"]["human"]
-            lo, hi = _cp(k_m, n_m, alpha)
-            out.append({name: level, "trials": len(part), "judges": int(part["judge_id"].nunique()),
-                        "hh": c["human"]["human"], "hm": c["human"]["machine"], "mh": c["machine"]["human"],
-                        "mm": c["machine"]["machine"], "machine_judged_human": k_m / n_m if n_m else float("nan"),
-                        "low": lo, "high": hi, "balanced_accuracy": _bal(c)})
-        return pd.DataFrame(out)
-
-    by_length = table("length", "length") if main["length"].notna().any() else pd.DataFrame()
-    c = conf  # one task per static study; the table has one row (studies are compared side by side)
-    n_m_all = sum(c["machine"].values())
-    lo, hi = _cp(c["machine"]["human"], n_m_all, alpha)
-    by_task = pd.DataFrame([{"task": task, "trials": len(main), "hh": c["human"]["human"], "hm": c["human"]["machine"],
-                             "mh": c["machine"]["human"], "mm": c["machine"]["machine"],
-                             "machine_judged_human": c["machine"]["human"] / n_m_all if n_m_all else float("nan"),
-                             "low": lo, "high": hi, "balanced_accuracy": _bal(c)}])
+    by_length = _levels(lc, "length", alpha) if len(lc) else pd.DataFrame()
+    by_task = _levels(main.assign(task=task), "task", alpha)
     by_group = _by_group(main, judges, alpha)
 
     flagged = set(flags.loc[flags["flag_control"] | flags["flag_fast"], "judge_id"])
     kept = main[~main["judge_id"].isin(flagged)]
     kc = _conf(kept)
-    sensitivity = {"judges_flagged": len(flagged), "trials_without_flagged": int(len(kept)),
+    sensitivity = {"judges_flagged": len(flagged), "trials_without_flagged": int(kept["n"].sum()),
                    "balanced_accuracy_without_flagged": _bal(kc), "confusion_without_flagged": kc}
-    return StaticAnalysis(study, task, alpha, int(len(main)), int(main["judge_id"].nunique()), conf, agents_df,
+    return StaticAnalysis(study, task, alpha, int(main["n"].sum()), int(n_c), conf, agents_df,
                           ba_rows, by_length, by_task, by_group, per_agent_conf, flags, sensitivity, notes)
 
 
-def _detectability(main: pd.DataFrame, codes: np.ndarray, n_c: int, gi: np.ndarray, groups: list[str],
-                   agents: list[str], alpha: float, n_boot: int, seed: int) -> pd.DataFrame:
+def _levels(c: pd.DataFrame, col: str, alpha: float, extra: dict[str, Any] | None = None) -> pd.DataFrame:
+    out = []
+    for level, part in c.groupby(col, dropna=True, sort=True):
+        cf = _conf(part)
+        n_m = sum(cf["machine"].values())
+        k_m = cf["machine"]["human"]
+        lo, hi = _cp(k_m, n_m, alpha)
+        row = {col: level}
+        if "judge_id" in part:
+            row["judges"] = int(part["judge_id"].nunique())
+        out.append({**row, "trials": int(part["n"].sum()), "hh": cf["human"]["human"], "hm": cf["human"]["machine"],
+                    "mh": cf["machine"]["human"], "mm": cf["machine"]["machine"],
+                    "machine_judged_human": k_m / n_m if n_m else float("nan"), "low": lo, "high": hi,
+                    "balanced_accuracy": _bal(cf)})
+    return pd.DataFrame(out)
+
+
+def _detectability(c_mat: np.ndarray, n_mat: np.ndarray, agents: list[str], alpha: float, n_boot: int,
+                   seed: int) -> pd.DataFrame:
     """Balanced accuracy (overall, and each agent against all human items) with a judge-clustered
     percentile bootstrap: BA = (machine items' accuracy + human items' accuracy) / 2."""
     from turinglab.analysis.resample import draw_weights
 
-    correct = main["correct"].to_numpy(dtype=float)
-    G = len(groups)
-    c_mat = cluster_sums(codes, n_c, gi, G, correct)
-    n_mat = cluster_sums(codes, n_c, gi, G, np.ones(len(main)))
-    h = G - 1  # the human column
+    h = c_mat.shape[1] - 1  # the human column
+    n_c = c_mat.shape[0]
 
     def ba(c: np.ndarray, n: np.ndarray) -> np.ndarray:
         # columns: each agent, then all machine items pooled
@@ -208,29 +231,20 @@ def _detectability(main: pd.DataFrame, codes: np.ndarray, n_c: int, gi: np.ndarr
         low, high = np.nanquantile(reps, alpha / 2, axis=0), np.nanquantile(reps, 1 - alpha / 2, axis=0)
     else:
         low = high = np.full(len(est), np.nan)
-    names = agents + ["all machine items"]
-    return pd.DataFrame({"group": names, "balanced_accuracy": est, "low": low, "high": high})
+    return pd.DataFrame({"group": agents + ["all machine items"], "balanced_accuracy": est, "low": low, "high": high})
 
 
 def _by_group(main: pd.DataFrame, judges: pd.DataFrame | None, alpha: float) -> pd.DataFrame:
     if judges is None or judges.empty:
         return pd.DataFrame()
-    out = []
+    parts = []
     for var in sorted(c for c in judges.columns if c != "source"):
         col = judges[var].astype(str)
         if col.nunique() < 2 or col.nunique() > MAX_GROUP_LEVELS:
             continue
-        m = main.assign(_g=main["judge_id"].map(col))
-        for level, part in m.groupby("_g", sort=True):
-            c = _conf(part)
-            n_m = sum(c["machine"].values())
-            lo, hi = _cp(c["machine"]["human"], n_m, alpha)
-            out.append({"variable": var, "group": level, "judges": int(part["judge_id"].nunique()),
-                        "trials": len(part), "hh": c["human"]["human"], "hm": c["human"]["machine"],
-                        "mh": c["machine"]["human"], "mm": c["machine"]["machine"],
-                        "machine_judged_human": c["machine"]["human"] / n_m if n_m else float("nan"),
-                        "low": lo, "high": hi, "balanced_accuracy": _bal(c)})
-    return pd.DataFrame(out)
+        t = _levels(main.assign(group=main["judge_id"].map(col)), "group", alpha)
+        parts.append(t.assign(variable=var))
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
 # --- figures ---
@@ -328,8 +342,8 @@ def _tables(a: StaticAnalysis) -> list[tuple[str, str, list[str], list[list[Any]
 
     out.append(("Per task", "", ["task", *hdr], rows(a.by_task, ["task"])))
     if len(a.by_length):
-        out.append(("Per conversation length", "Length in exchanges.", ["length", "judges", *hdr],
-                    rows(a.by_length, ["length", "judges"])))
+        out.append(("Per conversation length", "Length in exchanges.", ["length", *hdr],
+                    rows(a.by_length, ["length"])))
     if len(a.by_group):
         out.append(("Per demographic group of the judges", "Descriptive.", ["variable", "group", "judges", *hdr],
                     rows(a.by_group, ["variable", "group", "judges"])))

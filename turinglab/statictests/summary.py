@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import select
+from sqlalchemy import case, func, select
 
 from turinglab.stats import interval
 from turinglab.store.models import ParticipantRow, ResponseRow, StimulusRow
@@ -37,13 +37,70 @@ def trial_table(store: Any, study_id: int) -> pd.DataFrame:
                  ResponseRow.payload).join(StimulusRow, ResponseRow.stimulus_id == StimulusRow.id)
           .where(ResponseRow.study_id == study_id))
     with store.engine.connect() as conn:
-        trials = pd.DataFrame(conn.execute(tq).all(), columns=COLUMNS[:9])
+        trials = pd.DataFrame.from_records(_raw(conn, tq), columns=COLUMNS[:9])
         items = pd.DataFrame([r[:5] + ((r[5] or {}).get("length"),) for r in conn.execute(iq).all()],
                              columns=["response_id", *COLUMNS[9:]])
     df = trials.merge(items, on="response_id", how="left", sort=False)
     df["judged_human"] = (df["answer"] == "human").astype(np.int64)
     df["correct"] = (df["answer"] == df["truth"]).astype(np.int64)
     return df
+
+
+def _raw(conn: Any, stmt: Any) -> list[tuple]:
+    """Rows as plain tuples straight from the DB-API cursor (SQLAlchemy rows cost ~10x more to
+    turn into a DataFrame). Only integer literals are bound, so literal_binds is safe."""
+    sql = str(stmt.compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True}))
+    cur = conn.connection.dbapi_connection.cursor()
+    try:
+        cur.execute(sql)
+        return cur.fetchall()
+    finally:
+        cur.close()
+
+
+def count_table(store: Any, study_id: int) -> tuple[pd.DataFrame, int]:
+    """Trials counted by (truth, agent, control, answer) in the database, and the number of judges:
+    what `summary` needs, without reading every trial."""
+    q = (select(ResponseRow.truth, ResponseRow.agent, ResponseRow.control, T.answer, func.count())
+         .join(ResponseRow, T.response_id == ResponseRow.id).where(T.study_id == study_id)
+         .group_by(ResponseRow.truth, ResponseRow.agent, ResponseRow.control, T.answer))
+    with store.engine.connect() as conn:
+        counts = pd.DataFrame(_raw(conn, q), columns=["truth", "agent", "control", "answer", "n"])
+        judges = conn.execute(select(func.count(func.distinct(T.judge_id))).where(T.study_id == study_id)).scalar()
+    counts["control"] = counts["control"].astype(bool)
+    return counts, int(judges or 0)
+
+
+def judge_counts(store: Any, study_id: int, fast_rt_ms: int = 300) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The inputs of `analysis.static.analyse_counts`, aggregated in the database (a study may
+    have millions of trials): judge counts per (judge_id, truth, agent, control, answer) with
+    n, n_fast, n_ctl, n_ctl_correct; length counts per (length, truth, answer)."""
+    fast = case((T.rt_ms < int(fast_rt_ms), 1), else_=0)
+    known = case((T.control_correct.is_not(None), 1), else_=0)
+    ok = case((T.control_correct.is_(True), 1), else_=0)
+    q = (select(T.judge_id, ResponseRow.truth, ResponseRow.agent, ResponseRow.control, T.answer, func.count(),
+                func.sum(fast), func.sum(known), func.sum(ok))
+         .join(ResponseRow, T.response_id == ResponseRow.id).where(T.study_id == study_id)
+         .group_by(T.judge_id, ResponseRow.truth, ResponseRow.agent, ResponseRow.control, T.answer))
+    per_item = (select(T.response_id, T.answer, func.count()).where(T.study_id == study_id)
+                .group_by(T.response_id, T.answer))
+    iq = select(ResponseRow.id, ResponseRow.truth, ResponseRow.control, ResponseRow.payload).where(
+        ResponseRow.study_id == study_id)
+    with store.engine.connect() as conn:
+        jc = pd.DataFrame.from_records(_raw(conn, q), columns=["judge_id", "truth", "agent", "control", "answer", "n",
+                                                               "n_fast", "n_ctl", "n_ctl_correct"])
+        lengths = {i: (truth, (p or {}).get("length")) for i, truth, ctl, p in conn.execute(iq).all() if not ctl}
+        pi = pd.DataFrame.from_records(_raw(conn, per_item), columns=["response_id", "answer", "n"])
+    jc["control"] = jc["control"].astype(bool)
+    for c in ("n", "n_fast", "n_ctl", "n_ctl_correct"):
+        jc[c] = jc[c].fillna(0).astype(np.int64)
+    pi = pi[pi["response_id"].isin(lengths)]
+    pi["truth"] = pi["response_id"].map(lambda i: lengths[i][0])
+    pi["length"] = pi["response_id"].map(lambda i: lengths[i][1])
+    lc = pd.DataFrame(columns=["length", "truth", "answer", "n"])
+    if pi["length"].notna().any():
+        lc = pi.dropna(subset=["length"]).groupby(["length", "truth", "answer"])["n"].sum().reset_index()
+    return jc, lc
 
 
 def judge_table(store: Any, judge_ids: list[str]) -> pd.DataFrame:
@@ -63,47 +120,57 @@ def rate(k: int, n: int, alpha: float = 0.05) -> dict[str, float | None]:
     return {"estimate": k / n, "low": float(ci.low), "high": float(ci.high)}
 
 
-def confusion(df: pd.DataFrame) -> dict[str, dict[str, int]]:
+def _counts(df: pd.DataFrame) -> pd.DataFrame:
+    """A trial table -> counts by (truth, agent, control, answer)."""
+    return (df.groupby(["truth", "agent", "control", "answer"], observed=True).size()
+            .rename("n").reset_index())
+
+
+def confusion(counts: pd.DataFrame) -> dict[str, dict[str, int]]:
     """confusion[truth][answer] counts."""
     out = {t: {a: 0 for a in ("human", "machine")} for t in ("human", "machine")}
-    if len(df):
-        for (t, a), n in df.groupby(["truth", "answer"]).size().items():
-            out[str(t)][str(a)] = int(n)
+    for (t, a), n in counts.groupby(["truth", "answer"])["n"].sum().items():
+        out[str(t)][str(a)] = int(n)
     return out
 
 
-def agent_rates(df: pd.DataFrame, alpha: float = 0.05) -> list[dict[str, Any]]:
+def agent_rates(counts: pd.DataFrame, alpha: float = 0.05) -> list[dict[str, Any]]:
     """Each machine agent (as named in the source), then the pooled human items."""
     rows = []
-    machine = df[df["truth"] == "machine"]
-    if len(machine):
-        g = machine.groupby("agent")["judged_human"].agg(["size", "sum"])
-        for agent, (n, k) in g.iterrows():
-            rows.append({"agent": str(agent), "truth": "machine", "n": int(n), "judged_human": int(k),
-                         "judged_human_rate": rate(int(k), int(n), alpha)})
-    human = df[df["truth"] == "human"]
-    if len(human):
-        n, k = len(human), int(human["judged_human"].sum())
+    m = counts[counts["truth"] == "machine"]
+    for agent, part in m.groupby("agent", sort=True):
+        n, k = int(part["n"].sum()), int(part.loc[part["answer"] == "human", "n"].sum())
+        rows.append({"agent": str(agent), "truth": "machine", "n": n, "judged_human": k,
+                     "judged_human_rate": rate(k, n, alpha)})
+    h = counts[counts["truth"] == "human"]
+    if len(h):
+        n, k = int(h["n"].sum()), int(h.loc[h["answer"] == "human", "n"].sum())
         rows.append({"agent": "human", "truth": "human", "n": n, "judged_human": k,
                      "judged_human_rate": rate(k, n, alpha)})
     return rows
 
 
-def summary(df: pd.DataFrame, alpha: float = 0.05, *, study: str | None = None, task: str | None = None) -> dict[str, Any]:
-    """The `turinglab static summary --json` object (control items excluded from the confusion
-    and the agents; counted in `control_trials`)."""
-    main = df[~df["control"].astype(bool)]
+def summary(data: pd.DataFrame | tuple[pd.DataFrame, int], alpha: float = 0.05, *, study: str | None = None,
+            task: str | None = None) -> dict[str, Any]:
+    """The `turinglab static summary --json` object, from a trial table or from `count_table`'s
+    (counts, judges). Control items are left out of the confusion and the agents (counted in
+    `control_trials`)."""
+    if isinstance(data, tuple):
+        counts, judges = data
+    else:
+        counts, judges = _counts(data), int(data["judge_id"].nunique())
+    ctl = counts["control"].astype(bool)
+    main = counts[~ctl]
     c = confusion(main)
     n_h = c["human"]["human"] + c["human"]["machine"]
     n_m = c["machine"]["human"] + c["machine"]["machine"]
-    tpr = c["machine"]["machine"] / n_m if n_m else float("nan")  # machine detected
-    tnr = c["human"]["human"] / n_h if n_h else float("nan")
+    total = n_h + n_m
     return {
         "study": study, "task": task, "alpha": alpha, "interval": "clopper-pearson",
-        "trials": int(len(main)), "control_trials": int(len(df) - len(main)),
-        "judges": int(df["judge_id"].nunique()),
+        "trials": int(total), "control_trials": int(counts.loc[ctl, "n"].sum()),
+        "judges": judges,
         "confusion": c,
-        "accuracy": float(main["correct"].mean()) if len(main) else None,
-        "balanced_accuracy": float((tpr + tnr) / 2) if n_h and n_m else None,
+        "accuracy": (c["human"]["human"] + c["machine"]["machine"]) / total if total else None,
+        "balanced_accuracy": (c["human"]["human"] / n_h + c["machine"]["machine"] / n_m) / 2 if n_h and n_m else None,
         "agents": agent_rates(main, alpha),
     }
