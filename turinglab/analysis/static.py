@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from turinglab.analysis.resample import cluster_sums, ratio_bootstrap
+from turinglab.analysis.resample import cluster_sums
 from turinglab.stats import interval, two_player
 
 ZHANG_BAND = (0.45, 0.55)
@@ -136,25 +136,21 @@ def analyse_counts(jc: pd.DataFrame, lc: pd.DataFrame, judges: pd.DataFrame | No
     k_h, n_h = int(hum.loc[hum["answer"] == "human", "n"].sum()), int(hum["n"].sum())
 
     # clusters = judges, numbered in sorted id order (the same whichever way the counts were made)
-    uniq = np.sort(main["judge_id"].astype(str).unique())
-    jcode = pd.Series(np.arange(len(uniq)), index=uniq)
-    codes = main["judge_id"].astype(str).map(jcode).to_numpy(dtype=np.int64)
-    n_c = len(jcode)
+    codes, uniq = pd.factorize(main["judge_id"].astype(str), sort=True)
+    codes = codes.astype(np.int64)
+    n_c = len(uniq)
     agents = sorted(main.loc[main["truth"] == "machine", "agent"].astype(str).unique())
     groups = agents + ["human"]
-    gmap = pd.Series(np.arange(len(agents)), index=agents, dtype=np.int64)
     is_h = main["truth"].to_numpy() == "human"
-    gi = np.where(is_h, len(agents), main["agent"].astype(str).map(gmap).fillna(len(agents)).to_numpy()).astype(np.int64)
+    acode = pd.Index(agents).get_indexer(main["agent"].astype(str)).astype(np.int64)
+    gi = np.where(is_h | (acode < 0), len(agents), acode).astype(np.int64)
     w = main["n"].to_numpy(dtype=float)
     said_h = main["answer"].to_numpy() == "human"
     k_mat = cluster_sums(codes, n_c, gi, len(groups), w * said_h)
     n_mat = cluster_sums(codes, n_c, gi, len(groups), w)
-    if n_c > 1:
-        low_b, high_b = ratio_bootstrap(k_mat, n_mat, n_boot, seed, alpha)
-    else:
-        low_b = high_b = np.full(len(groups), np.nan)
     correct = w * (said_h == is_h)
-    ba_rows = _detectability(cluster_sums(codes, n_c, gi, len(groups), correct), n_mat, agents, alpha, n_boot, seed)
+    c_mat = cluster_sums(codes, n_c, gi, len(groups), correct)
+    (low_b, high_b), ba_rows = _bootstrap(k_mat, c_mat, n_mat, agents, alpha, n_boot, seed)
 
     rows = []
     for i, a in enumerate(groups):
@@ -208,30 +204,44 @@ def _levels(c: pd.DataFrame, col: str, alpha: float, extra: dict[str, Any] | Non
     return pd.DataFrame(out)
 
 
-def _detectability(c_mat: np.ndarray, n_mat: np.ndarray, agents: list[str], alpha: float, n_boot: int,
-                   seed: int) -> pd.DataFrame:
-    """Balanced accuracy (overall, and each agent against all human items) with a judge-clustered
-    percentile bootstrap: BA = (machine items' accuracy + human items' accuracy) / 2."""
+def _ba(c: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """Balanced accuracy per agent (its items against all human items, the last column), then all
+    machine items pooled: (machine items' accuracy + human items' accuracy) / 2."""
+    h = c.shape[-1] - 1
+    with np.errstate(invalid="ignore", divide="ignore"):
+        acc_h = c[..., h] / n[..., h]
+        per = c[..., :h] / n[..., :h]
+        pooled = c[..., :h].sum(-1) / n[..., :h].sum(-1)
+        return np.concatenate([((per.T + acc_h.T) / 2).T, ((pooled + acc_h) / 2)[..., None]], axis=-1)
+
+
+def _bootstrap(k_mat: np.ndarray, c_mat: np.ndarray, n_mat: np.ndarray, agents: list[str], alpha: float,
+               n_boot: int, seed: int) -> tuple[tuple[np.ndarray, np.ndarray], pd.DataFrame]:
+    """One judge-clustered percentile bootstrap (judges drawn with replacement, all their trials
+    along; `resample.draw_weights`) for the judged-human rates (k/n per group) and the balanced
+    accuracies."""
     from turinglab.analysis.resample import draw_weights
 
-    h = c_mat.shape[1] - 1  # the human column
-    n_c = c_mat.shape[0]
-
-    def ba(c: np.ndarray, n: np.ndarray) -> np.ndarray:
-        # columns: each agent, then all machine items pooled
+    n_c, G = n_mat.shape
+    est = _ba(c_mat.sum(0), n_mat.sum(0))
+    if n_c < 2:
+        nan = np.full(G, np.nan)
+        return (nan, nan), pd.DataFrame({"group": agents + ["all machine items"], "balanced_accuracy": est,
+                                         "low": np.full(len(est), np.nan), "high": np.full(len(est), np.nan)})
+    rate_reps, ba_reps = [], []
+    both = np.hstack([k_mat, c_mat, n_mat])  # one product per block of replicates
+    for wts in draw_weights(n_c, n_boot, seed):
+        kcn = wts @ both
+        k, c, n = kcn[:, :G], kcn[:, G:2 * G], kcn[:, 2 * G:]
         with np.errstate(invalid="ignore", divide="ignore"):
-            acc_h = c[..., h] / n[..., h]
-            per = c[..., :h] / n[..., :h]
-            pooled = c[..., :h].sum(-1) / n[..., :h].sum(-1)
-            return np.concatenate([((per.T + acc_h.T) / 2).T, ((pooled + acc_h) / 2)[..., None]], axis=-1)
-
-    est = ba(c_mat.sum(0), n_mat.sum(0))
-    if n_c > 1:
-        reps = np.vstack([ba(w @ c_mat, w @ n_mat) for w in draw_weights(n_c, n_boot, seed + 7)])
-        low, high = np.nanquantile(reps, alpha / 2, axis=0), np.nanquantile(reps, 1 - alpha / 2, axis=0)
-    else:
-        low = high = np.full(len(est), np.nan)
-    return pd.DataFrame({"group": agents + ["all machine items"], "balanced_accuracy": est, "low": low, "high": high})
+            rate_reps.append(k / n)
+        ba_reps.append(_ba(c, n))
+    r, b = np.vstack(rate_reps), np.vstack(ba_reps)
+    q = (alpha / 2, 1 - alpha / 2)
+    rates = (np.nanquantile(r, q[0], axis=0), np.nanquantile(r, q[1], axis=0))
+    ba = pd.DataFrame({"group": agents + ["all machine items"], "balanced_accuracy": est,
+                       "low": np.nanquantile(b, q[0], axis=0), "high": np.nanquantile(b, q[1], axis=0)})
+    return rates, ba
 
 
 def _by_group(main: pd.DataFrame, judges: pd.DataFrame | None, alpha: float) -> pd.DataFrame:

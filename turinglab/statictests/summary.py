@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import case, func, select
+from sqlalchemy import func, select
 
 from turinglab.stats import interval
 from turinglab.store.models import ParticipantRow, ResponseRow, StimulusRow
@@ -58,48 +58,69 @@ def _raw(conn: Any, stmt: Any) -> list[tuple]:
         cur.close()
 
 
+def _items(conn: Any, study_id: int) -> pd.DataFrame:
+    """The study's items: response_id, truth, agent, control, length (few rows; read once)."""
+    q = select(ResponseRow.id, ResponseRow.truth, ResponseRow.agent, ResponseRow.control, ResponseRow.payload).where(
+        ResponseRow.study_id == study_id)
+    return pd.DataFrame([(i, t, a, bool(c), (p or {}).get("length")) for i, t, a, c, p in conn.execute(q).all()],
+                        columns=["response_id", "truth", "agent", "control", "length"])
+
+
 def count_table(store: Any, study_id: int) -> tuple[pd.DataFrame, int]:
-    """Trials counted by (truth, agent, control, answer) in the database, and the number of judges:
-    what `summary` needs, without reading every trial."""
-    q = (select(ResponseRow.truth, ResponseRow.agent, ResponseRow.control, T.answer, func.count())
-         .join(ResponseRow, T.response_id == ResponseRow.id).where(T.study_id == study_id)
-         .group_by(ResponseRow.truth, ResponseRow.agent, ResponseRow.control, T.answer))
+    """Trials counted by (truth, agent, control, answer), and the number of judges: what `summary`
+    needs. The database counts per item and answer (a covering index, no sort); items are joined here."""
+    q = (select(T.response_id, T.answer, func.count()).where(T.study_id == study_id)
+         .group_by(T.response_id, T.answer))
     with store.engine.connect() as conn:
-        counts = pd.DataFrame(_raw(conn, q), columns=["truth", "agent", "control", "answer", "n"])
+        per_item = pd.DataFrame.from_records(_raw(conn, q), columns=["response_id", "answer", "n"])
         judges = conn.execute(select(func.count(func.distinct(T.judge_id))).where(T.study_id == study_id)).scalar()
+        items = _items(conn, study_id)
+    m = per_item.merge(items, on="response_id", how="left")
+    counts = m.groupby(["truth", "agent", "control", "answer"], sort=True)["n"].sum().reset_index()
     counts["control"] = counts["control"].astype(bool)
     return counts, int(judges or 0)
 
 
 def judge_counts(store: Any, study_id: int, fast_rt_ms: int = 300) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The inputs of `analysis.static.analyse_counts`, aggregated in the database (a study may
-    have millions of trials): judge counts per (judge_id, truth, agent, control, answer) with
-    n, n_fast, n_ctl, n_ctl_correct; length counts per (length, truth, answer)."""
-    fast = case((T.rt_ms < int(fast_rt_ms), 1), else_=0)
-    known = case((T.control_correct.is_not(None), 1), else_=0)
-    ok = case((T.control_correct.is_(True), 1), else_=0)
-    q = (select(T.judge_id, ResponseRow.truth, ResponseRow.agent, ResponseRow.control, T.answer, func.count(),
-                func.sum(fast), func.sum(known), func.sum(ok))
-         .join(ResponseRow, T.response_id == ResponseRow.id).where(T.study_id == study_id)
-         .group_by(T.judge_id, ResponseRow.truth, ResponseRow.agent, ResponseRow.control, T.answer))
-    per_item = (select(T.response_id, T.answer, func.count()).where(T.study_id == study_id)
-                .group_by(T.response_id, T.answer))
-    iq = select(ResponseRow.id, ResponseRow.truth, ResponseRow.control, ResponseRow.payload).where(
-        ResponseRow.study_id == study_id)
+    """The inputs of `analysis.static.analyse_counts`: judge counts per (judge_id, truth, agent,
+    control, answer) with n, n_fast, n_ctl, n_ctl_correct; length counts per (length, truth, answer).
+    Reads the trials' five needed columns as plain tuples and aggregates with pandas."""
+    q = select(T.judge_id, T.response_id, T.answer, T.rt_ms, T.control_correct).where(T.study_id == study_id)
     with store.engine.connect() as conn:
-        jc = pd.DataFrame.from_records(_raw(conn, q), columns=["judge_id", "truth", "agent", "control", "answer", "n",
-                                                               "n_fast", "n_ctl", "n_ctl_correct"])
-        lengths = {i: (truth, (p or {}).get("length")) for i, truth, ctl, p in conn.execute(iq).all() if not ctl}
-        pi = pd.DataFrame.from_records(_raw(conn, per_item), columns=["response_id", "answer", "n"])
-    jc["control"] = jc["control"].astype(bool)
-    for c in ("n", "n_fast", "n_ctl", "n_ctl_correct"):
-        jc[c] = jc[c].fillna(0).astype(np.int64)
-    pi = pi[pi["response_id"].isin(lengths)]
-    pi["truth"] = pi["response_id"].map(lambda i: lengths[i][0])
-    pi["length"] = pi["response_id"].map(lambda i: lengths[i][1])
+        t = pd.DataFrame.from_records(_raw(conn, q), columns=["judge_id", "response_id", "answer", "rt_ms",
+                                                              "control_correct"])
+        items = _items(conn, study_id)
+    n_t = len(t)
+    jcode, jids = pd.factorize(t["judge_id"])
+    item_row = pd.Index(items["response_id"]).get_indexer(t["response_id"])
+    gcode_item = items.groupby(["truth", "agent", "control"], sort=True).ngroup().to_numpy(dtype=np.int64)
+    gtab = items.assign(g=gcode_item).drop_duplicates("g").sort_values("g")[["truth", "agent", "control"]]
+    G = max(len(gtab), 1)
+    said_h = (t["answer"].to_numpy() == "human").astype(np.int64)
+    key = (jcode.astype(np.int64) * G + gcode_item[item_row]) * 2 + said_h
+    size = len(jids) * G * 2
+    rt = pd.to_numeric(t["rt_ms"], errors="coerce").to_numpy()
+    cc = t["control_correct"]
+    sums = {"n": np.bincount(key, minlength=size),
+            "n_fast": np.bincount(key, weights=(rt < fast_rt_ms).astype(float), minlength=size),
+            "n_ctl": np.bincount(key, weights=cc.notna().to_numpy(dtype=float), minlength=size),
+            "n_ctl_correct": np.bincount(key, weights=cc.isin([True, 1]).to_numpy(dtype=float), minlength=size)}
+    nz = np.flatnonzero(sums["n"])
+    j, rest = np.divmod(nz, G * 2)
+    gi, ans = np.divmod(rest, 2)
+    jc = pd.DataFrame({"judge_id": np.asarray(jids)[j], "truth": gtab["truth"].to_numpy()[gi],
+                       "agent": gtab["agent"].to_numpy()[gi], "control": gtab["control"].to_numpy()[gi].astype(bool),
+                       "answer": np.where(ans == 1, "human", "machine"),
+                       **{k: v[nz].astype(np.int64) for k, v in sums.items()}})
+    # lengths: per item and answer, then by the item's length (conversation items)
+    per_item = np.bincount(item_row * 2 + said_h, minlength=len(items) * 2).reshape(len(items), 2)
     lc = pd.DataFrame(columns=["length", "truth", "answer", "n"])
-    if pi["length"].notna().any():
-        lc = pi.dropna(subset=["length"]).groupby(["length", "truth", "answer"])["n"].sum().reset_index()
+    it = items.assign(human=per_item[:, 1], machine=per_item[:, 0])
+    it = it[~it["control"] & it["length"].notna()]
+    if n_t and len(it):
+        lc = (it.melt(id_vars=["length", "truth"], value_vars=["human", "machine"], var_name="answer", value_name="n")
+              .groupby(["length", "truth", "answer"])["n"].sum().reset_index())
+        lc = lc[lc["n"] > 0].reset_index(drop=True)
     return jc, lc
 
 

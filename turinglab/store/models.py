@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Boolean, Float, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy import JSON, BigInteger, Boolean, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 # SQLite only autoincrements INTEGER PRIMARY KEY columns.
@@ -180,10 +180,14 @@ class JudgeTrialRow(Base):
     """Append-only: the migration adds triggers that refuse UPDATE and DELETE."""
 
     __tablename__ = "static_trials"
-    __table_args__ = (UniqueConstraint("study_id", "judge_id", "seq", name="uq_static_trials_judge_seq"),)
+    __table_args__ = (
+        UniqueConstraint("study_id", "judge_id", "seq", name="uq_static_trials_judge_seq"),
+        # covering index of `static summary`: counts per item and answer without a sort
+        Index("ix_static_trials_study_response_answer", "study_id", "response_id", "answer"),
+    )
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
-    study_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("static_studies.id"), index=True)
+    study_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("static_studies.id"))
     judge_id: Mapped[str] = mapped_column(String(40), ForeignKey("participants.id"), index=True)
     session_id: Mapped[str | None] = mapped_column(String(40))
     response_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("static_responses.id"), index=True)

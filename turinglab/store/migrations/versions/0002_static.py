@@ -108,7 +108,7 @@ def upgrade() -> None:
         sa.Column("study_hash", sa.String(length=64), nullable=False),
         sa.UniqueConstraint("study_id", "judge_id", "seq", name="uq_static_trials_judge_seq"),
     )
-    op.create_index("ix_static_trials_study_id", "static_trials", ["study_id"])
+    op.create_index("ix_static_trials_study_response_answer", "static_trials", ["study_id", "response_id", "answer"])
     op.create_index("ix_static_trials_judge_id", "static_trials", ["judge_id"])
     op.create_index("ix_static_trials_response_id", "static_trials", ["response_id"])
 
