@@ -101,3 +101,16 @@ def test_plan_random_order_and_controls_and_shortage(sqlite_url):
         big = parse_static_study("preset: zhang-2023\nname: c2\nsession: {items: 40}\n")
         with pytest.raises(StoreError, match="not enough"):
             plan_session(items, big, random.Random(0))
+
+
+def test_topic_control_answer_is_scored(sqlite_url):
+    with Store(sqlite_url) as st:
+        sid = st.register_static_study(preset_study("conv", "conversation"))
+        st.add_items(sid, [StimulusIn("t1", fields={"control_answer": "sports", "control_choices": ["sports", "food"]})],
+                     [ResponseIn("t1/3", "t1", "A: hi", "machine", "bot", payload={"length": 3}),
+                      ResponseIn("t1/6", "t1", "A: hi", "machine", "bot", payload={"length": 6})])
+        a, b = (i.id for i in st.items(sid))
+        j = st.create_participant()
+        st.append_trials(sid, [TrialIn(j, a, 0, "human", answers={"control": "sports", "speakers": {"A": "human"}}),
+                               TrialIn(j, b, 1, "human", answers={"control": "food"})])
+        assert [t.control_correct for t in st.trials(sid)] == [True, False]
