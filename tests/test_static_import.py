@@ -49,6 +49,9 @@ def test_word_data_and_judge_trials_import_and_summary_match_raw(db_url):
             "--study", "zhang-word", "--db", db_url)
     assert r.exit_code == 0, r.output
     assert "150 stimuli, 1500 items, 50 judges, 2000 trials" in r.output
+    # the cue-index mapping is checked, and its limit is said rather than hidden
+    out = " ".join(r.output.split())
+    assert "75 cues used, all within 0..149" in out and "the data cannot confirm" in out
     r = cli("static", "summary", "--study", "zhang-word", "--db", db_url, "--json")
     assert r.exit_code == 0, r.output
     got = json.loads(r.stdout)

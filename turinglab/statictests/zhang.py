@@ -262,8 +262,19 @@ def parse_judge_trials(data: Any, parsed: Parsed, source: str = "<judge trials>"
 
 
 def check_cue_mapping(parsed: Parsed) -> str:
-    """What the cue-index mapping was checked against (reported by `static import`)."""
+    """What the cue-index mapping was checked against (reported by `static import`): the checks
+    passed under the file's key order; whether an alphabetical cue order would pass them too
+    (then the data cannot tell the two apart)."""
     used = {int(t.response_key.split("_")[0]) for t in parsed.trials}
+    slots = {s.key: set() for s in parsed.stimuli}
+    for r in parsed.responses:
+        slots[r.stimulus_key].add(r.key.split("_", 1)[1])
+    keys = [s.key for s in parsed.stimuli]
+    alpha = sorted(keys)
+    also = all(t.response_key.split("_", 1)[1] in slots[alpha[int(t.response_key.split("_")[0])]]
+               for t in parsed.trials)
     return (f"page cue indices checked against the response file's key order: {len(used)} cues used, all within "
-            f"0..{len(parsed.stimuli) - 1}, every letter agrees with the trial's labels and every page names an "
-            "existing item; page names carry no text, so the cue words themselves cannot be checked")
+            f"0..{len(keys) - 1}, every letter agrees with the trial's labels and every page names an existing "
+            "item; page names carry no text, so the cue words themselves cannot be checked"
+            + ("; an alphabetical cue order would pass the same checks, so the file order is an assumption "
+               "the data cannot confirm" if also and alpha != keys else ""))
