@@ -134,10 +134,22 @@ def test_database_aggregation_equals_trial_table(db_url):
             st.append_trials(sid, [TrialIn(pid, r, n, rng.choice(["human", "machine"]),
                                            rt_ms=rng.choice([100, 200, 1500, 3000, None])) for n, r in enumerate(picks)])
         df = trial_table(st, sid)
-        jc, lc = judge_counts(st, sid, 300)
+        jc, lc = judge_counts(st, sid, 300)  # grouped in the database
+        import turinglab.statictests.summary as summary_mod
+
+        limit, summary_mod.MAX_SQL_AGENTS = summary_mod.MAX_SQL_AGENTS, 0
+        try:
+            jc_py, lc_py = judge_counts(st, sid, 300)  # counted in numpy
+        finally:
+            summary_mod.MAX_SQL_AGENTS = limit
         jt = None
     a1 = analyse_static(df, jt, study="eq", task="conversation", n_boot=200)
     a2 = analyse_counts(jc, lc, jt, study="eq", task="conversation", n_boot=200)
+    a3 = analyse_counts(jc_py, lc_py, jt, study="eq", task="conversation", n_boot=200)
+    cols3 = ["agent", "n", "judged_human", "rate", "low", "high", "boot_low", "boot_high"]
+    pd.testing.assert_frame_equal(a3.agents[cols3].reset_index(drop=True), a2.agents[cols3].reset_index(drop=True))
+    pd.testing.assert_frame_equal(a3.flags.set_index("judge_id").sort_index(), a2.flags.set_index("judge_id").sort_index(),
+                                  check_dtype=False)
     assert a1.confusion == a2.confusion and a1.n_trials == a2.n_trials
     cols = ["agent", "n", "judged_human", "rate", "low", "high", "boot_low", "boot_high"]
     pd.testing.assert_frame_equal(a1.agents[cols].reset_index(drop=True), a2.agents[cols].reset_index(drop=True))

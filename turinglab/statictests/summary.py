@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import func, select
+from sqlalchemy import case, func, select
 
 from turinglab.stats import interval
 from turinglab.store.models import ParticipantRow, ResponseRow, StimulusRow
@@ -81,10 +81,71 @@ def count_table(store: Any, study_id: int) -> tuple[pd.DataFrame, int]:
     return counts, int(judges or 0)
 
 
+MAX_SQL_AGENTS = 40
+
+
 def judge_counts(store: Any, study_id: int, fast_rt_ms: int = 300) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The inputs of `analysis.static.analyse_counts`: judge counts per (judge_id, truth, agent,
-    control, answer) with n, n_fast, n_ctl, n_ctl_correct; length counts per (length, truth, answer).
-    Reads the trials' five needed columns as plain tuples and aggregates with pandas."""
+    control, answer) with n, n_fast, n_ctl, n_ctl_correct (the last three are per-judge totals: only
+    their sum over a judge's rows means anything); length counts per (length, truth, answer).
+
+    The database groups by judge with one conditional sum per machine agent and answer (human
+    items pooled as agent "human", control items as "(control)"), streaming in judge order; with
+    more than MAX_SQL_AGENTS machine agents the trials are read and counted here instead."""
+    with store.engine.connect() as conn:
+        items = _items(conn, study_id)
+        agents = sorted(items.loc[(items["truth"] == "machine") & ~items["control"], "agent"].astype(str).unique())
+        if len(agents) <= MAX_SQL_AGENTS:
+            return _judge_counts_sql(conn, study_id, fast_rt_ms, items, agents)
+    return _judge_counts_py(store, study_id, fast_rt_ms)
+
+
+def _judge_counts_sql(conn: Any, study_id: int, fast_rt_ms: int, items: pd.DataFrame,
+                      agents: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    R = ResponseRow
+    groups = [("human", "human", False, (R.control == False) & (R.truth == "human"))]  # noqa: E712
+    groups += [("machine", a, False, (R.control == False) & (R.truth == "machine") & (R.agent == a))  # noqa: E712
+               for a in agents]
+    groups.append(("machine", "(control)", True, R.control == True))  # noqa: E712
+    cols = []
+    for *_, cond in groups:
+        for ans in ("human", "machine"):
+            cols.append(func.sum(case((cond & (T.answer == ans), 1), else_=0)))
+    cols += [func.sum(case((T.rt_ms < int(fast_rt_ms), 1), else_=0)),
+             func.sum(case((T.control_correct.is_not(None), 1), else_=0)),
+             func.sum(case((T.control_correct == True, 1), else_=0))]  # noqa: E712
+    q = (select(T.judge_id, *cols).join(R, R.id == T.response_id).where(T.study_id == study_id)
+         .group_by(T.judge_id))
+    rows = _raw(conn, q)
+    per_item = pd.DataFrame.from_records(
+        _raw(conn, select(T.response_id, T.answer, func.count()).where(T.study_id == study_id)
+             .group_by(T.response_id, T.answer)), columns=["response_id", "answer", "n"])
+    out = []
+    for r in rows:
+        first = True
+        for gi, (truth, agent, ctl, _) in enumerate(groups):
+            for ai, ans in enumerate(("human", "machine")):
+                n = int(r[1 + 2 * gi + ai] or 0)
+                if n:
+                    extra = [int(x or 0) for x in r[-3:]] if first else [0, 0, 0]
+                    first = False
+                    out.append((r[0], truth, agent, ctl, ans, n, *extra))
+    jc = pd.DataFrame(out, columns=["judge_id", "truth", "agent", "control", "answer", "n", "n_fast", "n_ctl",
+                                    "n_ctl_correct"])
+    jc["control"] = jc["control"].astype(bool)
+    return jc, _length_counts(per_item, items)
+
+
+def _length_counts(per_item: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
+    m = per_item.merge(items, on="response_id", how="left")
+    m = m[~m["control"].astype(bool) & m["length"].notna()]
+    if m.empty:
+        return pd.DataFrame(columns=["length", "truth", "answer", "n"])
+    return m.groupby(["length", "truth", "answer"])["n"].sum().reset_index()
+
+
+def _judge_counts_py(store: Any, study_id: int, fast_rt_ms: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """judge_counts by reading the trials' five needed columns and counting with numpy."""
     q = select(T.judge_id, T.response_id, T.answer, T.rt_ms, T.control_correct).where(T.study_id == study_id)
     with store.engine.connect() as conn:
         t = pd.DataFrame.from_records(_raw(conn, q), columns=["judge_id", "response_id", "answer", "rt_ms",
