@@ -260,10 +260,20 @@ def _by_group(main: pd.DataFrame, judges: pd.DataFrame | None, alpha: float) -> 
 # --- figures ---
 
 
-def figures(a: StaticAnalysis) -> list[Any]:
+def figures(a: StaticAnalysis, svg: bool = True) -> list[Any]:
+    """Confusion heat maps and per-agent bars (PNG, and SVG unless svg=False: HTML only needs PNG)."""
+    import io
+
     import matplotlib.pyplot as plt
 
-    from turinglab.analysis.figures import AI_COLOR, HUMAN_COLOR, _render
+    from turinglab.analysis.figures import AI_COLOR, HUMAN_COLOR, Figure, _render
+
+    if not svg:
+        def _render(fig, name, title, caption):  # noqa: ANN001, ANN202 - PNG only
+            png = io.BytesIO()
+            fig.savefig(png, format="png", dpi=130, bbox_inches="tight")
+            plt.close(fig)
+            return Figure(name, title, caption, png.getvalue(), "")
 
     figs = []
     mats = {"all items": a.confusion, **a.per_agent_confusion}
@@ -379,7 +389,7 @@ def write_static_report(a: StaticAnalysis, out: str | Path, fmt: str = "html") -
 
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    figs = figures(a)
+    figs = figures(a, svg=fmt != "html")
     head = (f"{a.n_trials} trials · {a.n_judges} judges · task {a.task} · α = {a.alpha}; control items left out of every rate")
     secs = _tables(a)
     if fmt == "html":
