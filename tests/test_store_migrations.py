@@ -9,7 +9,8 @@ from sqlalchemy import inspect
 from turinglab.store import downgrade, make_engine, migrate
 from turinglab.store.models import Base
 
-TABLES = {"studies", "participants", "games", "game_seats", "events", "verdicts", "tags"}
+TABLES = {"studies", "participants", "games", "game_seats", "events", "verdicts", "tags",
+          "static_studies", "static_stimuli", "static_responses", "static_sessions", "static_trials"}
 
 
 def tables(url: str) -> set[str]:

@@ -599,6 +599,50 @@ def _analysis_options(loaded, exclude: list[str] | None, alpha: float):
     return Options(alpha=alpha, exclude=flags)
 
 
+def _is_static_study(db: str | None, study: str | None) -> bool:
+    """Does --study name a static study (and no live one)? Without --study: no live study has
+    games and there is exactly one static study."""
+    from turinglab.store import Store, StoreError
+    from turinglab.store.db import existing_database
+
+    try:
+        with Store(existing_database(db)) as st:
+            static = st.static_studies()
+            if not static:
+                return False
+            live = st.studies()
+            if study is None:
+                return len(static) == 1 and not any(st.games(s.id) for s in live)
+            is_live = any(str(s.id) == str(study) or s.name == study for s in live)
+            return not is_live and any(str(s.id) == str(study) or s.name == study for s in static)
+    except StoreError:
+        return False
+
+
+def _static_report(db: str | None, study: str | None, out: str, alpha: float, fmt: str) -> None:
+    from turinglab.analysis.static import analyse_counts, write_static_report
+    from turinglab.statictests.summary import judge_counts, judge_table
+    from turinglab.store import StoreError
+
+    if not 0 < alpha < 1:
+        fail(f"--alpha must be between 0 and 1 (e.g. 0.05), got {alpha}")
+    store = _static_store(db, write=False)
+    try:
+        info = store.static_study(study if study is not None else store.static_studies()[0].id)
+        jc, lc = judge_counts(store, info.id, info.study.exclusions.fast_rt_ms)
+        judges = judge_table(store, sorted(jc["judge_id"].unique()))
+        a = analyse_counts(jc, lc, judges, study=info.name, task=info.task, alpha=alpha,
+                           exclusions=info.study.exclusions)
+    except (StoreError, ValueError) as exc:
+        fail(str(exc))
+    finally:
+        store.close()
+    paths = write_static_report(a, out, fmt)
+    console.print(f"wrote {paths[0]} (static study {info.name}: {a.n_trials} trials, {a.n_judges} judges; "
+                  f"{a.sensitivity['judges_flagged']} judges flagged, none removed)", markup=False, highlight=False,
+                  soft_wrap=True)
+
+
 @app.command()
 def report(
     out: str = typer.Option(..., "--out", help="Where to write the report (e.g. report.html)."),
@@ -616,6 +660,8 @@ def report(
 
     if fmt not in ("html", "md"):
         fail(f"--format must be html or md, got {fmt!r}")
+    if _is_static_study(db, study):
+        return _static_report(db, study, out, alpha, fmt)
     loaded = _analysis_load(db, study)
     opt = _analysis_options(loaded, exclude, alpha)
     steps = ["prepare", "success rates", "comparisons", "criteria", "accuracy", "regressions", "bootstrap", "timing"]
@@ -656,9 +702,16 @@ def demo_data(
     games: int = typer.Option(200, "--games", help="Number of games to play."),
     seed: int = typer.Option(0, "--seed", help="Random seed."),
     three_player: bool = typer.Option(False, "--three-player", help="Three-player games instead of two-player."),
+    static: bool = typer.Option(False, "--static", help="Instead: a playable static study for each of Zhang's six tasks."),
+    images_dir: str = typer.Option("./turinglab-static-images", "--images-dir", help="--static: where to put the images."),
+    zhang_data: str = typer.Option(None, "--zhang-data", help="--static: folder of Zhang's data (word.json...)."),
 ) -> None:
-    """Play synthetic games with known true rates through the real engine and store."""
+    """Play synthetic games with known true rates through the real engine and store (or, with
+    --static, build a static study per task from shipped images and Zhang's real data)."""
     from rich.progress import Progress
+
+    if static:
+        return _demo_static(db, images_dir, zhang_data, seed)
 
     from turinglab.analysis.demo import DemoSpec, generate
 
@@ -671,6 +724,24 @@ def demo_data(
     rates = ", ".join(f"{k} {v:.2f}" for k, v in res["true_rates"].items())
     human = "" if three_player else f", Human {res['human_rate']:.2f}"
     console.print(f"study {res['study_id']} ({res['study']}): {games} games; true rates judged human: {rates}{human}")
+
+
+def _demo_static(db: str | None, images_dir: str, zhang_data: str | None, seed: int) -> None:
+    from turinglab.statictests.demo import build_all
+    from turinglab.statictests.zhang import ImportProblem
+    from turinglab.store import StoreError
+
+    store = _static_store(db, write=True)
+    try:
+        made = build_all(store, images_dir, zhang_data, seed)
+    except (FileNotFoundError, ImportProblem, StoreError) as exc:
+        fail(str(exc))
+    finally:
+        store.close()
+    for m in made:
+        console.print(f"{m['study']} (id {m['id']}): {m['items']} items on {m['stimuli']} stimuli, "
+                      f"{m['session_items']} per judge; {m['note']}", markup=False, highlight=False, soft_wrap=True)
+    console.print(f"images and their licences: {images_dir}/LICENSES.txt", markup=False, soft_wrap=True)
 
 
 @app.command()
@@ -903,6 +974,137 @@ def judges_figure(
     fig = detectability(loaded)
     Path(out).write_bytes(fig.png) if out.endswith(".png") else Path(out).write_text(fig.svg)
     console.print(f"wrote {out}", markup=False)
+
+
+# === static: static Turing tests (Zhang et al.) ===
+
+static_app = typer.Typer(no_args_is_help=True, help="Static Turing tests: import items and judge trials, summarise them.")
+app.add_typer(static_app, name="static")
+_TASKS = "word|caption|object|color|fv|conversation"
+
+
+def _static_store(db: str | None, *, write: bool):  # noqa: ANN202 - Store
+    from turinglab.store import Store, StoreError
+    from turinglab.store.db import existing_database
+
+    try:
+        return Store(db) if write else Store(existing_database(db))
+    except StoreError as exc:
+        fail(str(exc))
+
+
+@static_app.command("import")
+def static_import(
+    task: str = typer.Option(..., "--task", help=_TASKS),
+    responses: str = typer.Option(..., "--responses", help="Zhang response dictionary (JSON), e.g. word.json."),
+    study: str = typer.Option(..., "--study", help="Name of the static study to create."),
+    images: str = typer.Option(None, "--images", help="Folder with the stimulus images (vision tasks)."),
+    judge_trials: str = typer.Option(None, "--judge-trials", help="Zhang human-judge trial file (JSON)."),
+    study_file: str = typer.Option(None, "--study-file", help="Static study YAML (default: preset zhang-2023)."),
+    db: str = typer.Option(None, "--db", help=_DB_HELP),
+) -> None:
+    """Import a response dictionary (and published judge trials): all or nothing."""
+    from pathlib import Path
+
+    from turinglab.game.study_file import StudyFileError
+    from turinglab.statictests.config import TASKS, load_static_study, preset_study
+    from turinglab.statictests.zhang import ImportProblem, parse_judge_trials, parse_responses, read_json
+    from turinglab.store import StoreError
+
+    if task not in TASKS:
+        fail(f"--task must be one of {', '.join(TASKS)}, got {task!r}")
+    img = Path(images).resolve() if images else None
+    if img is not None and not img.is_dir():
+        fail(f"--images {images}: no such folder; give the folder holding the image files")
+    try:
+        cfg = load_static_study(study_file) if study_file else preset_study(study, task)
+    except StudyFileError as exc:
+        fail(str(exc))
+    cfg = cfg.model_copy(update={"name": study, "task": task, **({"image_dir": str(img)} if img else {})})
+    try:
+        parsed = parse_responses(read_json(responses), task, responses, img)
+        if judge_trials:
+            parsed = parse_judge_trials(read_json(judge_trials), parsed, judge_trials)
+    except ImportProblem as exc:
+        fail(str(exc))
+    store = _static_store(db, write=True)
+    try:
+        sid = store.import_static(cfg, parsed.stimuli, parsed.responses, parsed.judges, parsed.trials)
+    except StoreError as exc:
+        fail(str(exc))
+    finally:
+        store.close()
+    console.print(f"static study {study!r} (id {sid}, task {task}): {len(parsed.stimuli)} stimuli, "
+                  f"{len(parsed.responses)} items, {len(parsed.judges)} judges, {len(parsed.trials)} trials",
+                  markup=False, highlight=False, soft_wrap=True)
+    for note in parsed.notes:
+        console.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
+
+
+@static_app.command("summary")
+def static_summary(
+    study: str = typer.Option(..., "--study", help="Static study name or id."),
+    db: str = typer.Option(None, "--db", help=_DB_HELP),
+    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+    alpha: float = typer.Option(0.05, "--alpha", help="1 - confidence level of the intervals."),
+) -> None:
+    """Trials, judges, the confusion matrix and each agent's judged-human rate."""
+    import json
+
+    from turinglab.statictests.summary import count_table, summary
+    from turinglab.store import StoreError
+
+    if not 0 < alpha < 1:
+        fail(f"--alpha must be between 0 and 1 (e.g. 0.05), got {alpha}")
+    store = _static_store(db, write=False)
+    try:
+        info = store.static_study(study)
+        out = summary(count_table(store, info.id), alpha, study=info.name, task=info.task)
+    except StoreError as exc:
+        fail(str(exc))
+    finally:
+        store.close()
+    if as_json:
+        print(json.dumps(out, indent=2))
+        return
+    c = out["confusion"]
+    console.print(f"{out['study']} ({out['task']}): {out['trials']} trials by {out['judges']} judges", markup=False)
+    console.print(f"truth human:   judged human {c['human']['human']}, machine {c['human']['machine']}", markup=False)
+    console.print(f"truth machine: judged human {c['machine']['human']}, machine {c['machine']['machine']}", markup=False)
+    for a in out["agents"]:
+        r = a["judged_human_rate"]
+        console.print(f"  {a['agent']:24} n={a['n']:6}  judged human {r['estimate']:.3f} "
+                      f"[{r['low']:.3f}, {r['high']:.3f}]", markup=False, highlight=False)
+
+
+@static_app.command("from-games")
+def static_from_games(
+    from_study: str = typer.Option(..., "--from-study", help="Live study (name or id) whose stored games to use."),
+    lengths: str = typer.Option("3,6,9", "--lengths", help="Chunk lengths in exchanges, e.g. 3,6,9."),
+    study: str = typer.Option(..., "--study", help="Name of the static (conversation) study to create."),
+    db: str = typer.Option(None, "--db", help=_DB_HELP),
+) -> None:
+    """The displaced Turing test: conversation items cut from stored live games."""
+    from turinglab.statictests.config import preset_study
+    from turinglab.statictests.displaced import build
+    from turinglab.store import StoreError
+
+    try:
+        ks = tuple(int(x) for x in lengths.split(",") if x.strip())
+        if not ks or min(ks) < 1 or list(ks) != sorted(set(ks)):
+            raise ValueError
+    except ValueError:
+        fail(f"--lengths must be increasing positive whole numbers separated by commas (e.g. 3,6,9), got {lengths!r}")
+    cfg = preset_study(study, "conversation").model_copy(update={"conversation_lengths": ks})
+    store = _static_store(db, write=False)
+    try:
+        sid, n_stim, n_items = build(store, from_study, cfg)
+    except StoreError as exc:
+        fail(str(exc))
+    finally:
+        store.close()
+    console.print(f"static study {study!r} (id {sid}, conversation): {n_items} items from {n_stim} conversations "
+                  f"of {from_study!r}, lengths {','.join(map(str, ks))}", markup=False, highlight=False, soft_wrap=True)
 
 
 # === end ===

@@ -7,7 +7,6 @@ Every method runs in its own transaction and returns plain frozen dataclasses, s
 from __future__ import annotations
 
 import secrets
-import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,7 +18,8 @@ from sqlalchemy.orm import Session, sessionmaker
 from turinglab.game import events as ev
 from turinglab.game.config import Study, config_hash
 from turinglab.game.events import Event, Identity, verdict_correct
-from turinglab.store.db import StoreError, database_url, make_engine, migrate
+from turinglab.store.db import StoreError, StudyFrozen, UnknownId, database_url, make_engine, migrate, now_ms
+from turinglab.store.static import StaticMixin
 from turinglab.store.models import (
     EventRow,
     GameRow,
@@ -32,17 +32,6 @@ from turinglab.store.models import (
 
 FORMATS = {"two-player": ("A",), "three-player": ("A", "B")}
 _PARTICIPANT_FIELDS = ("label", "prolific_pid", "prolific_study_id", "prolific_session_id", "consent_ms")
-
-
-class StudyFrozen(StoreError):
-    """The study already has games under another config: make a new version instead."""
-
-
-class UnknownId(StoreError, KeyError):
-    """No study / participant / game with that id."""
-
-    def __str__(self) -> str:  # KeyError would quote the message
-        return str(self.args[0])
 
 
 def readable(value: Any) -> Any:
@@ -62,10 +51,6 @@ def readable(value: Any) -> Any:
     if isinstance(value, list):
         return [readable(v) for v in value]
     return value
-
-
-def now_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 @dataclass(frozen=True)
@@ -144,8 +129,10 @@ _LAST_SEQ = (select(EventRow.game_id, func.max(EventRow.seq))
 _INSERT_EVENTS = insert(EventRow.__table__)
 
 
-class Store:
-    """`Store(url)` opens (and by default migrates) the database named by `database_url(url)`."""
+class Store(StaticMixin):
+    """`Store(url)` opens (and by default migrates) the database named by `database_url(url)`.
+
+    Static Turing tests (judge items and trials) are the methods of `StaticMixin` (store/static.py)."""
 
     def __init__(self, url: str | None = None, *, upgrade: bool = True) -> None:
         self.url = database_url(url)

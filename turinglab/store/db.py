@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 from sqlalchemy import Engine, create_engine, event
@@ -14,6 +15,21 @@ MIGRATIONS = Path(__file__).parent / "migrations"
 
 class StoreError(RuntimeError):
     """A storage problem the user can act on (bad URL, unknown game, frozen study...)."""
+
+
+class StudyFrozen(StoreError):
+    """The study already has games (or judge trials) under another config: make a new version instead."""
+
+
+class UnknownId(StoreError, KeyError):
+    """No study / participant / game / item with that id."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0])
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
 
 
 def database_url(explicit: str | None = None) -> str:

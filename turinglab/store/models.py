@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Boolean, Float, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy import JSON, BigInteger, Boolean, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 # SQLite only autoincrements INTEGER PRIMARY KEY columns.
@@ -112,3 +112,91 @@ class TagRow(Base):
     taxonomy: Mapped[str] = mapped_column(String(40))  # e.g. "reasons" (App. G) | "strategies" (App. H)
     category: Mapped[str] = mapped_column(String(200))
     t_ms: Mapped[int] = mapped_column(BigInteger)
+
+
+# --- static Turing tests (Zhang et al.): migration 0002; API in store/static.py ---
+
+
+class StaticStudyRow(Base):
+    """A static study: one task, its frozen config (statictests/config.py) and its hash."""
+
+    __tablename__ = "static_studies"
+    __table_args__ = (UniqueConstraint("name", "version", name="uq_static_studies_name_version"),)
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    name: Mapped[str] = mapped_column(String(200))
+    version: Mapped[int] = mapped_column(Integer)
+    task: Mapped[str] = mapped_column(String(20))  # word | caption | object | color | fv | conversation
+    config_hash: Mapped[str] = mapped_column(String(64), index=True)
+    config: Mapped[dict[str, Any]] = mapped_column(JSON)
+    created_ms: Mapped[int] = mapped_column(BigInteger)
+
+
+class StimulusRow(Base):
+    """What a judge sees first: a cue word, an image, or a conversation's source."""
+
+    __tablename__ = "static_stimuli"
+    __table_args__ = (UniqueConstraint("study_id", "key", name="uq_static_stimuli_study_key"),)
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    study_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("static_studies.id"), index=True)
+    key: Mapped[str] = mapped_column(String(200))  # the source's id: cue word, image id, transcript name
+    text: Mapped[str | None] = mapped_column(Text)
+    image: Mapped[str | None] = mapped_column(String(500))  # a file path (relative to the study's image dir)
+    fields: Mapped[dict[str, Any]] = mapped_column(JSON)  # task fields: queried point, cue index, ...
+
+
+class ResponseRow(Base):
+    """One item a judge rates: a response to a stimulus, with its ground truth and agent."""
+
+    __tablename__ = "static_responses"
+    __table_args__ = (UniqueConstraint("study_id", "key", name="uq_static_responses_study_key"),)
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    study_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("static_studies.id"), index=True)
+    stimulus_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("static_stimuli.id"), index=True)
+    key: Mapped[str] = mapped_column(String(200))  # unique in the study, e.g. Zhang's page name "78_e_0"
+    text: Mapped[str | None] = mapped_column(Text)
+    payload: Mapped[dict[str, Any]] = mapped_column(JSON)  # structured answers: labels, boxes, scanpath, speakers
+    truth: Mapped[str] = mapped_column(String(10))  # human | machine
+    agent: Mapped[str] = mapped_column(String(200), index=True)  # participant label or model name
+    control: Mapped[bool] = mapped_column(Boolean)  # a vigilance item with a known answer
+
+
+class JudgeSessionRow(Base):
+    """The balanced sample one judge was dealt (resumable: the plan is fixed when created)."""
+
+    __tablename__ = "static_sessions"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    study_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("static_studies.id"), index=True)
+    judge_id: Mapped[str] = mapped_column(String(40), ForeignKey("participants.id"), index=True)
+    plan: Mapped[dict[str, Any]] = mapped_column(JSON)  # {"items": [{"response_id", "phase", "feedback"}...]}
+    created_ms: Mapped[int] = mapped_column(BigInteger)
+    completed_ms: Mapped[int | None] = mapped_column(BigInteger)
+
+
+class JudgeTrialRow(Base):
+    """Append-only: the migration adds triggers that refuse UPDATE and DELETE."""
+
+    __tablename__ = "static_trials"
+    __table_args__ = (
+        UniqueConstraint("study_id", "judge_id", "seq", name="uq_static_trials_judge_seq"),
+        # covering index of `static summary`: counts per item and answer without a sort
+        Index("ix_static_trials_study_response_answer", "study_id", "response_id", "answer"),
+    )
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    study_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("static_studies.id"))
+    judge_id: Mapped[str] = mapped_column(String(40), ForeignKey("participants.id"), index=True)
+    session_id: Mapped[str | None] = mapped_column(String(40))
+    response_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("static_responses.id"), index=True)
+    seq: Mapped[int] = mapped_column(Integer)  # the judge's trial number, from 0
+    phase: Mapped[str] = mapped_column(String(20))  # e.g. feedback | test
+    answer: Mapped[str] = mapped_column(String(10))  # human | machine (conversation: the judged speaker)
+    answers: Mapped[dict[str, Any]] = mapped_column(JSON)  # per speaker, gender, topic, ...
+    rt_ms: Mapped[int | None] = mapped_column(Integer)
+    feedback_shown: Mapped[bool] = mapped_column(Boolean)
+    control_correct: Mapped[bool | None] = mapped_column(Boolean)  # None: not a control trial
+    t_ms: Mapped[int] = mapped_column(BigInteger)
+    study_hash: Mapped[str] = mapped_column(String(64))

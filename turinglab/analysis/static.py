@@ -1,0 +1,429 @@
+"""Analysis of a static Turing test (Zhang et al.): judge trials -> tables, figures, report.
+
+A static test is a two-player design: each item is a machine's or a human's response, judged
+human or machine. Reported, from the trial table of `statictests.summary.trial_table`:
+
+* confusion matrices (ground truth x answer): overall, per agent (that agent's items against all
+  human items), per task, per conversation length, per demographic group of the judges;
+* each agent's "judged human" rate with its exact (Clopper-Pearson) interval, and a cluster
+  bootstrap interval that resamples judges (each judge rates many items);
+* Zhang's criterion: the rate within 0.45-0.55; Giunti's two-player criteria at alpha
+  (`turinglab.stats.two_player`: the agent's items against the human items);
+* detectability: balanced accuracy (mean of the machine and the human items' accuracy), overall
+  and per agent, with the judge-clustered interval;
+* exclusion flags per judge (control accuracy below the study's minimum; too many answers
+  faster than `fast_rt_ms`): counted and shown, never deleted; a sensitivity line re-computes
+  the headline numbers without flagged judges.
+Control (vigilance) items are left out of every rate.
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from turinglab.analysis.resample import cluster_sums
+from turinglab.stats import interval, two_player
+
+ZHANG_BAND = (0.45, 0.55)
+STERNE_MAX_N = 20_000  # above this, Giunti's criteria use Clopper-Pearson intervals (Sterne is slow)
+MAX_GROUP_LEVELS = 12
+
+
+@dataclass
+class StaticAnalysis:
+    study: str
+    task: str
+    alpha: float
+    n_trials: int
+    n_judges: int
+    confusion: dict[str, dict[str, int]]
+    agents: pd.DataFrame  # agent, truth, n, judged_human, rate, exact low/high, boot low/high, zhang, giunti...
+    detectability: pd.DataFrame  # group, balanced_accuracy, low, high
+    by_length: pd.DataFrame
+    by_task: pd.DataFrame
+    by_group: pd.DataFrame
+    per_agent_confusion: dict[str, dict[str, dict[str, int]]]
+    flags: pd.DataFrame  # judge_id, trials, control_trials, control_accuracy, fast_share, flag_control, flag_fast
+    sensitivity: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+KEYS = ["judge_id", "truth", "agent", "control", "answer"]
+
+
+def aggregate(df: pd.DataFrame, fast_rt_ms: int = 300) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A trial table -> (judge counts, length counts), the two inputs of `analyse_counts`.
+
+    judge counts: per (judge_id, truth, agent, control, answer): n, n_fast (rt < fast_rt_ms),
+    n_ctl (control trials with a known answer), n_ctl_correct. length counts: per (length, truth,
+    answer): n (conversation items only)."""
+    d = df.assign(control=df["control"].fillna(False).astype(bool),
+                  _fast=(df["rt_ms"].notna() & (df["rt_ms"] < fast_rt_ms)).astype(int),
+                  _ctl=df["control_correct"].notna().astype(int),
+                  _ok=df["control_correct"].eq(True).astype(int))
+    jc = (d.groupby(KEYS, observed=True, sort=False)
+          .agg(n=("answer", "size"), n_fast=("_fast", "sum"), n_ctl=("_ctl", "sum"), n_ctl_correct=("_ok", "sum"))
+          .reset_index())
+    lc = pd.DataFrame(columns=["length", "truth", "answer", "n"])
+    if "length" in d and d["length"].notna().any():
+        lc = d[~d["control"]].groupby(["length", "truth", "answer"]).size().rename("n").reset_index()
+    return jc, lc
+
+
+def _conf(c: pd.DataFrame) -> dict[str, dict[str, int]]:
+    out = {t: {a: 0 for a in ("human", "machine")} for t in ("human", "machine")}
+    if len(c):
+        for (t, a), n in c.groupby(["truth", "answer"], observed=True)["n"].sum().items():
+            out[str(t)][str(a)] = int(n)
+    return out
+
+
+def _bal(c: dict[str, dict[str, int]]) -> float:
+    n_h, n_m = sum(c["human"].values()), sum(c["machine"].values())
+    if not n_h or not n_m:
+        return float("nan")
+    return (c["human"]["human"] / n_h + c["machine"]["machine"] / n_m) / 2
+
+
+def _cp(k: int, n: int, alpha: float) -> tuple[float, float]:
+    if n == 0:
+        return float("nan"), float("nan")
+    ci = interval(int(k), int(n), alpha, "clopper-pearson")
+    return float(ci.low), float(ci.high)
+
+
+def judge_flags(jc: pd.DataFrame, min_control_accuracy: float, max_fast_share: float) -> pd.DataFrame:
+    g = jc.groupby("judge_id", sort=True)[["n", "n_fast", "n_ctl", "n_ctl_correct"]].sum()
+    out = pd.DataFrame({"judge_id": g.index, "trials": g["n"].to_numpy(), "control_trials": g["n_ctl"].to_numpy()})
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out["control_accuracy"] = np.where(g["n_ctl"] > 0, g["n_ctl_correct"] / g["n_ctl"].where(g["n_ctl"] > 0), np.nan)
+        out["fast_share"] = (g["n_fast"] / g["n"]).to_numpy()
+    out["flag_control"] = out["control_accuracy"].notna() & (out["control_accuracy"] < min_control_accuracy)
+    out["flag_fast"] = out["fast_share"] > max_fast_share
+    return out
+
+
+def analyse_static(df: pd.DataFrame, judges: pd.DataFrame | None, *, study: str, task: str, alpha: float = 0.05,
+                   exclusions: Any = None, n_boot: int = 1000, seed: int = 0) -> StaticAnalysis:
+    """`df`: a trial table (`statictests.summary.trial_table`); see `analyse_counts`."""
+    if df.empty:
+        raise ValueError(f"static study {study!r} has no judge trials yet")
+    jc, lc = aggregate(df, getattr(exclusions, "fast_rt_ms", 300))
+    return analyse_counts(jc, lc, judges, study=study, task=task, alpha=alpha, exclusions=exclusions,
+                          n_boot=n_boot, seed=seed)
+
+
+def analyse_counts(jc: pd.DataFrame, lc: pd.DataFrame, judges: pd.DataFrame | None, *, study: str, task: str,
+                   alpha: float = 0.05, exclusions: Any = None, n_boot: int = 1000, seed: int = 0) -> StaticAnalysis:
+    """`jc`, `lc`: judge and length counts (`aggregate`, or `statictests.summary.judge_counts`
+    straight from the database); `judges`: demographics indexed by judge id; `exclusions`: the
+    study's `Exclusions` (min_control_accuracy, fast_rt_ms, max_fast_share)."""
+    if jc.empty:
+        raise ValueError(f"static study {study!r} has no judge trials yet")
+    flags = judge_flags(jc, getattr(exclusions, "min_control_accuracy", 0.58),
+                        getattr(exclusions, "max_fast_share", 0.25))
+    main = jc[~jc["control"].astype(bool)].reset_index(drop=True)
+    notes: list[str] = []
+    conf = _conf(main)
+    hum = main[main["truth"] == "human"]
+    k_h, n_h = int(hum.loc[hum["answer"] == "human", "n"].sum()), int(hum["n"].sum())
+
+    # clusters = judges, numbered in sorted id order (the same whichever way the counts were made)
+    codes, uniq = pd.factorize(main["judge_id"].astype(str), sort=True)
+    codes = codes.astype(np.int64)
+    n_c = len(uniq)
+    agents = sorted(main.loc[main["truth"] == "machine", "agent"].astype(str).unique())
+    groups = agents + ["human"]
+    is_h = main["truth"].to_numpy() == "human"
+    acode = pd.Index(agents).get_indexer(main["agent"].astype(str)).astype(np.int64)
+    gi = np.where(is_h | (acode < 0), len(agents), acode).astype(np.int64)
+    w = main["n"].to_numpy(dtype=float)
+    said_h = main["answer"].to_numpy() == "human"
+    k_mat = cluster_sums(codes, n_c, gi, len(groups), w * said_h)
+    n_mat = cluster_sums(codes, n_c, gi, len(groups), w)
+    correct = w * (said_h == is_h)
+    c_mat = cluster_sums(codes, n_c, gi, len(groups), correct)
+    (low_b, high_b), ba_rows = _bootstrap(k_mat, c_mat, n_mat, agents, alpha, n_boot, seed)
+
+    rows = []
+    for i, a in enumerate(groups):
+        n, k = int(n_mat[:, i].sum()), int(k_mat[:, i].sum())
+        lo, hi = _cp(k, n, alpha)
+        r = {"agent": a, "truth": "human" if a == "human" else "machine", "n": n, "judged_human": k,
+             "rate": k / n if n else float("nan"), "low": lo, "high": hi,
+             "boot_low": float(low_b[i]), "boot_high": float(high_b[i]),
+             "judges": int((n_mat[:, i] > 0).sum()),
+             "zhang_in_band": bool(ZHANG_BAND[0] <= k / n <= ZHANG_BAND[1]) if n else False}
+        if a != "human" and n and n_h:
+            method = "sterne" if max(n, n_h) <= STERNE_MAX_N else "clopper-pearson"
+            g = two_player(k, n, k_h, n_h, alpha, method)
+            r.update({"giunti_decision": g.decision, "giunti_p": g.p_value, "humanness": g.humanness.estimate,
+                      "humanness_low": g.humanness.low, "humanness_high": g.humanness.high, "giunti_method": method})
+        rows.append(r)
+    agents_df = pd.DataFrame(rows)
+    if "giunti_method" in agents_df and (agents_df["giunti_method"] == "clopper-pearson").any():
+        notes.append(f"Giunti's criteria used Clopper-Pearson intervals for counts above {STERNE_MAX_N}.")
+
+    per_agent_conf = {a: {"human": conf["human"],
+                          "machine": _conf(main[(main["truth"] == "machine") & (main["agent"] == a)])["machine"]}
+                      for a in agents}
+    by_length = _levels(lc, "length", alpha) if len(lc) else pd.DataFrame()
+    by_task = _levels(main.assign(task=task), "task", alpha)
+    by_group = _by_group(main, judges, alpha)
+
+    flagged = set(flags.loc[flags["flag_control"] | flags["flag_fast"], "judge_id"])
+    kept = main[~main["judge_id"].isin(flagged)]
+    kc = _conf(kept)
+    sensitivity = {"judges_flagged": len(flagged), "trials_without_flagged": int(kept["n"].sum()),
+                   "balanced_accuracy_without_flagged": _bal(kc), "confusion_without_flagged": kc}
+    return StaticAnalysis(study, task, alpha, int(main["n"].sum()), int(n_c), conf, agents_df,
+                          ba_rows, by_length, by_task, by_group, per_agent_conf, flags, sensitivity, notes)
+
+
+def _levels(c: pd.DataFrame, col: str, alpha: float, extra: dict[str, Any] | None = None) -> pd.DataFrame:
+    out = []
+    for level, part in c.groupby(col, dropna=True, sort=True):
+        cf = _conf(part)
+        n_m = sum(cf["machine"].values())
+        k_m = cf["machine"]["human"]
+        lo, hi = _cp(k_m, n_m, alpha)
+        row = {col: level}
+        if "judge_id" in part:
+            row["judges"] = int(part["judge_id"].nunique())
+        out.append({**row, "trials": int(part["n"].sum()), "hh": cf["human"]["human"], "hm": cf["human"]["machine"],
+                    "mh": cf["machine"]["human"], "mm": cf["machine"]["machine"],
+                    "machine_judged_human": k_m / n_m if n_m else float("nan"), "low": lo, "high": hi,
+                    "balanced_accuracy": _bal(cf)})
+    return pd.DataFrame(out)
+
+
+def _ba(c: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """Balanced accuracy per agent (its items against all human items, the last column), then all
+    machine items pooled: (machine items' accuracy + human items' accuracy) / 2."""
+    h = c.shape[-1] - 1
+    with np.errstate(invalid="ignore", divide="ignore"):
+        acc_h = c[..., h] / n[..., h]
+        per = c[..., :h] / n[..., :h]
+        pooled = c[..., :h].sum(-1) / n[..., :h].sum(-1)
+        return np.concatenate([((per.T + acc_h.T) / 2).T, ((pooled + acc_h) / 2)[..., None]], axis=-1)
+
+
+def _bootstrap(k_mat: np.ndarray, c_mat: np.ndarray, n_mat: np.ndarray, agents: list[str], alpha: float,
+               n_boot: int, seed: int) -> tuple[tuple[np.ndarray, np.ndarray], pd.DataFrame]:
+    """One judge-clustered percentile bootstrap (judges drawn with replacement, all their trials
+    along; `resample.draw_weights`) for the judged-human rates (k/n per group) and the balanced
+    accuracies."""
+    from turinglab.analysis.resample import draw_weights
+
+    n_c, G = n_mat.shape
+    est = _ba(c_mat.sum(0), n_mat.sum(0))
+    if n_c < 2:
+        nan = np.full(G, np.nan)
+        return (nan, nan), pd.DataFrame({"group": agents + ["all machine items"], "balanced_accuracy": est,
+                                         "low": np.full(len(est), np.nan), "high": np.full(len(est), np.nan)})
+    rate_reps, ba_reps = [], []
+    both = np.hstack([k_mat, c_mat, n_mat])  # one product per block of replicates
+    for wts in draw_weights(n_c, n_boot, seed):
+        kcn = wts @ both
+        k, c, n = kcn[:, :G], kcn[:, G:2 * G], kcn[:, 2 * G:]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rate_reps.append(k / n)
+        ba_reps.append(_ba(c, n))
+    r, b = np.vstack(rate_reps), np.vstack(ba_reps)
+    q = (alpha / 2, 1 - alpha / 2)
+    rates = (np.nanquantile(r, q[0], axis=0), np.nanquantile(r, q[1], axis=0))
+    ba = pd.DataFrame({"group": agents + ["all machine items"], "balanced_accuracy": est,
+                       "low": np.nanquantile(b, q[0], axis=0), "high": np.nanquantile(b, q[1], axis=0)})
+    return rates, ba
+
+
+def _by_group(main: pd.DataFrame, judges: pd.DataFrame | None, alpha: float) -> pd.DataFrame:
+    if judges is None or judges.empty:
+        return pd.DataFrame()
+    parts = []
+    for var in sorted(c for c in judges.columns if c != "source"):
+        col = judges[var].astype(str)
+        if col.nunique() < 2 or col.nunique() > MAX_GROUP_LEVELS:
+            continue
+        t = _levels(main.assign(group=main["judge_id"].map(col)), "group", alpha)
+        parts.append(t.assign(variable=var))
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+
+
+# --- figures ---
+
+
+def figures(a: StaticAnalysis, svg: bool = True) -> list[Any]:
+    """Confusion heat maps and per-agent bars (PNG, and SVG unless svg=False: HTML only needs PNG)."""
+    import io
+
+    import matplotlib.pyplot as plt
+
+    from turinglab.analysis.figures import AI_COLOR, HUMAN_COLOR, Figure, _render
+
+    if not svg:
+        def _render(fig, name, title, caption):  # noqa: ANN001, ANN202 - PNG only
+            png = io.BytesIO()
+            fig.savefig(png, format="png", dpi=130, bbox_inches="tight")
+            plt.close(fig)
+            return Figure(name, title, caption, png.getvalue(), "")
+
+    figs = []
+    mats = {"all items": a.confusion, **a.per_agent_confusion}
+    n = len(mats)
+    cols = min(3, n)
+    rows = math.ceil(n / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 2.9 * rows), squeeze=False)
+    for ax in axes.flat[n:]:
+        ax.axis("off")
+    for ax, (name, c) in zip(axes.flat, mats.items()):
+        m = np.array([[c["human"]["human"], c["human"]["machine"]], [c["machine"]["human"], c["machine"]["machine"]]], float)
+        share = m / np.maximum(m.sum(1, keepdims=True), 1)
+        ax.imshow(share, cmap="Blues", vmin=0, vmax=1)
+        for i in range(2):
+            for j in range(2):
+                ax.text(j, i, f"{int(m[i, j])}\n{share[i, j]:.2f}", ha="center", va="center",
+                        color="white" if share[i, j] > 0.6 else "black", fontsize=9)
+        ax.set_xticks([0, 1], ["human", "machine"])
+        ax.set_yticks([0, 1], ["human", "machine"])
+        ax.set_xlabel("answer")
+        ax.set_ylabel("truth")
+        ax.set_title(str(name)[:30], fontsize=9)
+    fig.tight_layout()
+    figs.append(_render(fig, "static_confusion", "Confusion matrices",
+                        "Rows: ground truth; columns: the judges' answer; count and row share. Per agent: its items "
+                        "against all human items."))
+    t = a.agents.sort_values("rate").reset_index(drop=True)
+    fig, ax = plt.subplots(figsize=(7, 0.45 * len(t) + 1.4))
+    y = np.arange(len(t))
+    ax.barh(y, t["rate"], color=[HUMAN_COLOR if x == "human" else AI_COLOR for x in t["truth"]], alpha=0.85, height=0.65)
+    ax.errorbar(t["rate"], y, xerr=np.vstack([t["rate"] - t["low"], t["high"] - t["rate"]]), fmt="none",
+                ecolor="black", capsize=3, lw=1)
+    ax.set_yticks(y, [f"{w}  (n={k})" for w, k in zip(t["agent"], t["n"])])
+    ax.axvspan(*ZHANG_BAND, color="#bbbbbb", alpha=0.35, label="Zhang's band 0.45-0.55")
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("share of items judged human")
+    ax.legend(loc="lower right", frameon=False, fontsize=8)
+    pct = int(round(100 * (1 - a.alpha)))
+    figs.append(_render(fig, "static_agents", "Judged-human rate per agent",
+                        f"Bars: rate; whiskers: exact {pct}% Clopper-Pearson interval. Grey: Zhang's 0.45-0.55 band."))
+    return figs
+
+
+# --- report ---
+
+
+def _fmt(x: Any, d: int = 3) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "–"
+    if isinstance(x, (float, np.floating)):
+        return f"{float(x):.{d}f}"
+    return str(x)
+
+
+def _tables(a: StaticAnalysis) -> list[tuple[str, str, list[str], list[list[Any]]]]:
+    """(section, intro, header, rows) of the report, in order."""
+    pct = int(round(100 * (1 - a.alpha)))
+    c = a.confusion
+    out = [("Confusion matrix (all items)", "Rows: ground truth; columns: answer.",
+            ["truth", "judged human", "judged machine"],
+            [["human", c["human"]["human"], c["human"]["machine"]], ["machine", c["machine"]["human"], c["machine"]["machine"]]])]
+    ag = a.agents
+    out.append(("Judged-human rate per agent",
+                f"Exact {pct}% Clopper-Pearson interval; judge-clustered bootstrap {pct}% interval (judges resampled); "
+                f"Zhang's criterion: the rate within {ZHANG_BAND[0]}-{ZHANG_BAND[1]}. Giunti's two-player criteria: "
+                "the agent's items against the human items (decision from the interval of p_m / p_h against 1).",
+                ["agent", "n", "judges", "judged human", "rate", f"{pct}% exact", f"{pct}% clustered", "Zhang band",
+                 "Giunti", "p", "humanness p_m/p_h"],
+                [[r["agent"], r["n"], r["judges"], r["judged_human"], _fmt(r["rate"]), f"[{_fmt(r['low'])}, {_fmt(r['high'])}]",
+                  f"[{_fmt(r['boot_low'])}, {_fmt(r['boot_high'])}]", "in" if r["zhang_in_band"] else "out",
+                  r.get("giunti_decision", "–") if isinstance(r.get("giunti_decision"), str) else "–",
+                  _fmt(r.get("giunti_p")), (f"{_fmt(r.get('humanness'), 2)} [{_fmt(r.get('humanness_low'), 2)}, "
+                                            f"{_fmt(r.get('humanness_high'), 2)}]") if r["agent"] != "human" else "–"]
+                 for r in ag.to_dict("records")]))
+    out.append(("Detectability (balanced accuracy)",
+                "Mean of the accuracy on machine items and on human items; 0.5 = judges cannot tell. "
+                f"{pct}% judge-clustered bootstrap interval.",
+                ["machine items", "balanced accuracy", f"{pct}% interval"],
+                [[r["group"], _fmt(r["balanced_accuracy"]), f"[{_fmt(r['low'])}, {_fmt(r['high'])}]"]
+                 for r in a.detectability.to_dict("records")]))
+    hdr = ["trials", "H→H", "H→M", "M→H", "M→M", "machine judged human", f"{pct}% exact", "balanced accuracy"]
+
+    def rows(df: pd.DataFrame, first: list[str]) -> list[list[Any]]:
+        return [[*(r[k] for k in first), r["trials"], r["hh"], r["hm"], r["mh"], r["mm"], _fmt(r["machine_judged_human"]),
+                 f"[{_fmt(r['low'])}, {_fmt(r['high'])}]", _fmt(r["balanced_accuracy"])] for r in df.to_dict("records")]
+
+    out.append(("Per task", "", ["task", *hdr], rows(a.by_task, ["task"])))
+    if len(a.by_length):
+        out.append(("Per conversation length", "Length in exchanges.", ["length", *hdr],
+                    rows(a.by_length, ["length"])))
+    if len(a.by_group):
+        out.append(("Per demographic group of the judges", "Descriptive.", ["variable", "group", "judges", *hdr],
+                    rows(a.by_group, ["variable", "group", "judges"])))
+    f = a.flags
+    s = a.sensitivity
+    out.append(("Exclusion flags (kept, never deleted)",
+                f"{int(f['flag_control'].sum())} judge(s) below the control-accuracy minimum, {int(f['flag_fast'].sum())} "
+                f"with too many fast answers. Without the {s['judges_flagged']} flagged judge(s): {s['trials_without_flagged']} "
+                f"trials, balanced accuracy {_fmt(s['balanced_accuracy_without_flagged'])}. Every table above includes them.",
+                ["judge", "trials", "control trials", "control accuracy", "fast share", "flag control", "flag fast"],
+                [[r["judge_id"], r["trials"], r["control_trials"], _fmt(r["control_accuracy"]), _fmt(r["fast_share"]),
+                  "yes" if r["flag_control"] else "", "yes" if r["flag_fast"] else ""]
+                 for r in f[f["flag_control"] | f["flag_fast"]].to_dict("records")]))
+    return out
+
+
+def write_static_report(a: StaticAnalysis, out: str | Path, fmt: str = "html") -> list[Path]:
+    """One self-contained HTML file, or Markdown plus a figures folder. All text is escaped."""
+    from html import escape
+
+    from turinglab.analysis.figures import save
+    from turinglab.analysis.report import md_escape
+
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    figs = figures(a, svg=fmt != "html")
+    head = (f"{a.n_trials} trials · {a.n_judges} judges · task {a.task} · α = {a.alpha}; control items left out of every rate")
+    secs = _tables(a)
+    if fmt == "html":
+        parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>Static Turing test: {escape(a.study)}</title>"
+                 "<style>body{font-family:system-ui,sans-serif;max-width:1000px;margin:2em auto;padding:0 1em}"
+                 "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}"
+                 "img{max-width:100%}</style></head><body>",
+                 f"<h1>Static Turing test report: {escape(a.study)}</h1><p><i>{escape(head)}</i></p>"]
+        figmap = {fg.name: fg for fg in figs}
+        for i, (title, intro, header, rows) in enumerate(secs):
+            parts.append(f"<h2>{escape(title)}</h2><p>{escape(intro)}</p><table><tr>"
+                         + "".join(f"<th>{escape(str(h))}</th>" for h in header) + "</tr>"
+                         + "".join("<tr>" + "".join(f"<td>{escape(str(c))}</td>" for c in r) + "</tr>" for r in rows)
+                         + "</table>")
+            name = {0: "static_confusion", 1: "static_agents"}.get(i)
+            if name:
+                fg = figmap[name]
+                parts.append(f"<figure><img alt='{escape(fg.title)}' src='data:image/png;base64,"
+                             f"{base64.b64encode(fg.png).decode()}'><figcaption><b>{escape(fg.title)}.</b> "
+                             f"{escape(fg.caption)}</figcaption></figure>")
+        parts += [f"<p><i>{escape(n)}</i></p>" for n in a.notes]
+        out.write_text("".join(parts) + "</body></html>", encoding="utf-8")
+        return [out]
+    fig_dir = out.with_name(out.stem + "_figures")
+    paths = save(figs, fig_dir)
+    md = [f"# Static Turing test report: {md_escape(a.study)}", f"*{md_escape(head)}*"]
+    for i, (title, intro, header, rows) in enumerate(secs):
+        md += [f"## {title}", md_escape(intro) if intro else "",
+               "| " + " | ".join(header) + " |\n|" + "---|" * len(header) + "\n"
+               + "\n".join("| " + " | ".join(md_escape(c) for c in r) + " |" for r in rows)]
+        name = {0: "static_confusion", 1: "static_agents"}.get(i)
+        if name:
+            fg = next(x for x in figs if x.name == name)
+            md.append(f"![{fg.title}]({fig_dir.name}/{name}.svg)\n\n*{fg.title}.* {fg.caption}")
+    md += [f"*{md_escape(n)}*" for n in a.notes]
+    out.write_text("\n\n".join(md) + "\n", encoding="utf-8")
+    return [out, *paths]

@@ -1,0 +1,258 @@
+"""Judge trials of a static study as one table, and the `static summary` numbers.
+
+`trial_table(store, study_id)` reads every trial with its item (truth, agent, task fields) and
+its judge's demographics in one query. `summary(df)` gives the CLI contract:
+
+    {"trials", "judges", "confusion": {truth: {answer: n}},
+     "agents": [{"agent", "n", "judged_human", "judged_human_rate": {"estimate", "low", "high"}}]}
+
+`confusion[truth][answer]`; agents are the machine agents as named in the source data, then
+one pooled "human" row (every human-produced item); rates carry an exact (Clopper-Pearson)
+interval at `alpha`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sqlalchemy import case, func, select
+
+from turinglab.stats import interval
+from turinglab.store.models import ParticipantRow, ResponseRow, StimulusRow
+from turinglab.store.models import JudgeTrialRow as T
+
+COLUMNS = ["trial_id", "judge_id", "seq", "phase", "answer", "rt_ms", "feedback_shown", "control_correct",
+           "response_id", "truth", "agent", "control", "stimulus", "length"]
+
+
+def trial_table(store: Any, study_id: int) -> pd.DataFrame:
+    """One row per trial (see COLUMNS; `length` is a conversation chunk's exchanges, else NaN),
+    plus `judged_human` and `correct` (0/1). Trials and items are read apart and joined here
+    (the items are few; a study may have millions of trials)."""
+    tq = (select(T.id, T.judge_id, T.seq, T.phase, T.answer, T.rt_ms, T.feedback_shown, T.control_correct,
+                 T.response_id).where(T.study_id == study_id).order_by(T.id))
+    iq = (select(ResponseRow.id, ResponseRow.truth, ResponseRow.agent, ResponseRow.control, StimulusRow.key,
+                 ResponseRow.payload).join(StimulusRow, ResponseRow.stimulus_id == StimulusRow.id)
+          .where(ResponseRow.study_id == study_id))
+    with store.engine.connect() as conn:
+        trials = pd.DataFrame.from_records(_raw(conn, tq), columns=COLUMNS[:9])
+        items = pd.DataFrame([r[:5] + ((r[5] or {}).get("length"),) for r in conn.execute(iq).all()],
+                             columns=["response_id", *COLUMNS[9:]])
+    df = trials.merge(items, on="response_id", how="left", sort=False)
+    df["judged_human"] = (df["answer"] == "human").astype(np.int64)
+    df["correct"] = (df["answer"] == df["truth"]).astype(np.int64)
+    return df
+
+
+def _raw(conn: Any, stmt: Any) -> list[tuple]:
+    """Rows as plain tuples straight from the DB-API cursor (SQLAlchemy rows cost ~10x more to
+    turn into a DataFrame). Only integer literals are bound, so literal_binds is safe."""
+    sql = str(stmt.compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True}))
+    cur = conn.connection.dbapi_connection.cursor()
+    try:
+        cur.execute(sql)
+        return cur.fetchall()
+    finally:
+        cur.close()
+
+
+def _items(conn: Any, study_id: int) -> pd.DataFrame:
+    """The study's items: response_id, truth, agent, control, length (few rows; read once)."""
+    q = select(ResponseRow.id, ResponseRow.truth, ResponseRow.agent, ResponseRow.control, ResponseRow.payload).where(
+        ResponseRow.study_id == study_id)
+    return pd.DataFrame([(i, t, a, bool(c), (p or {}).get("length")) for i, t, a, c, p in conn.execute(q).all()],
+                        columns=["response_id", "truth", "agent", "control", "length"])
+
+
+def count_table(store: Any, study_id: int) -> tuple[pd.DataFrame, int]:
+    """Trials counted by (truth, agent, control, answer), and the number of judges: what `summary`
+    needs. The database counts per item and answer (a covering index, no sort); items are joined here."""
+    q = (select(T.response_id, T.answer, func.count()).where(T.study_id == study_id)
+         .group_by(T.response_id, T.answer))
+    with store.engine.connect() as conn:
+        per_item = pd.DataFrame.from_records(_raw(conn, q), columns=["response_id", "answer", "n"])
+        judges = conn.execute(select(func.count(func.distinct(T.judge_id))).where(T.study_id == study_id)).scalar()
+        items = _items(conn, study_id)
+    m = per_item.merge(items, on="response_id", how="left")
+    counts = m.groupby(["truth", "agent", "control", "answer"], sort=True)["n"].sum().reset_index()
+    counts["control"] = counts["control"].astype(bool)
+    return counts, int(judges or 0)
+
+
+MAX_SQL_AGENTS = 40
+
+
+def judge_counts(store: Any, study_id: int, fast_rt_ms: int = 300) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The inputs of `analysis.static.analyse_counts`: judge counts per (judge_id, truth, agent,
+    control, answer) with n, n_fast, n_ctl, n_ctl_correct (the last three are per-judge totals: only
+    their sum over a judge's rows means anything); length counts per (length, truth, answer).
+
+    The database groups by judge with one conditional sum per machine agent and answer (human
+    items pooled as agent "human", control items as "(control)"), streaming in judge order; with
+    more than MAX_SQL_AGENTS machine agents the trials are read and counted here instead."""
+    with store.engine.connect() as conn:
+        items = _items(conn, study_id)
+        agents = sorted(items.loc[(items["truth"] == "machine") & ~items["control"], "agent"].astype(str).unique())
+        if len(agents) <= MAX_SQL_AGENTS:
+            return _judge_counts_sql(conn, study_id, fast_rt_ms, items, agents)
+    return _judge_counts_py(store, study_id, fast_rt_ms)
+
+
+def _judge_counts_sql(conn: Any, study_id: int, fast_rt_ms: int, items: pd.DataFrame,
+                      agents: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    R = ResponseRow
+    groups = [("human", "human", False, (R.control == False) & (R.truth == "human"))]  # noqa: E712
+    groups += [("machine", a, False, (R.control == False) & (R.truth == "machine") & (R.agent == a))  # noqa: E712
+               for a in agents]
+    groups.append(("machine", "(control)", True, R.control == True))  # noqa: E712
+    cols = []
+    for *_, cond in groups:
+        for ans in ("human", "machine"):
+            cols.append(func.sum(case((cond & (T.answer == ans), 1), else_=0)))
+    cols += [func.sum(case((T.rt_ms < int(fast_rt_ms), 1), else_=0)),
+             func.sum(case((T.control_correct.is_not(None), 1), else_=0)),
+             func.sum(case((T.control_correct == True, 1), else_=0))]  # noqa: E712
+    q = (select(T.judge_id, *cols).join(R, R.id == T.response_id).where(T.study_id == study_id)
+         .group_by(T.judge_id))
+    rows = _raw(conn, q)
+    per_item = pd.DataFrame.from_records(
+        _raw(conn, select(T.response_id, T.answer, func.count()).where(T.study_id == study_id)
+             .group_by(T.response_id, T.answer)), columns=["response_id", "answer", "n"])
+    out = []
+    for r in rows:
+        first = True
+        for gi, (truth, agent, ctl, _) in enumerate(groups):
+            for ai, ans in enumerate(("human", "machine")):
+                n = int(r[1 + 2 * gi + ai] or 0)
+                if n:
+                    extra = [int(x or 0) for x in r[-3:]] if first else [0, 0, 0]
+                    first = False
+                    out.append((r[0], truth, agent, ctl, ans, n, *extra))
+    jc = pd.DataFrame(out, columns=["judge_id", "truth", "agent", "control", "answer", "n", "n_fast", "n_ctl",
+                                    "n_ctl_correct"])
+    jc["control"] = jc["control"].astype(bool)
+    return jc, _length_counts(per_item, items)
+
+
+def _length_counts(per_item: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
+    m = per_item.merge(items, on="response_id", how="left")
+    m = m[~m["control"].astype(bool) & m["length"].notna()]
+    if m.empty:
+        return pd.DataFrame(columns=["length", "truth", "answer", "n"])
+    return m.groupby(["length", "truth", "answer"])["n"].sum().reset_index()
+
+
+def _judge_counts_py(store: Any, study_id: int, fast_rt_ms: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """judge_counts by reading the trials' five needed columns and counting with numpy."""
+    q = select(T.judge_id, T.response_id, T.answer, T.rt_ms, T.control_correct).where(T.study_id == study_id)
+    with store.engine.connect() as conn:
+        t = pd.DataFrame.from_records(_raw(conn, q), columns=["judge_id", "response_id", "answer", "rt_ms",
+                                                              "control_correct"])
+        items = _items(conn, study_id)
+    n_t = len(t)
+    jcode, jids = pd.factorize(t["judge_id"])
+    item_row = pd.Index(items["response_id"]).get_indexer(t["response_id"])
+    gcode_item = items.groupby(["truth", "agent", "control"], sort=True).ngroup().to_numpy(dtype=np.int64)
+    gtab = items.assign(g=gcode_item).drop_duplicates("g").sort_values("g")[["truth", "agent", "control"]]
+    G = max(len(gtab), 1)
+    said_h = (t["answer"].to_numpy() == "human").astype(np.int64)
+    key = (jcode.astype(np.int64) * G + gcode_item[item_row]) * 2 + said_h
+    size = len(jids) * G * 2
+    rt = pd.to_numeric(t["rt_ms"], errors="coerce").to_numpy()
+    cc = t["control_correct"]
+    sums = {"n": np.bincount(key, minlength=size),
+            "n_fast": np.bincount(key, weights=(rt < fast_rt_ms).astype(float), minlength=size),
+            "n_ctl": np.bincount(key, weights=cc.notna().to_numpy(dtype=float), minlength=size),
+            "n_ctl_correct": np.bincount(key, weights=cc.isin([True, 1]).to_numpy(dtype=float), minlength=size)}
+    nz = np.flatnonzero(sums["n"])
+    j, rest = np.divmod(nz, G * 2)
+    gi, ans = np.divmod(rest, 2)
+    jc = pd.DataFrame({"judge_id": np.asarray(jids)[j], "truth": gtab["truth"].to_numpy()[gi],
+                       "agent": gtab["agent"].to_numpy()[gi], "control": gtab["control"].to_numpy()[gi].astype(bool),
+                       "answer": np.where(ans == 1, "human", "machine"),
+                       **{k: v[nz].astype(np.int64) for k, v in sums.items()}})
+    # lengths: per item and answer, then by the item's length (conversation items)
+    per_item = np.bincount(item_row * 2 + said_h, minlength=len(items) * 2).reshape(len(items), 2)
+    lc = pd.DataFrame(columns=["length", "truth", "answer", "n"])
+    it = items.assign(human=per_item[:, 1], machine=per_item[:, 0])
+    it = it[~it["control"] & it["length"].notna()]
+    if n_t and len(it):
+        lc = (it.melt(id_vars=["length", "truth"], value_vars=["human", "machine"], var_name="answer", value_name="n")
+              .groupby(["length", "truth", "answer"])["n"].sum().reset_index())
+        lc = lc[lc["n"] > 0].reset_index(drop=True)
+    return jc, lc
+
+
+def judge_table(store: Any, judge_ids: list[str]) -> pd.DataFrame:
+    """Judges' demographics (one column per field), indexed by judge id."""
+    out: dict[str, dict[str, Any]] = {}
+    with store.engine.connect() as conn:
+        for i in range(0, len(judge_ids), 500):
+            q = select(ParticipantRow.id, ParticipantRow.demographics).where(ParticipantRow.id.in_(judge_ids[i:i + 500]))
+            out.update((pid, dict(d or {})) for pid, d in conn.execute(q).all())
+    return pd.DataFrame.from_dict(out, orient="index")
+
+
+def rate(k: int, n: int, alpha: float = 0.05) -> dict[str, float | None]:
+    if n == 0:
+        return {"estimate": None, "low": None, "high": None}
+    ci = interval(int(k), int(n), alpha, "clopper-pearson")
+    return {"estimate": k / n, "low": float(ci.low), "high": float(ci.high)}
+
+
+def _counts(df: pd.DataFrame) -> pd.DataFrame:
+    """A trial table -> counts by (truth, agent, control, answer)."""
+    return (df.groupby(["truth", "agent", "control", "answer"], observed=True).size()
+            .rename("n").reset_index())
+
+
+def confusion(counts: pd.DataFrame) -> dict[str, dict[str, int]]:
+    """confusion[truth][answer] counts."""
+    out = {t: {a: 0 for a in ("human", "machine")} for t in ("human", "machine")}
+    for (t, a), n in counts.groupby(["truth", "answer"])["n"].sum().items():
+        out[str(t)][str(a)] = int(n)
+    return out
+
+
+def agent_rates(counts: pd.DataFrame, alpha: float = 0.05) -> list[dict[str, Any]]:
+    """Each machine agent (as named in the source), then the pooled human items."""
+    rows = []
+    m = counts[counts["truth"] == "machine"]
+    for agent, part in m.groupby("agent", sort=True):
+        n, k = int(part["n"].sum()), int(part.loc[part["answer"] == "human", "n"].sum())
+        rows.append({"agent": str(agent), "truth": "machine", "n": n, "judged_human": k,
+                     "judged_human_rate": rate(k, n, alpha)})
+    h = counts[counts["truth"] == "human"]
+    if len(h):
+        n, k = int(h["n"].sum()), int(h.loc[h["answer"] == "human", "n"].sum())
+        rows.append({"agent": "human", "truth": "human", "n": n, "judged_human": k,
+                     "judged_human_rate": rate(k, n, alpha)})
+    return rows
+
+
+def summary(data: pd.DataFrame | tuple[pd.DataFrame, int], alpha: float = 0.05, *, study: str | None = None,
+            task: str | None = None) -> dict[str, Any]:
+    """The `turinglab static summary --json` object, from a trial table or from `count_table`'s
+    (counts, judges). Control items are left out of the confusion and the agents (counted in
+    `control_trials`)."""
+    if isinstance(data, tuple):
+        counts, judges = data
+    else:
+        counts, judges = _counts(data), int(data["judge_id"].nunique())
+    ctl = counts["control"].astype(bool)
+    main = counts[~ctl]
+    c = confusion(main)
+    n_h = c["human"]["human"] + c["human"]["machine"]
+    n_m = c["machine"]["human"] + c["machine"]["machine"]
+    total = n_h + n_m
+    return {
+        "study": study, "task": task, "alpha": alpha, "interval": "clopper-pearson",
+        "trials": int(total), "control_trials": int(counts.loc[ctl, "n"].sum()),
+        "judges": judges,
+        "confusion": c,
+        "accuracy": (c["human"]["human"] + c["machine"]["machine"]) / total if total else None,
+        "balanced_accuracy": (c["human"]["human"] / n_h + c["machine"]["machine"] / n_m) / 2 if n_h and n_m else None,
+        "agents": agent_rates(main, alpha),
+    }

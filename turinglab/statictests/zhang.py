@@ -1,0 +1,280 @@
+"""Importers for Zhang et al.'s published formats (see ../shared/data/zhang2023/README.md).
+
+Response dictionaries (`word.json`, `caption.json`, ...): `{stimulus_id: [record, ...]}`, each record
+`{cueWord|imageID|conversationID, response, groundtruth, human_groundtruth, machine_groundtruth}`;
+free viewing has `response_float` (a scanpath in [-1, 1] over 1280x1024). Every record becomes
+one item; its key is `<stimulus index>_<letter or agent>_<k>`, the name of Zhang's stimulus pages
+(`a` human with k = 0..4 the k-th human record; `b`..`f` the word models), so published judge
+trials (`humanjudge_Word_*.json`, pages named `78_e_0.html`) can be matched to items.
+
+The cue index of a page name is taken as the position of the cue in the dictionary's key order,
+and checked for every trial: the index must name a cue, the letter must agree with the trial's
+`groundtruth` and `machine_groundtruth`, and that cue must have the item. Page names carry no
+text, so this checks structure, not the cue word itself (see `check_cue_mapping`).
+
+Problems are collected as one line each (stimulus or trial, field, fix) and raised together
+as `ImportProblem`; nothing is stored unless everything is valid.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from turinglab.store.static import ImportTrial, JudgeIn, ResponseIn, StimulusIn
+
+KEY_FIELDS = {"word": "cueWord", "caption": "imageID", "object": "imageID", "color": "imageID", "fv": "imageID",
+              "conversation": "conversationID"}
+# Zhang's word-association page letters: dictionary name -> (letter, name in the judge files)
+WORD_MODELS = {"word2vec": ("b", "Word2Vec"), "gpt2": ("c", "GPT2"), "gpt3emb": ("d", "GPT3(Emb)"),
+               "gpt3promptcurie": ("e", "GPT3(pr, Curie)"), "gpt3promptdav": ("f", "GPT3(pr, DaVinci)")}
+LETTER_JUDGE_NAME = {"a": "", **{v[0]: v[1] for v in WORD_MODELS.values()}}
+PAGE = re.compile(r"(?:^|/)(\d+)_([a-z])_(\d+)(?:\.html)?$")
+MAX_SHOWN = 20
+
+
+class ImportProblem(ValueError):
+    """Bad input: `lines` has one line per problem (what, where, what to do)."""
+
+    def __init__(self, source: str, lines: list[str]) -> None:
+        self.source, self.lines = source, lines
+        shown = lines[:MAX_SHOWN] + ([f"... and {len(lines) - MAX_SHOWN} more"] if len(lines) > MAX_SHOWN else [])
+        super().__init__(f"{source}: {len(lines)} problem(s), nothing imported:\n" + "\n".join(shown))
+
+
+@dataclass
+class Parsed:
+    stimuli: list[StimulusIn] = field(default_factory=list)
+    responses: list[ResponseIn] = field(default_factory=list)
+    judges: list[JudgeIn] = field(default_factory=list)
+    trials: list[ImportTrial] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def read_json(path: str | Path) -> Any:
+    p = Path(path)
+    if not p.is_file():
+        raise ImportProblem(str(p), ["no such file; give the path of the JSON file"])
+    try:
+        return json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ImportProblem(str(p), [f"cannot read JSON ({exc}); export the file as UTF-8 JSON"]) from None
+
+
+def parse_responses(data: Any, task: str, source: str = "<responses>", images: Path | None = None) -> Parsed:
+    """A response dictionary -> stimuli and items (agents as in the file: `machine_groundtruth`, or
+    `human_groundtruth` / "human" for human records)."""
+    if task not in KEY_FIELDS:
+        raise ImportProblem(source, [f"unknown task {task!r}; use one of {', '.join(KEY_FIELDS)}"])
+    if not isinstance(data, dict) or not data:
+        raise ImportProblem(source, ["the top level must be a non-empty object {stimulus_id: [records...]}"])
+    out, problems = Parsed(), []
+    key_field = KEY_FIELDS[task]
+    missing_images = 0
+    for idx, (stim, records) in enumerate(data.items()):
+        where = f"stimulus {stim!r}"
+        if not isinstance(records, list) or not records:
+            problems.append(f"{where}: value must be a non-empty list of records; wrap the record(s) in [ ]")
+            continue
+        image = None
+        if task not in ("word", "conversation"):
+            if images is not None:
+                if (images / stim).is_file():
+                    image = stim
+                else:
+                    missing_images += 1
+        fields: dict[str, Any] = {"index": idx}
+        counts: Counter[str] = Counter()
+        first = records[0] if isinstance(records[0], dict) else {}
+        for extra in ("point", "topic", "topic_choices", "control_answer", "control_choices", "length"):
+            if extra in first:
+                fields[extra] = first[extra]
+        out.stimuli.append(StimulusIn(stim, text=stim if task == "word" else None, image=image, fields=fields))
+        for n, r in enumerate(records):
+            at = f"{where} record {n}"
+            if not isinstance(r, dict):
+                problems.append(f"{at}: must be an object with {key_field}, response, groundtruth; fix the record")
+                continue
+            if r.get(key_field, stim) != stim:
+                problems.append(f"{at}: field {key_field!r} is {r.get(key_field)!r} but the record is under {stim!r}; "
+                                "move it under its own key or fix the field")
+            truth = r.get("groundtruth")
+            if truth not in ("human", "machine"):
+                problems.append(f"{at}: field 'groundtruth' is {truth!r}; set it to \"human\" or \"machine\"")
+                continue
+            model = r.get("machine_groundtruth") or ""
+            if truth == "machine" and not model:
+                problems.append(f"{at}: field 'machine_groundtruth' is empty for a machine response; "
+                                "name the model that produced it")
+                continue
+            if truth == "human" and model:
+                problems.append(f"{at}: field 'machine_groundtruth' is {model!r} for a human response; "
+                                "clear it or set groundtruth to \"machine\"")
+                continue
+            text, payload = _response(task, r, at, problems)
+            if text is None and not payload:
+                continue
+            agent = model if truth == "machine" else (r.get("human_groundtruth") or "human")
+            slot = "a" if truth == "human" else (WORD_MODELS[model][0] if task == "word" and model in WORD_MODELS
+                                                 else _slug(model))
+            k = counts[slot]
+            counts[slot] += 1
+            out.responses.append(ResponseIn(f"{idx}_{slot}_{k}", stim, text, truth, agent, payload=payload))
+    if problems:
+        raise ImportProblem(source, problems)
+    if missing_images:
+        out.notes.append(f"{missing_images} of {len(out.stimuli)} images not found in {images}; "
+                         "their pages show the response without the picture")
+    return out
+
+
+def _response(task: str, r: dict[str, Any], at: str, problems: list[str]) -> tuple[str | None, dict[str, Any]]:
+    resp = r.get("response")
+    if task == "fv":
+        pts = r.get("response_float", resp)
+        ok = (isinstance(pts, list) and pts and all(isinstance(p, list) and len(p) == 2 and
+              all(isinstance(v, (int, float)) and -1 <= v <= 1 for v in p) for p in pts))
+        if not ok:
+            problems.append(f"{at}: field 'response_float' must be a list of [x, y] fixations in [-1, 1]; "
+                            "rescale the scanpath from 1280x1024 pixels")
+            return None, {}
+        return None, {"scanpath": pts, "frame": [1280, 1024]}
+    if task == "conversation":
+        if isinstance(resp, list):
+            if not all(isinstance(t, dict) and isinstance(t.get("speaker"), str) and isinstance(t.get("text"), str)
+                       for t in resp):
+                problems.append(f"{at}: field 'response' must list turns {{\"speaker\": ..., \"text\": ...}}; fix the turns")
+                return None, {}
+            turns = resp
+        elif isinstance(resp, str) and resp.strip():
+            turns = [{"speaker": m.group(1), "text": m.group(2)} for m in
+                     (re.match(r"\s*([^:]{1,20}):\s*(.*)", line) for line in resp.splitlines()) if m]
+            if not turns:
+                problems.append(f"{at}: field 'response' has no 'Speaker: text' lines; one turn per line")
+                return None, {}
+        else:
+            problems.append(f"{at}: field 'response' is missing; give the transcript (turns or 'A: ...' lines)")
+            return None, {}
+        payload: dict[str, Any] = {"turns": turns}
+        if isinstance(r.get("speakers"), dict):
+            payload["speakers"] = r["speakers"]
+        return "\n".join(f"{t['speaker']}: {t['text']}" for t in turns), payload
+    if not isinstance(resp, str) or not resp.strip():
+        problems.append(f"{at}: field 'response' is {resp!r}; give the response as non-empty text")
+        return None, {}
+    if task == "object":
+        payload = {"labels": [x.strip() for x in resp.split(",") if x.strip()]}
+        if isinstance(r.get("boxes"), list):
+            payload["boxes"] = r["boxes"]
+        return resp, payload
+    if task == "color":
+        return resp, {"color": resp.strip()}
+    return resp, {}
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "-", name).strip("-").lower() or "m"
+
+
+def parse_judge_trials(data: Any, parsed: Parsed, source: str = "<judge trials>") -> Parsed:
+    """Zhang's human-judge trial file (`{"Trial_Word_1": {workerID, workerData, trialData}, ...}`) ->
+    judges and trials of the items in `parsed`. Items that trials use get the judge file's model
+    names as their agent (the dictionary's name stays in `payload["dictionary_agent"]`)."""
+    if not isinstance(data, dict) or not data:
+        raise ImportProblem(source, ["the top level must be an object {\"Trial_Word_1\": {...}, ...}"])
+    by_key = {r.key: r for r in parsed.responses}
+    n_stimuli = len(parsed.stimuli)
+    problems: list[str] = []
+    judges: dict[str, JudgeIn] = {}
+    seq: Counter[str] = Counter()
+    trials: list[ImportTrial] = []
+    renamed: dict[str, str] = {}
+    for name, rec in data.items():
+        at = f"trial {name!r}"
+        td = rec.get("trialData") if isinstance(rec, dict) else None
+        worker = rec.get("workerID") if isinstance(rec, dict) else None
+        if not isinstance(td, dict) or not isinstance(worker, str) or not worker:
+            problems.append(f"{at}: needs 'workerID' (text) and 'trialData' (object); fix the record")
+            continue
+        m = PAGE.search(str(td.get("page_name", "")))
+        if not m:
+            problems.append(f"{at}: field 'page_name' is {td.get('page_name')!r}; it must end in "
+                            "<cue index>_<letter>_<k>.html, e.g. .../78_e_0.html")
+            continue
+        idx, letter, k = int(m.group(1)), m.group(2), int(m.group(3))
+        page = f"{idx}_{letter}_{k}"
+        truth, model = td.get("groundtruth"), td.get("machine_groundtruth") or ""
+        answer = str(td.get("response_speaker", "")).lower()
+        if idx >= n_stimuli:
+            problems.append(f"{at} (page {page}): cue index {idx} but the responses have {n_stimuli} stimuli; "
+                            "import the response file these pages were made from")
+            continue
+        if letter not in LETTER_JUDGE_NAME or LETTER_JUDGE_NAME[letter] != model or (truth == "human") != (letter == "a"):
+            problems.append(f"{at} (page {page}): field 'machine_groundtruth'/'groundtruth' is {model!r}/{truth!r}, "
+                            f"but letter {letter!r} means {LETTER_JUDGE_NAME.get(letter) or 'human'}; "
+                            "check the page name or the labels")
+            continue
+        item = by_key.get(page)
+        if item is None or item.truth != truth:
+            problems.append(f"{at} (page {page}): stimulus {parsed.stimuli[idx].key!r} has no such item; "
+                            "import the response file these pages were made from")
+            continue
+        if answer not in ("human", "machine"):
+            problems.append(f"{at} (page {page}): field 'response_speaker' is {td.get('response_speaker')!r}; "
+                            "it must be human or machine")
+            continue
+        rt = td.get("rt")
+        if rt is not None and not (isinstance(rt, (int, float)) and rt >= 0):
+            problems.append(f"{at} (page {page}): field 'rt' is {rt!r}; give milliseconds >= 0 or leave it out")
+            continue
+        if truth == "machine":
+            renamed[page] = model
+        if worker not in judges:
+            demo = rec.get("workerData") if isinstance(rec.get("workerData"), dict) else {}
+            judges[worker] = JudgeIn(worker, demographics={**demo, "source": "zhang2023"})
+        answers = {k2: td[k2] for k2 in ("trial", "hit", "Aclass", "response_gender") if k2 in td}
+        answers["source_trial"] = name
+        phase = str(td.get("phase") or "test").lower()
+        trials.append(ImportTrial(worker, page, seq[worker], answer, rt_ms=int(rt) if rt is not None else None,
+                                  phase=phase, feedback_shown=phase == "feedback", answers=answers))
+        seq[worker] += 1
+    if problems:
+        raise ImportProblem(source, problems)
+    # items named as in the judge file
+    for n, r in enumerate(parsed.responses):
+        if r.key in renamed and r.agent != renamed[r.key]:
+            parsed.responses[n] = ResponseIn(r.key, r.stimulus_key, r.text, r.truth, renamed[r.key],
+                                             payload={**r.payload, "dictionary_agent": r.agent}, control=r.control)
+    # the same dictionary model must get one judge-file name
+    pairs = {(r.payload.get("dictionary_agent"), r.agent) for r in parsed.responses if "dictionary_agent" in r.payload}
+    clash = Counter(d for d, _ in pairs)
+    bad = [d for d, c in clash.items() if c > 1]
+    if bad:
+        raise ImportProblem(source, [f"model {bad[0]!r} of the responses appears under several judge-file names; "
+                                     "check the letters of the page names"])
+    parsed.judges, parsed.trials = list(judges.values()), trials
+    parsed.notes.append(check_cue_mapping(parsed))
+    return parsed
+
+
+def check_cue_mapping(parsed: Parsed) -> str:
+    """What the cue-index mapping was checked against (reported by `static import`): the checks
+    passed under the file's key order; whether an alphabetical cue order would pass them too
+    (then the data cannot tell the two apart)."""
+    used = {int(t.response_key.split("_")[0]) for t in parsed.trials}
+    slots = {s.key: set() for s in parsed.stimuli}
+    for r in parsed.responses:
+        slots[r.stimulus_key].add(r.key.split("_", 1)[1])
+    keys = [s.key for s in parsed.stimuli]
+    alpha = sorted(keys)
+    also = all(t.response_key.split("_", 1)[1] in slots[alpha[int(t.response_key.split("_")[0])]]
+               for t in parsed.trials)
+    return (f"page cue indices checked against the response file's key order: {len(used)} cues used, all within "
+            f"0..{len(keys) - 1}, every letter agrees with the trial's labels and every page names an existing "
+            "item; page names carry no text, so the cue words themselves cannot be checked"
+            + ("; an alphabetical cue order would pass the same checks, so the file order is an assumption "
+               "the data cannot confirm" if also and alpha != keys else ""))
