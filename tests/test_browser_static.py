@@ -32,6 +32,7 @@ def shots(tmp_path_factory) -> Path:
 
 
 async def shot(page, shots: Path, name: str) -> None:
+    await page.evaluate("window.scrollTo(0, 0)")  # a scrolled page draws the sticky header mid-shot
     await page.screenshot(path=str(shots / f"{name}-{page.viewport_size['width']}.png"), full_page=True)
 
 
@@ -113,8 +114,8 @@ async def run_judge(browser, base: str, vp: dict, task: str, shots: Path, prolif
         await answer(page, task)
         await page.wait_for_selector("#btn-submit:not([disabled])", timeout=20000)
         if n_items in (0, 1):
-            await check_drawing(page, task)
             await shot(page, shots, f"{task}-item{n_items}")
+            await check_drawing(page, task)
         n_before = await page.get_attribute("input[name=n]", "value")
         await page.click("#btn-submit")
         await page.wait_for_function(f"!document.querySelector('input[name=n]') || "

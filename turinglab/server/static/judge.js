@@ -80,7 +80,7 @@
   function drawPoint(svg, point, w, h) {
     svg.setAttribute("viewBox", `0 0 ${w} ${h}`);
     const [x, y] = scaleTo(point, w, h);
-    const r = Math.max(6, Math.min(w, h) / 40);
+    const r = Math.max(8, Math.min(w, h) / 28);
     el("circle", { cx: x, cy: y, r: r * 1.6, class: "point-halo" }, svg);
     el("circle", { cx: x, cy: y, r, class: "point", id: "point" }, svg);
   }
