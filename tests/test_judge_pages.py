@@ -91,10 +91,10 @@ def test_pages_carry_no_truth_agent_or_key_and_escape_text(task, sqlite_url, tmp
                                     for t in trials)
 
 
-def test_refresh_and_repeated_posts_never_lose_or_duplicate(sqlite_url, tmp_path):
-    with Store(sqlite_url) as st:
+def test_refresh_and_repeated_posts_never_lose_or_duplicate(db_url, tmp_path):
+    with Store(db_url) as st:
         sid = make_study(st, "word", None, min_rt_ms=0)
-    with TestClient(app_for(sqlite_url, sid)) as c:
+    with TestClient(app_for(db_url, sid)) as c:
         pid, tok = consented(c)
         first = c.get(f"/p/{pid}").text
         assert item_json(c.get(f"/p/{pid}").text) == item_json(first)  # a refresh shows the same item
@@ -104,7 +104,7 @@ def test_refresh_and_repeated_posts_never_lose_or_duplicate(sqlite_url, tmp_path
         assert again.status_code == 303
         ahead = dict(data, n="3")
         assert c.post(f"/p/{pid}/answer", data=ahead).status_code == 409
-        with Store(sqlite_url) as st:
+        with Store(db_url) as st:
             trials = st.trials(sid, judge_id=pid)
         assert [t.seq for t in trials] == [0]
         # the link alone (another browser, no cookie) resumes at the next item
@@ -192,11 +192,11 @@ def test_feedback_page_only_after_the_answer_and_only_in_the_feedback_phase(sqli
             assert [t.phase for t in st.trials(sid)] == ["feedback", "feedback", "test"]
 
 
-def test_conversation_trial_answers_and_topic_control(sqlite_url):
-    with Store(sqlite_url) as st:
+def test_conversation_trial_answers_and_topic_control(db_url):
+    with Store(db_url) as st:
         sid = make_study(st, "conversation", None, min_rt_ms=0, items=2, n_stimuli=4)
         items = {i.id: i for i in st.items(sid)}
-    with TestClient(app_for(sqlite_url, sid)) as c:
+    with TestClient(app_for(db_url, sid)) as c:
         pid, tok = consented(c)
         html = c.get(f"/p/{pid}").text
         shown = item_json(html)
@@ -206,7 +206,7 @@ def test_conversation_trial_answers_and_topic_control(sqlite_url):
         r = c.post(f"/p/{pid}/answer", data=incomplete)
         assert r.status_code == 400 and "gender of speaker B" in r.text
         data.update(speaker_0="human", speaker_1="machine", gender_0="male", gender_1="female")
-        with Store(sqlite_url) as st:
+        with Store(db_url) as st:
             sess = st.start_judge_session(sid, pid)
         item = items[sess.items[0].response_id]
         data["control"] = item.stimulus_fields["control_answer"]
@@ -214,7 +214,7 @@ def test_conversation_trial_answers_and_topic_control(sqlite_url):
         html = c.get(f"/p/{pid}").text
         wrong = next(t for t in TOPICS if t != items[sess.items[1].response_id].stimulus_fields["control_answer"])
         c.post(f"/p/{pid}/answer", data=dict(form_of(html, tok), control=wrong, speaker_1="human"))
-        with Store(sqlite_url) as st:
+        with Store(db_url) as st:
             t0, t1 = st.trials(sid)
         assert t0.answer == "machine" and t0.answers["speakers"] == {"A": "human", "B": "machine"}
         assert t0.answers["genders"] == {"A": "male", "B": "female"} and t0.control_correct is True
