@@ -529,20 +529,74 @@ def _log_progress() -> None:
     lg.setLevel(logging.INFO)
 
 
+def _static_to_serve(study: str, db: str | None):  # noqa: ANN202 - StaticStudy | None
+    """A static study to serve: a static study file (it has `task:` or a static preset), or the name
+    of a static study in the database when no such file exists; None for a live study file."""
+    from pathlib import Path
+
+    import yaml
+
+    from turinglab.game.study_file import StudyFileError
+    from turinglab.statictests.config import load_static_study, preset_names
+
+    p = Path(study)
+    if p.is_file():
+        try:
+            data = yaml.safe_load(p.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, yaml.YAMLError):
+            return None  # the live study loader says what is wrong
+        if isinstance(data, dict) and ("task" in data or data.get("preset") in preset_names()):
+            try:
+                return load_static_study(p)
+            except StudyFileError as exc:
+                fail(str(exc))
+        return None
+    if p.suffix.lower() in (".yaml", ".yml") or "/" in study:
+        fail(f"--study {study}: no such file; give a study YAML file or the name of a static study "
+             "(see `turinglab static import`)")
+    from turinglab.store import Store, StoreError
+    from turinglab.store.db import existing_database
+
+    try:
+        store = Store(existing_database(db))
+    except StoreError as exc:
+        fail(f"--study {study}: no such file, and no database to look it up in ({exc})")
+    try:
+        return store.static_study(study).study
+    except StoreError as exc:
+        fail(f"--study {study}: no such file, and {exc}")
+    finally:
+        store.close()
+
+
 @app.command()
 def serve(
-    study: str = typer.Option(None, "--study", help="Study YAML file (default: two-player, ELIZA + the local model)."),
+    study: str = typer.Option(None, "--study", help="Study YAML file (live game or static test), or the name of a "
+                              "static study in the database (default: two-player, ELIZA + the local model)."),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on."),
     port: int = typer.Option(8000, "--port", help="Port to listen on."),
     db: str = typer.Option(None, "--db", help="Database URL (default: $DATABASE_URL, else sqlite:///./turinglab.db)."),
     warm_up: bool = typer.Option(True, "--warm-up/--no-warm-up", help="Load the local model at start."),
 ) -> None:
-    """Run the live imitation game in the browser (participant pages, websockets, /admin)."""
+    """Run the live imitation game, or a static test's judge pages, in the browser (with /admin)."""
     import uvicorn
 
     from turinglab.server.defaults import default_study
     from turinglab.store.db import StoreError
 
+    static = _static_to_serve(study, db) if study else None
+    if static is not None:
+        from turinglab.server.judge import create_static_app
+
+        try:
+            web = create_static_app(static, db)
+        except StoreError as exc:
+            fail(str(exc))
+        console.print(f"turinglab: static study [bold]{static.name}[/bold] ({static.task}) on http://{host}:{port}/"
+                      f"  (admin: /admin)", highlight=False)
+        console.print(f"turinglab: database {database_location(db)}", highlight=False)
+        uvicorn.run(web, host=host, port=port, log_level="info")
+        return
     if study:
         from turinglab.game.study_file import StudyFileError, load_study
 

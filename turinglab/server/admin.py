@@ -140,12 +140,10 @@ def tables(store: Store, study_id: int | None = None) -> dict[str, pd.DataFrame]
             "participants": pd.DataFrame(p_rows), "events": pd.DataFrame(e_rows)}
 
 
-def add_admin(app: FastAPI, password: str | None, page, message) -> None:  # noqa: ANN001
-    templates = Jinja2Templates(directory=str(__import__("pathlib").Path(__file__).parent / "templates"))
+def admin_guard(app: FastAPI, password: str | None, message):  # noqa: ANN001, ANN201
+    """The admin pages' check (HTTP Basic, failed-login throttle): `await guard(request)` is a
+    refusal Response, or None when the request may proceed. Shared by the live and static admin."""
     throttle = app.state.login_throttle = LoginThrottle()
-    # one salt per server secret: pseudonyms agree across the tables (and across restarts when
-    # $TURINGLAB_SECRET is set) and cannot be turned back into participant links
-    salt = hmac.new(app.state.csrf.secret, b"admin-export", hashlib.sha256).hexdigest()
 
     def secret() -> str | None:
         return password if password is not None else os.environ.get("TURINGLAB_ADMIN_PASSWORD") or None
@@ -169,6 +167,16 @@ def add_admin(app: FastAPI, password: str | None, page, message) -> None:  # noq
             return Response("admin: wrong or missing password (any user name, the admin password)",
                             status_code=401, headers={"WWW-Authenticate": 'Basic realm="turinglab admin"'})
         return None
+
+    return guard
+
+
+def add_admin(app: FastAPI, password: str | None, page, message) -> None:  # noqa: ANN001
+    templates = Jinja2Templates(directory=str(__import__("pathlib").Path(__file__).parent / "templates"))
+    # one salt per server secret: pseudonyms agree across the tables (and across restarts when
+    # $TURINGLAB_SECRET is set) and cannot be turned back into participant links
+    salt = hmac.new(app.state.csrf.secret, b"admin-export", hashlib.sha256).hexdigest()
+    guard = admin_guard(app, password, message)
 
     @app.get("/admin", response_class=HTMLResponse)
     async def admin(request: Request) -> Response:

@@ -477,3 +477,22 @@ def plan_session(items: Sequence[ItemInfo], study: StaticStudy, rng: random.Rand
 def _study_info(r: StaticStudyRow) -> StaticStudyInfo:
     return StaticStudyInfo(r.id, r.name, r.version, r.task, r.config_hash, StaticStudy.model_validate(r.config),
                            r.created_ms)
+
+
+# --- added for the judge pages (server/judge.py): every session of a study, for /admin ---
+
+def _judge_sessions(self: StaticMixin, study_id: int) -> list[JudgeSessionInfo]:
+    """Every judge session of the study, oldest first, with its stored trial count (`done`)."""
+    with self._tx() as s:  # type: ignore[attr-defined]
+        done = dict(s.execute(select(JudgeTrialRow.session_id, func.count()).where(
+            JudgeTrialRow.study_id == study_id, JudgeTrialRow.session_id.is_not(None))
+            .group_by(JudgeTrialRow.session_id)).all())
+        rows = s.scalars(select(JudgeSessionRow).where(JudgeSessionRow.study_id == study_id)
+                         .order_by(JudgeSessionRow.created_ms, JudgeSessionRow.id)).all()
+        return [JudgeSessionInfo(r.id, r.study_id, r.judge_id,
+                                 tuple(PlannedItem(int(p["response_id"]), p["phase"], bool(p.get("control")))
+                                       for p in r.plan["items"]), r.created_ms, r.completed_ms, done.get(r.id, 0))
+                for r in rows]
+
+
+StaticMixin.judge_sessions = _judge_sessions  # type: ignore[attr-defined]
