@@ -82,7 +82,7 @@ def methods(a: Analysis, esc: Callable[[str], str] = str) -> list[str]:
     comp = ("No two-sample tests: in three-player games P(S_m) = 1 − P(S_h) (Giunti)."
             if a.format == "three-player" else
             f"Witnesses are compared with exact tests of two independent binomials (Boschloo if small, else Fisher; two-sided), Holm-adjusted. "
-            f"Pass criteria: the machine's SR against the human witnesses' SR, one-sided exact test and the interval of their ratio.")
+            f"Pass criteria: the machine's SR against the human witnesses' SR, two-sided exact (Boschloo) test, which gives the p-value and the decision, and the interval of their ratio.")
     return [
         f"Study “{esc(a.study)}”, {a.format} format: {a.n_games} games with a verdict, {a.n_interrogators} interrogators. "
         f"Significance level α = {o.alpha} ({pct}% intervals). {excl}",
