@@ -248,13 +248,15 @@ def render_markdown(a: Analysis, fig_dir_name: str, figs: list[Figure]) -> str:
     parts.append("Brier score: " + ", ".join(f"{k} {f(v)}" for k, v in a.brier.items()))
     parts.append(fig("calibration"))
     parts.append("## Intervals that respect repeated interrogators")
-    parts.append(_md_table(["quantity", "estimate", "n", f"{pct}% interval"],
-                           [[e(r["quantity"]), f(r["estimate"]), r["n"], f"[{f(r['low'])}, {f(r['high'])}]"] for r in c["bootstrap"]]))
+    parts.append(_md_table(["quantity", "estimate", "n", f"{pct}% interval", "note"],
+                           [[e(r["quantity"]), f(r["estimate"]), r["n"], f"[{f(r['low'])}, {f(r['high'])}]",
+                             e(r.get("note") or "")] for r in c["bootstrap"]]))
     parts.append("## Correction for adaptive allocation")
     if c["ipw"]:
         parts.append(c["ipw_text"])
-        parts.append(_md_table(["witness", "n", "naive SR", "IPW SR", f"{pct}% interval"],
-                               [[e(r["witness"]), r["n"], f(r["naive"]), f(r["ipw"]), f"[{f(r['low'])}, {f(r['high'])}]"] for r in c["ipw"]]))
+        parts.append(_md_table(["witness", "n", "naive SR", "IPW SR", f"{pct}% interval", "note"],
+                               [[e(r["witness"]), r["n"], f(r["naive"]), f(r["ipw"]), f"[{f(r['low'])}, {f(r['high'])}]",
+                                 e(r.get("note") or "")] for r in c["ipw"]]))
     else:
         parts.append("No game recorded a selection probability, so no correction was made.")
     parts.append("## Timing-leak check")

@@ -103,6 +103,9 @@ class Allocation(_Strict):
     ai_fallback_noise_sigma: Annotated[float, Field(ge=0)] = 7.0
     wait_match_window: Annotated[int, Field(gt=0)] = 5  # AI games wait the mean of the last N human waits
     witness_policy: Literal["thompson", "uniform"] = "thompson"
+    # share of AI games picked uniformly under Thompson sampling, so that every witness keeps a
+    # selection probability of at least thompson_floor / (number of AI witnesses); 0 = pure Thompson
+    thompson_floor: Annotated[float, Field(ge=0, le=1)] = 0.2
 
 
 class Study(_Strict):
