@@ -574,7 +574,7 @@ def report(
     study: str = typer.Option(None, "--study", help="Study id or name (needed when there are several)."),
     exclude: list[str] = typer.Option(None, "--exclude", help="Exclusion flag to apply (repeatable; 'none' for none). Default: the study's."),
     alpha: float = typer.Option(0.05, "--alpha", help="Significance level."),
-    fmt: str = typer.Option("html", "--format", help="html (one self-contained file) or md (+ a figures folder)."),
+    fmt: str = typer.Option("html", "--format", help="html (one self-contained file), md (+ a figures folder) or json (every number, keyed)."),
 ) -> None:
     """Analyse a study's games and write the report (tables, figures, methods)."""
     from rich.progress import Progress
@@ -582,8 +582,8 @@ def report(
     from turinglab.analysis.core import analyse
     from turinglab.analysis.report import write_report
 
-    if fmt not in ("html", "md"):
-        fail(f"--format must be html or md, got {fmt!r}")
+    if fmt not in ("html", "md", "json"):
+        fail(f"--format must be html, md or json, got {fmt!r}")
     loaded = _analysis_load(db, study)
     opt = _analysis_options(loaded, exclude, alpha)
     steps = ["prepare", "success rates", "comparisons", "criteria", "accuracy", "regressions", "bootstrap", "timing"]
