@@ -117,6 +117,11 @@ def test_three_previous_ai_matches_a_loop():
 def test_knows_witness_reason():
     r = pd.Series(["I know her personally", "my friend Tom", "typos", None, "knowledge of maths", "I knew who it was"])
     assert knows_witness_from_reason(r).tolist() == [True, True, False, False, False, True]
+    # the paper's own examples fire; a comparison with a friend does not
+    fire = ["we sit in the same room", "they are from my class", "its my mate", "I know her, she is my sister"]
+    quiet = ["sounds like my friend lol", "reminds me of my friend", "talks like my mate", "my friends say bots are slow"]
+    assert knows_witness_from_reason(pd.Series(fire)).all()
+    assert not knows_witness_from_reason(pd.Series(quiet)).any()
 
 
 def test_exclusions_are_flags_not_deletions():
