@@ -25,6 +25,17 @@ from typing import Callable
 import numpy as np
 from scipy.special import betainc, betaincc, gammaln
 
+class _LazyScipyStats:
+    """scipy.stats, imported on first use (it alone takes about as long as the rest of the CLI)."""
+
+    def __getattr__(self, name: str):
+        from scipy import stats
+
+        return getattr(stats, name)
+
+
+scipy_stats = _LazyScipyStats()
+
 RTOL = 1e-7
 LOG_RTOL = math.log1p(RTOL)
 ALTERNATIVES = ("two-sided", "greater", "less")

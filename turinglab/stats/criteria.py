@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 
-from scipy import stats
 
 from .binomial import (
     binom_pvalue,
@@ -99,6 +98,8 @@ def _two_sided_equal_p(k_m: int, n_m: int, k_h: int, n_h: int, test: str) -> tup
     cells = n_m * n_h
     if test == "boschloo" or (test == "auto" and cells <= BOSCHLOO_MAX_CELLS):
         table = [[k_m, k_h], [n_m - k_m, n_h - k_h]]
+        from scipy import stats
+
         res = stats.boschloo_exact(table, alternative="two-sided")
         p = float(res.pvalue)
         return (1.0 if math.isnan(p) else min(1.0, p)), "Boschloo exact unconditional, two-sided"

@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import optimize, special, stats
+from scipy import optimize, special  # not scipy.stats: it alone doubles the CLI start-up
 
 from .binomial import (
     LOG_RTOL,
@@ -275,13 +275,13 @@ def _grid_pieces(k: int, n: int, alpha: float, kind: str, step: float) -> list[t
 
 
 def _clopper_pearson(k: int, n: int, alpha: float) -> tuple[float, float]:
-    lo = 0.0 if k == 0 else float(stats.beta.ppf(alpha / 2, k, n - k + 1))
-    hi = 1.0 if k == n else float(stats.beta.isf(alpha / 2, k + 1, n - k))
+    lo = 0.0 if k == 0 else float(special.betaincinv(k, n - k + 1, alpha / 2))
+    hi = 1.0 if k == n else float(special.betainccinv(k + 1, n - k, alpha / 2))
     return lo, hi
 
 
 def _wilson(k: int, n: int, alpha: float) -> tuple[float, float]:
-    z = float(stats.norm.isf(alpha / 2))
+    z = float(-special.ndtri(alpha / 2))
     phat = k / n
     centre = (phat + z * z / (2 * n)) / (1 + z * z / n)
     half = z / (1 + z * z / n) * math.sqrt(phat * (1 - phat) / n + z * z / (4 * n * n))
@@ -290,8 +290,8 @@ def _wilson(k: int, n: int, alpha: float) -> tuple[float, float]:
 
 def _jeffreys(k: int, n: int, alpha: float) -> tuple[float, float]:
     """Equal-tailed Beta(k + 1/2, n - k + 1/2) interval (no boundary modification)."""
-    d = stats.beta(k + 0.5, n - k + 0.5)
-    return float(d.ppf(alpha / 2)), float(d.isf(alpha / 2))
+    a, b = k + 0.5, n - k + 0.5
+    return float(special.betaincinv(a, b, alpha / 2)), float(special.betainccinv(a, b, alpha / 2))
 
 
 def interval(
@@ -331,7 +331,7 @@ def interval(
 def one_sided_interval(k: int, n: int, alpha: float, alternative: str) -> IntervalSet:
     """Exact one-sided (Clopper-Pearson) bound: the p0 not rejected by the one-sided test."""
     if alternative == "greater":  # H1: p > p0; the set is [lower bound, 1]
-        pieces = [(0.0 if k == 0 else float(stats.beta.ppf(alpha, k, n - k + 1)), 1.0)]
+        pieces = [(0.0 if k == 0 else float(special.betaincinv(k, n - k + 1, alpha)), 1.0)]
     else:
-        pieces = [(0.0, 1.0 if k == n else float(stats.beta.isf(alpha, k + 1, n - k)))]
+        pieces = [(0.0, 1.0 if k == n else float(special.betainccinv(k + 1, n - k, alpha)))]
     return IntervalSet(f"clopper-pearson one-sided ({alternative})", pieces[0][0], pieces[0][1], tuple(pieces), True, alpha)
