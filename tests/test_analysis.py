@@ -117,6 +117,11 @@ def test_three_previous_ai_matches_a_loop():
 def test_knows_witness_reason():
     r = pd.Series(["I know her personally", "my friend Tom", "typos", None, "knowledge of maths", "I knew who it was"])
     assert knows_witness_from_reason(r).tolist() == [True, True, False, False, False, True]
+    # the paper's own examples fire; a comparison with a friend does not
+    fire = ["we sit in the same room", "they are from my class", "its my mate", "I know her, she is my sister"]
+    quiet = ["sounds like my friend lol", "reminds me of my friend", "talks like my mate", "my friends say bots are slow"]
+    assert knows_witness_from_reason(pd.Series(fire)).all()
+    assert not knows_witness_from_reason(pd.Series(quiet)).any()
 
 
 def test_exclusions_are_flags_not_deletions():
@@ -287,3 +292,23 @@ def test_three_player_timing_check_has_both_witness_kinds():
     t = analyse(df, parts).timing.set_index("kind")
     assert t.loc["human", "n"] == t.loc["ai", "n"] == 200
     assert np.isfinite(t.loc["human", "duration_median"])
+
+
+def test_ipw_never_prints_a_degenerate_interval():
+    import pandas as pd
+
+    from turinglab.analysis.resample import ipw_table
+    from turinglab.stats import interval
+
+    rows = []
+    for i in range(12):  # witness S: 3 games, all judged AI, one interrogator -> bootstrap [0, 0]
+        w = "S" if i < 3 else "T"
+        rows.append({"game_id": f"g{i}", "interrogator_id": "a" if w == "S" else f"i{i % 4}", "started_ms": i,
+                     "witness": w, "witness_kind": "ai", "selection_prob": 0.05 if w == "S" else 0.9,
+                     "judged_human": 0 if w == "S" else i % 2})
+    t = ipw_table(pd.DataFrame(rows), 0.05, n_boot=200).set_index("witness")
+    s = t.loc["S"]
+    ci = interval(0, 3, 0.05)
+    assert (s["low"], s["high"]) == (ci.low, ci.high) and s["high"] > s["low"]
+    assert "exact interval of 0/3" in s["note"]
+    assert t.loc["T", "note"] == "" and t.loc["T", "high"] > t.loc["T", "low"]

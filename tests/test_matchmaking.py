@@ -148,12 +148,37 @@ def test_thompson_chooses_in_proportion_to_probability():
         s.record("A", True, 100)
         s.record("B", False, 100)
     rng = np.random.default_rng(0)
-    picks = [choose_witness("thompson", s, ["A", "B"], rng, prob_draws=500) for _ in range(2000)]
+    picks = [choose_witness("thompson", s, ["A", "B"], rng, prob_draws=500, floor=0.0) for _ in range(2000)]
     p_a = selection_probabilities_exact(s, ["A", "B"])[0]
     n_a = sum(1 for c, _ in picks if c == "A")
     assert sps.binomtest(n_a, 2000, p_a).pvalue > 0.001
     probs_a = [p for c, p in picks if c == "A"]
     assert abs(np.mean(probs_a) - p_a) < 0.02
+
+
+def test_allocation_floor_keeps_a_weak_witness_in_play():
+    from turinglab.game.config import Allocation
+
+    assert Allocation().thompson_floor > 0  # on by default
+    s = WitnessStats.for_codenames(["A", "B", "C"])
+    for _ in range(40):
+        s.record("A", True, 100)
+        s.record("B", False, 100)
+        s.record("C", False, 100)
+    names = ["A", "B", "C"]
+    ts_b = selection_probabilities_exact(s, names)[1]
+    assert ts_b < 1e-6  # pure Thompson sampling starves B
+    floor = 0.3
+    want = floor / 3 + (1 - floor) * ts_b
+    rng = np.random.default_rng(3)
+    picks = [choose_witness("thompson", s, names, rng, prob_draws=500, floor=floor) for _ in range(3000)]
+    n_b = sum(1 for c, _ in picks if c == "B")
+    assert sps.binomtest(n_b, 3000, want).pvalue > 0.001
+    # the stored probability is the mixture, never below the floor's share
+    assert all(p >= floor / 3 for _, p in picks)
+    assert np.mean([p for c, p in picks if c == "B"]) == pytest.approx(want, abs=0.002)
+    with pytest.raises(ValueError, match="floor"):
+        choose_witness("thompson", s, names, rng, floor=1.5)
 
 
 def test_confidence_weights_and_bad_confidence():

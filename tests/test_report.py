@@ -89,7 +89,7 @@ def test_cli_report_bad_input(sqlite_url, tmp_path):
     assert r.exit_code == 2 and "no studies" in r.output
     CliRunner().invoke(app, ["demo-data", "--db", sqlite_url, "--games", "10"])
     r = CliRunner().invoke(app, ["report", "--db", sqlite_url, "--out", str(tmp_path / "x.html"), "--format", "pdf"])
-    assert r.exit_code == 2 and "html or md" in r.output
+    assert r.exit_code == 2 and "html, md or json" in r.output
     r = CliRunner().invoke(app, ["report", "--db", sqlite_url, "--out", str(tmp_path / "x.html"), "--exclude", "nope"])
     assert r.exit_code == 2 and "unknown exclusion flag" in r.output
     assert not (tmp_path / "x.html").exists()
@@ -132,3 +132,22 @@ def test_report_counts_blocked_ai_outputs():
     assert "Blocked AI outputs: 3 in 2 games" in html
     df["ai_outputs_blocked"] = 0
     assert "Blocked AI outputs: none" in render_html(analyse(df, parts, Options(n_boot=20, max_games_mixed=0, max_games_gee=0)))
+
+
+def test_json_report_has_every_number_and_each_model_terms(analysis, tmp_path):
+    import json
+
+    [path] = write_report(analysis, tmp_path / "r.json", "json")
+    doc = json.loads(path.read_text())
+    assert doc["numbers"] == analysis.numbers()  # keyed like the export's rebuild numbers
+    assert doc["meta"]["alpha"] == analysis.options.alpha and doc["meta"]["n_boot"] == 100
+    assert any("interrogator" in m for m in doc["methods"])
+    reg = analysis.regressions
+    assert set(doc["models"]) == {k for k in ("mixed", "gee") if reg.get(k) is not None} and doc["models"]
+    for name, model in doc["models"].items():
+        t = reg[name]
+        assert [r["term"] for r in model["terms"]] == list(t["term"])
+        for r, (_, row) in zip(model["terms"], t.iterrows()):
+            assert set(r) == {"term", "estimate", "se", "p"}
+            assert r["estimate"] == row["estimate"] and r["se"] == row["se"] and r["p"] == row["p_value"]
+            assert doc["numbers"][f"{name}.{r['term']}.estimate"] == r["estimate"]

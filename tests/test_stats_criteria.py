@@ -166,12 +166,15 @@ def test_two_player_decisions(counts, expected):
     assert two_player(*counts).decision == expected
 
 
-def test_boschloo_is_one_sided_and_no_less_powerful_than_fisher():
+def test_boschloo_is_two_sided_and_no_less_powerful_than_fisher():
     low_machine = two_player(5, 40, 25, 40)
     high_machine = two_player(25, 40, 5, 40)
-    assert low_machine.p_value < 0.001 < 0.99 < high_machine.p_value
+    # two-sided: the mirror table gives the same p-value, and the decision follows its sign
+    assert low_machine.p_value == pytest.approx(high_machine.p_value, rel=1e-9)
+    assert low_machine.p_value < 0.001
+    assert (low_machine.decision, high_machine.decision) == ("fails", "passes")
     for km, nm, kh, nh in [(5, 40, 25, 40), (8, 20, 12, 20), (3, 15, 9, 14)]:
-        fisher = stats.fisher_exact([[km, kh], [nm - km, nh - kh]], alternative="less").pvalue
+        fisher = stats.fisher_exact([[km, kh], [nm - km, nh - kh]], alternative="two-sided").pvalue
         assert two_player(km, nm, kh, nh).p_value <= fisher + 1e-12
 
 

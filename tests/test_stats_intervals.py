@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -14,11 +16,17 @@ from turinglab.stats.binomial import two_sided_pvalues
 
 
 
-def scipy_pvalue(k: int, n: int, p: float) -> float:
-    """An independent two-sided (Sterne) p-value: scipy's binomtest."""
+def exact_pvalue(k: int, n: int, p: float) -> float:
+    """An independent two-sided (Sterne) p-value straight from the definition, exact ties only.
+
+    scipy's binomtest counts outcomes within 1e-7 relative of pmf(k), which moves the edge of
+    the counted set by ~1e-9 in p; this reference allows only 1e-11 in log pmf for rounding.
+    """
     if p <= 0 or p >= 1:
         return float(two_sided_pvalues(k, n, p)[0])
-    return stats.binomtest(k, n, p).pvalue
+    x = np.arange(n + 1)
+    lp = stats.binom.logpmf(x, n, p)
+    return float(min(1.0, np.exp(lp[lp <= lp[k] + 1e-11]).sum()))
 
 
 # --- the paper --------------------------------------------------------------------------------
@@ -34,23 +42,25 @@ def test_paper_grid_figures_are_reproduced():
 
 def test_paper_example_exact_bounds_are_wider_than_the_grid():
     five, one = interval(9, 10, 0.05), interval(9, 10, 0.01)
-    assert five.low == pytest.approx(0.5535113271, abs=1e-9)
+    # the 5% lower bound is where pmf(2) = pmf(9) exactly: logit p = log(45 / 10) / 7
+    assert five.low == pytest.approx(1 / (1 + math.exp(-math.log(4.5) / 7)), abs=1e-13)
     assert five.high == pytest.approx(0.9948838031, abs=1e-9)
     assert one.low == pytest.approx(0.4876760713, abs=1e-9)
     assert one.high == pytest.approx(0.9989954713, abs=1e-9)
     for ci, grid, alpha in ((five, (0.56, 0.99), 0.05), (one, (0.49, 0.99), 0.01)):
         assert ci.low < grid[0] and ci.high > grid[1]
-        for bound, outward in ((ci.low, -1), (ci.high, 1)):  # scipy's binomtest as the reference
-            assert scipy_pvalue(9, 10, bound - outward * 1e-11) >= alpha - 1e-9
-            assert scipy_pvalue(9, 10, bound + outward * 1e-9) < alpha
+        for bound, outward in ((ci.low, -1), (ci.high, 1)):  # the definition as the reference
+            assert exact_pvalue(9, 10, bound - outward * 1e-11) >= alpha - 1e-9
+            # scipy counts ties within 1e-7 relative, which reaches ~4e-9 past an exact jump
+            assert exact_pvalue(9, 10, bound + outward * 1e-7) < alpha
     # three bounds are roots of p-value = alpha ...
     for bound, alpha in ((five.high, 0.05), (one.low, 0.01), (one.high, 0.01)):
-        assert scipy_pvalue(9, 10, bound) == pytest.approx(alpha, abs=1e-9)
+        assert exact_pvalue(9, 10, bound) == pytest.approx(alpha, abs=1e-9)
     # ... but at 5% the lower bound is a jump: outcome 2 leaves the counted set there
-    assert scipy_pvalue(9, 10, five.low - 1e-9) == pytest.approx(0.0286920, abs=1e-6)
-    assert scipy_pvalue(9, 10, five.low + 1e-11) == pytest.approx(0.0504665, abs=1e-6)
+    assert exact_pvalue(9, 10, five.low - 1e-7) == pytest.approx(0.0286920, abs=1e-6)
+    assert exact_pvalue(9, 10, five.low + 1e-11) == pytest.approx(0.0504665, abs=1e-6)
     # footnote 8: at 1% every p in [0, 0.48] and p = 1 is rejected
-    assert all(scipy_pvalue(9, 10, p) < 0.01 for p in np.linspace(0.001, 0.48, 50))
+    assert all(exact_pvalue(9, 10, p) < 0.01 for p in np.linspace(0.001, 0.48, 50))
     assert not one.contains(1.0) and not one.contains(0.48)
 
 
@@ -70,12 +80,12 @@ def test_one_in_thirty_is_not_an_interval():
     (a, b), (c, d) = ci.pieces
     assert ci.low == a and ci.high == d and b < c
     gap = np.linspace(b, c, 12)[1:-1]
-    assert all(scipy_pvalue(1, 30, p) < 0.05 for p in gap)
-    assert all(scipy_pvalue(1, 30, p) >= 0.05 for p in np.linspace(c, d, 12)[1:-1])
+    assert all(exact_pvalue(1, 30, p) < 0.05 for p in gap)
+    assert all(exact_pvalue(1, 30, p) >= 0.05 for p in np.linspace(c, d, 12)[1:-1])
     assert ci.contains((c + d) / 2) and not ci.contains((b + c) / 2)
     # statsmodels finds the first piece only
     sm = proportion_confint(1, 30, 0.05, method="binom_test")
-    assert (a, b) == pytest.approx(sm, abs=1e-9)
+    assert (a, b) == pytest.approx(sm, abs=1e-8)  # statsmodels' tie tolerance moves its bound ~2e-9
 
 
 def brute_accepts(k: int, n: int, grid: np.ndarray, alpha: float, method: str) -> np.ndarray:
@@ -124,9 +134,9 @@ def test_pvalue_at_each_bound_is_alpha_or_jumps_across_it(n, frac, alpha):
         for bound, outward in ((a, -1.0), (b, 1.0)):
             if bound in (0.0, 1.0):
                 continue
-            p_at = scipy_pvalue(k, n, bound)
-            p_in = scipy_pvalue(k, n, bound - outward * 1e-11)
-            p_out = scipy_pvalue(k, n, bound + outward * 1e-9)
+            p_at = exact_pvalue(k, n, bound)
+            p_in = exact_pvalue(k, n, bound - outward * 1e-11)
+            p_out = exact_pvalue(k, n, bound + outward * 1e-9)
             if ci.contains(bound + outward * 1e-9):
                 continue
             assert p_in >= alpha - 1e-9  # the bound is accepted (closed set)
@@ -146,8 +156,8 @@ def test_large_n_bounds_separate_accepted_from_rejected(n, frac, alpha):
         for bound, outward in ((a, -1.0), (b, 1.0)):
             if bound in (0.0, 1.0) or ci.contains(bound + outward * 1e-9):
                 continue
-            assert scipy_pvalue(k, n, bound - outward * 1e-12) >= alpha - 1e-9
-            assert scipy_pvalue(k, n, bound + outward * 1e-9) < alpha
+            assert exact_pvalue(k, n, bound - outward * 1e-12) >= alpha - 1e-9
+            assert exact_pvalue(k, n, bound + outward * 1e-9) < alpha
 
 
 @settings(max_examples=40, deadline=None)
@@ -194,7 +204,7 @@ def test_matches_statsmodels_binom_test_when_one_interval(n, frac, alpha):
             if abs(ours - theirs) > 1e-7:
                 # statsmodels' root search can stop past a jump of the p-value: its bound is
                 # then a rejected point (e.g. 0 of 265 at 5%: upper 0.014300 has p = 0.037)
-                assert scipy_pvalue(k, n, theirs) < alpha and not ci.contains(theirs)
+                assert exact_pvalue(k, n, theirs) < alpha and not ci.contains(theirs)
 
 
 def test_statsmodels_misses_a_jump_that_we_find():
@@ -202,8 +212,8 @@ def test_statsmodels_misses_a_jump_that_we_find():
     _, theirs = proportion_confint(0, 265, 0.05, method="binom_test")
     assert ci.high == pytest.approx(0.0141914777, abs=1e-9)
     assert ci.high < theirs
-    assert scipy_pvalue(0, 265, ci.high - 1e-11) > 0.059
-    assert scipy_pvalue(0, 265, theirs) < 0.04
+    assert exact_pvalue(0, 265, ci.high - 1e-11) > 0.059
+    assert exact_pvalue(0, 265, theirs) < 0.04
 
 
 @pytest.mark.parametrize("ours, theirs", [("clopper-pearson", "beta"), ("wilson", "wilson"), ("jeffreys", "jeffreys")])
@@ -233,8 +243,8 @@ def test_large_n_is_exact():
     ci = interval(50_000, 100_000)
     assert ci.is_interval
     for bound, outward in ((ci.low, -1), (ci.high, 1)):
-        assert scipy_pvalue(50_000, 100_000, bound - outward * 1e-12) >= 0.05 - 1e-9
-        assert scipy_pvalue(50_000, 100_000, bound + outward * 1e-9) < 0.05
+        assert exact_pvalue(50_000, 100_000, bound - outward * 1e-12) >= 0.05 - 1e-9
+        assert exact_pvalue(50_000, 100_000, bound + outward * 1e-9) < 0.05
     lo, hi = proportion_confint(50_000, 100_000, 0.05, method="binom_test")
     assert (ci.low, ci.high) == pytest.approx((lo, hi), abs=1e-9)
 

@@ -82,18 +82,27 @@ def _stats_float(value: str, name: str, low: float = 0.0, high: float = 1.0) -> 
 
 
 def _stats_int(value: str, name: str) -> int:
-    if not value.strip().isdigit():
+    from turinglab.stats.binomial import MAX_N
+
+    v = value.strip()
+    if not (v.isascii() and v.isdigit()):
         fail(f"{name} must be a whole number >= 0, got {value!r}")
-    return int(value)
+    if len(v) > 18 or int(v) > MAX_N:
+        fail(f"{name} = {v} is too large: at most {MAX_N:.0e} games are supported")
+    return int(v)
 
 
 def _stats_counts(value: str, name: str) -> tuple[int, int]:
     """Parse 'K/N' (K successes of N games)."""
     import re
 
+    from turinglab.stats.binomial import MAX_N
+
     m = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", value)
     if not m:
         fail(f"{name} must be K/N, e.g. 3/10 (3 of 10 games); got {value!r}")
+    if len(m.group(1)) > 18 or len(m.group(2)) > 18 or int(m.group(2)) > MAX_N:
+        fail(f"{name} {value}: at most {MAX_N:.0e} games are supported")
     k, n = int(m.group(1)), int(m.group(2))
     if n == 0:
         fail(f"{name} {value}: the number of games N must be at least 1")
@@ -106,8 +115,12 @@ def _stats_call(fn, *args, **kwargs):
     """Run a stats function, turning bad input (ValueError) into one line on stderr."""
     try:
         return fn(*args, **kwargs)
-    except ValueError as e:
-        fail(str(e))
+    except (ValueError, ArithmeticError, RuntimeError, MemoryError) as e:
+        msg = str(e)
+        if "different signs" in msg or "converge" in msg or not isinstance(e, ValueError):
+            fail("these counts are beyond what the exact computation can resolve (a root could not be "
+                 "bracketed); try fewer games or another --method")
+        fail(msg)
 
 
 def _stats_json(result) -> None:
@@ -153,9 +166,9 @@ def stats_binom(
     t.add_row("observed rate", _pct(res.estimate))
     t.add_row("null hypothesis", f"rate = {p0f:g} ({alternative})")
     t.add_row("p-value", f"{res.p_value:.6g}")
-    t.add_row(f"{100 * (1 - a):g}% confidence set ({ci.method})", " ∪ ".join(f"[{x:.6f}, {y:.6f}]" for x, y in ci.pieces))
+    t.add_row(f"{100 * (1 - a):g}% confidence set ({ci.method})", " ∪ ".join(f"[{x:.6g}, {y:.6g}]" for x, y in ci.pieces))
     if not ci.is_interval:
-        t.add_row("note", "the set has gaps; its hull is " + f"[{ci.low:.6f}, {ci.high:.6f}]")
+        t.add_row("note", "the set has gaps; its hull is " + f"[{ci.low:.6g}, {ci.high:.6g}]")
     console.print(t)
     verdict = "rejected" if res.p_value < a else "not rejected"
     console.print(f"At α = {a:g} the hypothesis rate = {p0f:g} is {verdict} (p = {res.p_value:.4g}).")
@@ -210,15 +223,21 @@ def stats_two_player(
     alpha: str = typer.Option("0.05", "--alpha"),
     method: str = typer.Option("sterne", "--method", help="interval for each rate"),
     ratio_method: str = typer.Option("koopman", "--ratio-method", help="koopman|katz|bootstrap"),
+    test: str = typer.Option(
+        "auto", "--test", help="boschloo (exact) | score | auto (Boschloo unless it would take more than a few seconds)"
+    ),
     as_json: bool = typer.Option(False, "--json", help="print JSON only"),
 ) -> None:
-    """Two-player test: is the machine judged human as often as humans are?"""
+    """Two-player test: is the machine judged human as often as humans are?
+
+    The p-value and the decision come from one two-sided test of equal rates (named in the output).
+    """
     from turinglab.stats import two_player
 
     km, nm = _stats_counts(machine, "--machine")
     kh, nh = _stats_counts(human, "--human")
     a = _stats_float(alpha, "--alpha")
-    res = _stats_call(two_player, km, nm, kh, nh, a, method, ratio_method)
+    res = _stats_call(two_player, km, nm, kh, nh, a, method, ratio_method, test)
     if as_json:
         return _stats_json(res)
     from rich.table import Table
@@ -231,8 +250,11 @@ def stats_two_player(
         t.add_row(label, _pct(e.estimate), f"{_pct(e.low)} to {_pct(e.high)}")
     hu = res.humanness
     t.add_row(f"degree of humanness (ratio, {ratio_method})", _pct(hu.estimate), f"{_pct(hu.low)} to {_pct(hu.high)}")
-    t.add_row("p-value (H0: machine >= humans)", f"{res.p_value:.4g}", res.test)
+    t.add_row("p-value (H0: machine = humans)", f"{res.p_value:.4g}", res.test)
     console.print(t)
+    console.print(f"Test: {res.test}; the decision below comes from this test at α = {a:g}.", highlight=False)
+    if res.note:
+        console.print(f"Note: {res.note}.", highlight=False)
     _print_decision(
         res.decision, a, "two-player", "ratio of the machine's rate to the humans' rate", "100%",
         whats="ratios of the machine's rate to the humans' rate",
@@ -704,7 +726,7 @@ def report(
     study: str = typer.Option(None, "--study", help="Study id or name (needed when there are several)."),
     exclude: list[str] = typer.Option(None, "--exclude", help="Exclusion flag to apply (repeatable; 'none' for none). Default: the study's."),
     alpha: float = typer.Option(0.05, "--alpha", help="Significance level."),
-    fmt: str = typer.Option("html", "--format", help="html (one self-contained file) or md (+ a figures folder)."),
+    fmt: str = typer.Option("html", "--format", help="html (one self-contained file), md (+ a figures folder) or json (every number, keyed)."),
 ) -> None:
     """Analyse a study's games and write the report (tables, figures, methods)."""
     from rich.progress import Progress
@@ -712,9 +734,11 @@ def report(
     from turinglab.analysis.core import analyse
     from turinglab.analysis.report import write_report
 
-    if fmt not in ("html", "md"):
-        fail(f"--format must be html or md, got {fmt!r}")
+    if fmt not in ("html", "md", "json"):
+        fail(f"--format must be html, md or json, got {fmt!r}")
     if _is_static_study(db, study):
+        if fmt == "json":
+            fail("--format json is for live studies; a static study's numbers: turinglab static summary --json")
         return _static_report(db, study, out, alpha, fmt)
     loaded = _analysis_load(db, study)
     opt = _analysis_options(loaded, exclude, alpha)

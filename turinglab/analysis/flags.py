@@ -14,10 +14,15 @@ import pandas as pd
 
 from turinglab.analysis.schema import FLAG_PREFIX, flag_names
 
-# A reason saying the interrogator knows the witness, e.g. "I know her, she's my sister".
+# A reason saying the interrogator knows the witness, e.g. "I know her, she's my sister", and the
+# paper's own examples ("we sit in the same room", "from my class", "my mate"). "my friend" after
+# "like" or "of" is a comparison ("sounds like my friend lol"), not acquaintance.
 KNOWS_WITNESS_RE = re.compile(
     r"\b(?:i|we)\s+(?:know|knew)\s+(?:him|her|them|this\s+person|the\s+witness|who\s+(?:it|this)\s+(?:is|was))\b"
-    r"|\b(?:my|our)\s+(?:friend|brother|sister|partner|roommate|classmate|colleague|mum|mom|dad|wife|husband)\b"
+    r"|(?<!like )(?<!of )\b(?:my|our)\s+(?:friend|mate|buddy|brother|sister|partner|roommate|flatmate|classmate"
+    r"|colleague|coworker|co-worker|mum|mom|dad|wife|husband|boyfriend|girlfriend)\b"
+    r"|\b(?:sit|sitting|sat|are|we're)\s+(?:in\s+the\s+same\s+(?:room|class|office|lab)|next\s+to\s+(?:me|each\s+other))\b"
+    r"|\b(?:from|in)\s+my\s+(?:class|course|school|office|team|lab|group|seminar|lecture)\b"
     r"|\bknow\s+(?:him|her|them)\s+personally\b|\bpersonally\s+know\b",
     re.IGNORECASE,
 )

@@ -24,6 +24,16 @@ HERE = Path(__file__).resolve().parent
 CHUNK = 25
 
 
+def degenerate_to_exact(bounds, k, n, alpha):
+    """A bootstrap interval of width 0 (or undefined) becomes the exact Sterne interval of k of n."""
+    lo, hi = (np.array(b, dtype=float) for b in bounds)
+    for i in range(len(lo)):
+        if not (np.isfinite(lo[i]) and np.isfinite(hi[i]) and hi[i] - lo[i] > 1e-12) and n[i] >= 1:
+            ci = stats.interval(int(round(k[i])), int(round(n[i])), alpha)
+            lo[i], hi[i] = ci.low, ci.high
+    return lo, hi
+
+
 def read(name: str) -> pd.DataFrame:
     return pd.read_csv(HERE / f"{name}.csv", keep_default_na=False, na_values=[""])
 
@@ -217,7 +227,7 @@ def rebuild(meta: dict) -> dict:
     gc, _ = clusters(games)
     k = np.column_stack([k, np.bincount(gc, weights=games["correct"].to_numpy(dtype=float), minlength=n_c)])
     n = np.column_stack([n, np.bincount(gc, minlength=n_c).astype(float)])
-    lo, hi = boot_ratio(k, n, n_boot, seed, alpha)
+    lo, hi = degenerate_to_exact(boot_ratio(k, n, n_boot, seed, alpha), k.sum(0), n.sum(0), alpha)
     for i, q in enumerate(names + ["accuracy (all games)"]):
         put(out, f"bootstrap.{q}.estimate", k[:, i].sum() / n[:, i].sum())
         put(out, f"bootstrap.{q}.low", lo[i]), put(out, f"bootstrap.{q}.high", hi[i])
@@ -231,7 +241,9 @@ def rebuild(meta: dict) -> dict:
         inv = 1 / a["selection_prob"].to_numpy(dtype=float)
         y = a["judged_human"].to_numpy(dtype=float)
         num, den = sums(codes, n_c, g_, len(names), y * inv), sums(codes, n_c, g_, len(names), inv)
-        lo, hi = boot_ratio(num, den, n_boot, seed + 1, alpha)
+        lo, hi = degenerate_to_exact(boot_ratio(num, den, n_boot, seed + 1, alpha),
+                                     np.bincount(g_, weights=y, minlength=len(names)),
+                                     np.bincount(g_, minlength=len(names)), alpha)
         for i, w in enumerate(names):
             put(out, f"ipw.{w}.naive", a.loc[a["witness"] == w, "judged_human"].mean())
             put(out, f"ipw.{w}.ipw", num[:, i].sum() / den[:, i].sum())

@@ -96,7 +96,7 @@ def methods(a: Analysis, esc: Callable[[str], str] = str) -> list[str]:
     comp = ("No two-sample tests: in three-player games P(S_m) = 1 − P(S_h) (Giunti)."
             if a.format == "three-player" else
             f"Witnesses are compared with exact tests of two independent binomials (Boschloo if small, else Fisher; two-sided), Holm-adjusted. "
-            f"Pass criteria: the machine's SR against the human witnesses' SR, one-sided exact test and the interval of their ratio.")
+            f"Pass criteria: the machine's SR against the human witnesses' SR, two-sided exact (Boschloo) test, which gives the p-value and the decision, and the interval of their ratio.")
     return [
         f"Study “{esc(a.study)}”, {a.format} format: {a.n_games} games with a verdict, {a.n_interrogators} interrogators. "
         f"Significance level α = {o.alpha} ({pct}% intervals). {excl}",
@@ -262,13 +262,15 @@ def render_markdown(a: Analysis, fig_dir_name: str, figs: list[Figure]) -> str:
     parts.append("Brier score: " + ", ".join(f"{k} {f(v)}" for k, v in a.brier.items()))
     parts.append(fig("calibration"))
     parts.append("## Intervals that respect repeated interrogators")
-    parts.append(_md_table(["quantity", "estimate", "n", f"{pct}% interval"],
-                           [[e(r["quantity"]), f(r["estimate"]), r["n"], f"[{f(r['low'])}, {f(r['high'])}]"] for r in c["bootstrap"]]))
+    parts.append(_md_table(["quantity", "estimate", "n", f"{pct}% interval", "note"],
+                           [[e(r["quantity"]), f(r["estimate"]), r["n"], f"[{f(r['low'])}, {f(r['high'])}]",
+                             e(r.get("note") or "")] for r in c["bootstrap"]]))
     parts.append("## Correction for adaptive allocation")
     if c["ipw"]:
         parts.append(c["ipw_text"])
-        parts.append(_md_table(["witness", "n", "naive SR", "IPW SR", f"{pct}% interval"],
-                               [[e(r["witness"]), r["n"], f(r["naive"]), f(r["ipw"]), f"[{f(r['low'])}, {f(r['high'])}]"] for r in c["ipw"]]))
+        parts.append(_md_table(["witness", "n", "naive SR", "IPW SR", f"{pct}% interval", "note"],
+                               [[e(r["witness"]), r["n"], f(r["naive"]), f(r["ipw"]), f"[{f(r['low'])}, {f(r['high'])}]",
+                                 e(r.get("note") or "")] for r in c["ipw"]]))
     else:
         parts.append("No game recorded a selection probability, so no correction was made.")
     parts.append("## Timing-leak check")
@@ -286,12 +288,43 @@ def render_markdown(a: Analysis, fig_dir_name: str, figs: list[Figure]) -> str:
     return "\n\n".join(parts) + "\n"
 
 
+def settings(a: Analysis) -> dict:
+    """The methods' settings (what the numbers depend on), as in the export's numbers.json."""
+    return {"alpha": a.options.alpha, "exclude": list(a.options.exclude), "n_boot": a.options.n_boot,
+            "seed": a.options.seed, "format": a.format, "study": a.study,
+            "max_games_mixed": a.options.max_games_mixed, "max_games_gee": a.options.max_games_gee}
+
+
+def _model_terms(t: pd.DataFrame | None) -> dict | None:
+    if t is None:
+        return None
+    num = lambda v: None if _isnan(v) or not math.isfinite(float(v)) else float(v)  # noqa: E731
+    return {"terms": [{"term": str(r["term"]), "estimate": num(r["estimate"]), "se": num(r["se"]),
+                       "p": num(r["p_value"])} for r in _records(t)]}
+
+
+def render_json(a: Analysis) -> str:
+    """Every number the report shows, keyed like the export's rebuild numbers (``numbers``), plus
+    each regression as {"terms": [{"term", "estimate", "se", "p"}]} and the methods' settings."""
+    reg = a.regressions
+    doc = {
+        "meta": settings(a),
+        "methods": methods(a),
+        "numbers": a.numbers(),
+        "models": {name: _model_terms(reg.get(name)) for name in ("mixed", "gee") if reg.get(name) is not None},
+    }
+    return json.dumps(doc, indent=1, sort_keys=True, allow_nan=False)
+
+
 def write_report(a: Analysis, out: str | Path, fmt: str = "html") -> list[Path]:
     """Write the report (and, for Markdown, its figure files next to it). Returns written paths."""
     out = Path(out)
-    if fmt not in ("html", "md"):
-        raise ValueError(f"unknown report format {fmt!r}; use html or md")
+    if fmt not in ("html", "md", "json"):
+        raise ValueError(f"unknown report format {fmt!r}; use html, md or json")
     out.parent.mkdir(parents=True, exist_ok=True)
+    if fmt == "json":
+        out.write_text(render_json(a), encoding="utf-8")
+        return [out]
     figs = all_figures(a)
     if fmt == "html":
         out.write_text(render_html(a, figs), encoding="utf-8")
@@ -305,8 +338,6 @@ def write_report(a: Analysis, out: str | Path, fmt: str = "html") -> list[Path]:
 def write_numbers(a: Analysis, path: str | Path) -> Path:
     """Every reported number, keyed, as JSON (what the export's rebuild.py checks)."""
     path = Path(path)
-    meta = {"alpha": a.options.alpha, "exclude": list(a.options.exclude), "n_boot": a.options.n_boot,
-            "seed": a.options.seed, "format": a.format, "study": a.study,
-            "max_games_mixed": a.options.max_games_mixed, "max_games_gee": a.options.max_games_gee}
+    meta = settings(a)
     path.write_text(json.dumps({"meta": meta, "numbers": a.numbers()}, indent=1, sort_keys=True))
     return path

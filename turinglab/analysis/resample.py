@@ -72,6 +72,25 @@ def ratio_bootstrap(num: np.ndarray, den: np.ndarray, n_boot: int, seed: int, al
     return low, high
 
 
+def exact_fallback(low: np.ndarray, high: np.ndarray, k: np.ndarray, n: np.ndarray, alpha: float):
+    """Replace degenerate bootstrap intervals (width 0 or undefined) by the exact Sterne interval
+    of the raw counts k of n; returns (low, high, note) with a note on each replaced cell.
+
+    A tiny cell (all games judged alike, or one interrogator) makes every resample give the same
+    ratio, so the percentile interval collapses to a point such as [0.000, 0.000].
+    """
+    from turinglab.stats import interval
+
+    low, high = np.array(low, dtype=float), np.array(high, dtype=float)
+    note = [""] * len(low)
+    for i in range(len(low)):
+        if not (np.isfinite(low[i]) and np.isfinite(high[i]) and high[i] - low[i] > 1e-12) and n[i] >= 1:
+            ci = interval(int(round(k[i])), int(round(n[i])), alpha)
+            low[i], high[i] = ci.low, ci.high
+            note[i] = f"exact interval of {int(round(k[i]))}/{int(round(n[i]))} (bootstrap interval degenerate)"
+    return low, high, note
+
+
 def bootstrap_table(df: pd.DataFrame, games: pd.DataFrame, alpha: float, n_boot: int = 1000, seed: int = 0) -> pd.DataFrame:
     """Per witness SR, and overall accuracy, with cluster-bootstrap percentile intervals."""
     witnesses = sorted(df["witness"].astype(str).unique())
@@ -85,10 +104,11 @@ def bootstrap_table(df: pd.DataFrame, games: pd.DataFrame, alpha: float, n_boot:
     k = np.column_stack([k, np.bincount(gcodes, weights=games["correct"].to_numpy(dtype=float), minlength=n_c)])
     n = np.column_stack([n, np.bincount(gcodes, minlength=n_c).astype(float)])
     low, high = ratio_bootstrap(k, n, n_boot, seed, alpha)
+    low, high, note = exact_fallback(low, high, k.sum(0), n.sum(0), alpha)
     est = k.sum(0) / n.sum(0)
     names = witnesses + ["accuracy (all games)"]
     return pd.DataFrame({"quantity": names, "estimate": est, "low": low, "high": high,
-                         "n": n.sum(0).astype(int), "n_interrogators": int(n_c)})
+                         "n": n.sum(0).astype(int), "n_interrogators": int(n_c), "note": note})
 
 
 def ipw_table(df: pd.DataFrame, alpha: float, n_boot: int = 1000, seed: int = 1) -> pd.DataFrame:
@@ -96,7 +116,7 @@ def ipw_table(df: pd.DataFrame, alpha: float, n_boot: int = 1000, seed: int = 1)
 
     Uses AI rows with a recorded selection_prob in (0, 1]; says how many had one.
     """
-    cols = ["witness", "n", "n_with_prob", "naive", "ipw", "low", "high"]
+    cols = ["witness", "n", "n_with_prob", "naive", "ipw", "low", "high", "note"]
     ai = df[df["witness_kind"] == "ai"]
     ok = ai[ai["selection_prob"].notna() & (ai["selection_prob"] > 0) & (ai["selection_prob"] <= 1)]
     if ok.empty:
@@ -110,6 +130,8 @@ def ipw_table(df: pd.DataFrame, alpha: float, n_boot: int = 1000, seed: int = 1)
     num = cluster_sums(codes, n_c, g, len(witnesses), y * inv)
     den = cluster_sums(codes, n_c, g, len(witnesses), inv)
     low, high = ratio_bootstrap(num, den, n_boot, seed, alpha)
+    n_g = np.bincount(g, minlength=len(witnesses))
+    low, high, note = exact_fallback(low, high, np.bincount(g, weights=y, minlength=len(witnesses)), n_g, alpha)
     n_all = ai.groupby(ai["witness"].astype(str)).size()
     naive = ok.groupby(ok["witness"].astype(str))["judged_human"].mean()
     return pd.DataFrame({
@@ -117,5 +139,5 @@ def ipw_table(df: pd.DataFrame, alpha: float, n_boot: int = 1000, seed: int = 1)
         "n": [int(n_all.get(w, 0)) for w in witnesses],
         "n_with_prob": np.bincount(g, minlength=len(witnesses)),
         "naive": [float(naive[w]) for w in witnesses],
-        "ipw": num.sum(0) / den.sum(0), "low": low, "high": high,
+        "ipw": num.sum(0) / den.sum(0), "low": low, "high": high, "note": note,
     }, columns=cols)

@@ -108,6 +108,9 @@ class Allocation(_Strict):
     # link), "wait" keeps them waiting (they may stop at any time)
     lone_wait_s: Annotated[float, Field(gt=0)] = 300.0
     lone_then: Literal["end", "wait"] = "end"
+    # share of AI games picked uniformly under Thompson sampling, so that every witness keeps a
+    # selection probability of at least thompson_floor / (number of AI witnesses); 0 = pure Thompson
+    thompson_floor: Annotated[float, Field(ge=0, le=1)] = 0.2
 
 
 class Study(_Strict):

@@ -128,7 +128,8 @@ class WaitingRoom:
     # ---- matching ----------------------------------------------------------
     def _ai_slot(self) -> Slot:
         codename, prob = choose_witness(
-            self.study.allocation.witness_policy, self.stats, self.codenames, self.rng, self.prob_draws
+            self.study.allocation.witness_policy, self.stats, self.codenames, self.rng, self.prob_draws,
+            floor=self.study.allocation.thompson_floor,
         )
         return Slot("ai", witness=codename, selection_prob=prob)
 

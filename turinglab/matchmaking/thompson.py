@@ -5,6 +5,12 @@ witness is human; its weight is confidence / 100). Thompson sampling draws
 x_i ~ Beta(w_i + 1, l_i + 1) for every witness and takes the largest. Since this makes some
 witnesses play far more games than others, the probability with which the chosen witness
 was picked is estimated (Monte Carlo, seeded) and stored with the game.
+
+Allocation floor: pure Thompson sampling can starve a weak witness (12 games of 1 500), which
+leaves its inverse-probability-weighted estimate unusable. So a share ``floor`` of AI games
+picks a witness uniformly and the rest by Thompson sampling; every witness then has a
+selection probability of at least floor / (number of witnesses), and the stored probability
+is the exact mixture floor / m + (1 - floor) * P(Thompson picks it).
 """
 
 from __future__ import annotations
@@ -13,6 +19,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import integrate, stats
+
+DEFAULT_FLOOR = 0.2  # share of AI games allocated uniformly (see the module docstring)
 
 
 @dataclass
@@ -102,8 +110,12 @@ def choose_witness(
     codenames: list[str],
     rng: np.random.Generator,
     prob_draws: int = 2000,
+    floor: float = DEFAULT_FLOOR,
 ) -> tuple[str, float]:
-    """Pick one AI witness; return its codename and the probability it had of being picked."""
+    """Pick one AI witness; return its codename and the probability it had of being picked.
+
+    floor: share of picks made uniformly (Thompson only); 0 is pure Thompson sampling.
+    """
     if not codenames:
         raise ValueError("no AI witness configured: add one to the study's 'witnesses'")
     if policy == "uniform" or len(codenames) == 1:
@@ -111,8 +123,15 @@ def choose_witness(
         return codenames[i], 1.0 / len(codenames)
     if policy != "thompson":
         raise ValueError(f"unknown witness policy {policy!r}: use 'thompson' or 'uniform'")
-    i = thompson_choice(stats_, codenames, rng)
+    if not 0.0 <= floor <= 1.0:
+        raise ValueError(f"the allocation floor must be between 0 and 1, got {floor}")
+    m = len(codenames)
+    if floor > 0 and rng.random() < floor:
+        i = int(rng.integers(m))
+    else:
+        i = thompson_choice(stats_, codenames, rng)
     seed = int(rng.integers(2**31))
     probs = selection_probabilities_mc(stats_, codenames, draws=prob_draws, seed=seed)
     # the chosen witness had a positive chance; a zero estimate means too few draws
-    return codenames[i], float(max(probs[i], 1.0 / prob_draws))
+    ts = max(float(probs[i]), 1.0 / prob_draws)
+    return codenames[i], floor / m + (1.0 - floor) * ts

@@ -21,8 +21,9 @@ import math
 from typing import Sequence
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
+from .binomial import scipy_stats as stats
 from .binomial import check_alpha, check_counts, check_prob
 from .results import BetaPosterior, ConfidenceSequence
 

@@ -5,9 +5,11 @@ corresponding two-sided exact test. They are computed exactly, without a grid:
 
 1. The p-value as a function of p0 is P(p0) = F(lo; p0) + S(hi - 1; p0), where the counted
    set {0..lo} U {hi..n} only changes at finitely many breakpoints. For Sterne these are in
-   closed form: outcome j joins or leaves the counted set where pmf(j)/pmf(k) = 1 + 1e-7,
-   i.e. logit(p0) = (log(1 + 1e-7) - log C(n, j) + log C(n, k)) / (j - k). For Blaker they
-   are found by bisection (each is a single crossing of two tail probabilities).
+   closed form: outcome j joins or leaves the counted set where pmf(j) = pmf(k) exactly,
+   i.e. logit(p0) = (log C(n, k) - log C(n, j)) / (j - k). No tie tolerance is used here (the
+   1e-7 of a p-value at a given float p0 would move a bound by ~1e-9 and could carry it
+   across a threshold: 60 of 100 has the exact set [0.5, 0.6945], which passes 0.5). For
+   Blaker they are found by bisection (each is a single crossing of two tail probabilities).
 2. Between two breakpoints P is quasi-convex: its derivative n*b(hi-1; n-1) - n*b(lo; n-1)
    changes sign once, at a p* known in closed form. So on each piece the accepted set is the
    piece minus at most one open interval around p*, found by brentq to 1e-14.
@@ -15,7 +17,9 @@ corresponding two-sided exact test. They are computed exactly, without a grid:
    two one-sided limits, so the accepted set is closed.
 
 Only p0 that could possibly be accepted are examined (pmf(k) * (n + 1) * (1 + 1e-7) >= alpha
-for Sterne, the Clopper-Pearson interval for Blaker), which keeps the work near sqrt(n).
+for Sterne, the Clopper-Pearson interval for Blaker), which keeps the work near sqrt(n). For
+k = 0 (k = n) every p0 with pmf(k) >= alpha is accepted without looking, so the examined range
+holds only a few dozen outcomes even at n = 10^9.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import optimize, special, stats
+from scipy import optimize, special  # not scipy.stats: it alone doubles the CLI start-up
 
 from .binomial import (
     LOG_RTOL,
@@ -74,12 +78,12 @@ def _sterne_breakpoints(k: int, n: int, a: float, b: float) -> tuple[np.ndarray,
     whose status differs between a and b, or that sit next to k, lo or hi, can have p_j there.
     """
     ends = np.array([max(a, 1e-300), min(b, 1 - 1e-16)])
-    lo, hi = sterne_split(k, n, ends)
+    lo, hi = sterne_split(k, n, ends, 0.0)
     window = np.concatenate(
         [np.arange(k - 2, k + 3), np.arange(lo.min() - 2, lo.max() + 3), np.arange(hi.min() - 2, hi.max() + 3)]
     )
     j = np.unique(window[(window >= 0) & (window <= n) & (window != k)]).astype(float)
-    t = (LOG_RTOL - log_choose(n, j) + log_choose(n, k)) / (j - k)
+    t = (log_choose(n, k) - log_choose(n, j)) / (j - k)
     p = special.expit(t)
     keep = (p > a) & (p < b)
     order = np.argsort(p[keep], kind="stable")
@@ -92,7 +96,7 @@ def _walk_states(k: int, n: int, edges: np.ndarray, bp: np.ndarray, bj: np.ndarr
     Crossing p_j upwards, j > k leaves the counted set {0..lo} U {hi..n} and j < k joins it;
     contiguity means only lo or hi moves. Returns None if the bookkeeping ever disagrees.
     """
-    lo0, hi0 = sterne_split(k, n, 0.5 * (edges[0] + edges[1]))
+    lo0, hi0 = sterne_split(k, n, 0.5 * (edges[0] + edges[1]), 0.0)
     lo, hi = int(lo0[0]), int(hi0[0])
     nseg = len(edges) - 1
     los, his = np.empty(nseg, np.int64), np.empty(nseg, np.int64)
@@ -163,8 +167,18 @@ def _blaker_breakpoints(k: int, n: int, a: float, b: float) -> np.ndarray:
 
 def _accepted_pieces(k: int, n: int, alpha: float, kind: str) -> list[tuple[float, float]]:
     states = None
+    sure: list[tuple[float, float]] = []
     if kind == "sterne":
         a, b = _sterne_range(k, n, alpha)
+        # the p-value is at least pmf(k); at k = 0 (k = n) that alone accepts [0, c] ([1 - c, 1])
+        if k == 0:
+            c = float(-np.expm1(math.log(alpha) / n))
+            if c < b:
+                sure, a = [(0.0, c)], c
+        elif k == n:
+            c = float(np.exp(math.log(alpha) / n))
+            if c > a:
+                sure, b = [(c, 1.0)], c
         bp, bj = _sterne_breakpoints(k, n, a, b)
         edges = np.unique(np.concatenate([[a], bp, [b]]))
         if len(edges) > 2:
@@ -175,7 +189,11 @@ def _accepted_pieces(k: int, n: int, alpha: float, kind: str) -> list[tuple[floa
         edges = np.unique(np.concatenate([[a], _blaker_breakpoints(k, n, a, b), [b]]))
         split = blaker_split
     s, e = edges[:-1], edges[1:]
-    lo, hi = states if states is not None else split(k, n, 0.5 * (s + e))
+    if states is None:
+        mid = 0.5 * (s + e)
+        lo, hi = split(k, n, mid, 0.0) if kind == "sterne" else split(k, n, mid)
+    else:
+        lo, hi = states
     ps = counted_pvalue(lo, hi, n, s)
     if states is not None:
         # at a Sterne breakpoint the limits differ by the changed outcomes, each of probability
@@ -184,7 +202,7 @@ def _accepted_pieces(k: int, n: int, alpha: float, kind: str) -> list[tuple[floa
         joining = np.searchsorted(bp[bj < k], e[:-1], side="right") - np.searchsorted(bp[bj < k], s[:-1], side="right")
         lpk = log_choose(n, k) + special.xlogy(k, e[:-1]) + special.xlog1py(n - k, -e[:-1])
         pe = np.empty_like(ps)
-        pe[:-1] = ps[1:] + (leaving - joining) * np.exp(lpk) * (1 + RTOL)
+        pe[:-1] = ps[1:] + (leaving - joining) * np.exp(lpk)
         pe[-1] = counted_pvalue(lo[-1:], hi[-1:], n, e[-1:])[0]
     else:
         pe = counted_pvalue(lo, hi, n, e)
@@ -201,7 +219,7 @@ def _accepted_pieces(k: int, n: int, alpha: float, kind: str) -> list[tuple[floa
     if inside.any():
         pmin[inside] = counted_pvalue(lo[inside], hi[inside], n, pstar[inside])
     whole = (ps >= alpha) & (pe >= alpha) & (pmin >= alpha)
-    out: list[tuple[float, float]] = list(zip(s[whole].tolist(), e[whole].tolist()))
+    out: list[tuple[float, float]] = sure + list(zip(s[whole].tolist(), e[whole].tolist()))
     partial = ~whole & ((ps >= alpha) | (pe >= alpha))
     for i in np.flatnonzero(partial):  # only pieces where the p-value crosses alpha
         lo_i, hi_i, s_i, e_i = int(lo[i]), int(hi[i]), float(s[i]), float(e[i])
@@ -257,13 +275,13 @@ def _grid_pieces(k: int, n: int, alpha: float, kind: str, step: float) -> list[t
 
 
 def _clopper_pearson(k: int, n: int, alpha: float) -> tuple[float, float]:
-    lo = 0.0 if k == 0 else float(stats.beta.ppf(alpha / 2, k, n - k + 1))
-    hi = 1.0 if k == n else float(stats.beta.isf(alpha / 2, k + 1, n - k))
+    lo = 0.0 if k == 0 else float(special.betaincinv(k, n - k + 1, alpha / 2))
+    hi = 1.0 if k == n else float(special.betainccinv(k + 1, n - k, alpha / 2))
     return lo, hi
 
 
 def _wilson(k: int, n: int, alpha: float) -> tuple[float, float]:
-    z = float(stats.norm.isf(alpha / 2))
+    z = float(-special.ndtri(alpha / 2))
     phat = k / n
     centre = (phat + z * z / (2 * n)) / (1 + z * z / n)
     half = z / (1 + z * z / n) * math.sqrt(phat * (1 - phat) / n + z * z / (4 * n * n))
@@ -272,8 +290,8 @@ def _wilson(k: int, n: int, alpha: float) -> tuple[float, float]:
 
 def _jeffreys(k: int, n: int, alpha: float) -> tuple[float, float]:
     """Equal-tailed Beta(k + 1/2, n - k + 1/2) interval (no boundary modification)."""
-    d = stats.beta(k + 0.5, n - k + 0.5)
-    return float(d.ppf(alpha / 2)), float(d.isf(alpha / 2))
+    a, b = k + 0.5, n - k + 0.5
+    return float(special.betaincinv(a, b, alpha / 2)), float(special.betainccinv(a, b, alpha / 2))
 
 
 def interval(
@@ -313,7 +331,7 @@ def interval(
 def one_sided_interval(k: int, n: int, alpha: float, alternative: str) -> IntervalSet:
     """Exact one-sided (Clopper-Pearson) bound: the p0 not rejected by the one-sided test."""
     if alternative == "greater":  # H1: p > p0; the set is [lower bound, 1]
-        pieces = [(0.0 if k == 0 else float(stats.beta.ppf(alpha, k, n - k + 1)), 1.0)]
+        pieces = [(0.0 if k == 0 else float(special.betaincinv(k, n - k + 1, alpha)), 1.0)]
     else:
-        pieces = [(0.0, 1.0 if k == n else float(stats.beta.isf(alpha, k + 1, n - k)))]
+        pieces = [(0.0, 1.0 if k == n else float(special.betainccinv(k + 1, n - k, alpha)))]
     return IntervalSet(f"clopper-pearson one-sided ({alternative})", pieces[0][0], pieces[0][1], tuple(pieces), True, alpha)

@@ -20,8 +20,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import stats
 
+from .binomial import scipy_stats as stats
 from .binomial import _first_true, blaker_split, cdf, check_alpha, check_prob, counted_pvalue, sf, sterne_split
 from .results import PowerResult
 

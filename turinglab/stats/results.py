@@ -158,9 +158,10 @@ class TwoPlayerResult:
     p_value: float
     decision: Decision
     humanness: Estimate
-    test: str = "boschloo exact unconditional, one-sided"
+    test: str = "Boschloo exact unconditional, two-sided"
     machine_interval: IntervalSet | None = None
     threshold_interval: IntervalSet | None = None
+    note: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -171,12 +172,13 @@ class TwoPlayerResult:
             "method": self.method,
             "ratio_method": self.ratio_method,
             "test": self.test,
-            "null_hypothesis": "p_m >= p_h",
+            "null_hypothesis": "p_m = p_h (two-sided)",
             "machine_success": self.machine_success.to_dict(),
             "threshold": self.threshold.to_dict(),
             "p_value": _num(self.p_value),
             "decision": self.decision,
             "humanness": self.humanness.to_dict(),
+            "note": self.note,
         }
 
 

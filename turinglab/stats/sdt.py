@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import math
 
-from scipy import stats
 
+from .binomial import scipy_stats as stats
 from .binomial import check_count, check_prob
 from .results import DPrimeResult
 
