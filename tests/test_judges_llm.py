@@ -39,14 +39,15 @@ def test_inverted_test_on_a_stored_live_study(tmp_path):
     """`judges run --from-study`: the embedded model reads stored transcripts; interrogators are paired."""
     db = f"sqlite:///{tmp_path / 'live.db'}"
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TURINGLAB_CACHE_DIR": str(tmp_path / "c")}
-    r = subprocess.run([sys.executable, "-m", "turinglab", "demo-data", "--db", db, "--games", "3"],
+    r = subprocess.run([sys.executable, "-m", "turinglab", "demo-data", "--db", db, "--games", "12"],
                        capture_output=True, text=True, env=env, timeout=300)
     assert r.returncode == 0, r.stderr
     r = subprocess.run([sys.executable, "-m", "turinglab", "judges", "run", "--judge", "llm", "--from-study",
-                        "demo-two-player-seed0", "--db", db, "--json"], capture_output=True, text=True, env=env,
+                        "demo-two-player-seed0", "--db", db, "--limit", "4", "--json"], capture_output=True, text=True, env=env,
                        timeout=600)
     assert r.returncode == 0, r.stderr
     res = json.loads(r.stdout)
-    assert res["task"] == "transcript" and res["n"] == 3
-    assert res["mcnemar_vs_humans"]["pairs"] == 3
-    assert res["human_judges"]["n"] == 3
+    # a balanced sample of 4 of the 12 transcripts, each paired with its interrogator's verdict
+    assert res["task"] == "transcript" and res["n"] == 4
+    assert res["mcnemar_vs_humans"]["pairs"] == 4
+    assert res["human_judges"]["n"] == 4
