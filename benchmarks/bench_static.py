@@ -115,7 +115,8 @@ def serve(port: int, url: str, name: str) -> None:
 
     with Store(url) as st:
         study = next(x for x in st.static_studies() if x.name == name).study
-    uvicorn.run(create_static_app(study, url), host="127.0.0.1", port=port, log_level="warning", backlog=4096)
+    uvicorn.run(create_static_app(study, url), host="127.0.0.1", port=port, log_level="warning", backlog=4096,
+                timeout_keep_alive=120)  # judges think between requests; keep their connections (as a proxy would)
 
 
 def free_port() -> int:
@@ -188,7 +189,11 @@ async def submit_phase(url: str, n_judges: int, think: float, duration: float, i
                     await asyncio.sleep(think * rng.uniform(0.5, 1.5))
                     data = {"csrf": tok, "n": n, "shown": field(html, "shown"), "answer": rng.choice(("human", "machine"))}
                     t = time.perf_counter()
-                    r = await c.post(f"/p/{pid}/answer", data=data)
+                    try:
+                        r = await c.post(f"/p/{pid}/answer", data=data)
+                    except httpx.TransportError as exc:
+                        errors.append(f"transport: {exc!r}")
+                        return
                     post_lat.append(time.perf_counter() - t)
                     if r.status_code != 303:
                         errors.append(f"{r.status_code}: {r.text[:120]}")
@@ -203,8 +208,12 @@ async def submit_phase(url: str, n_judges: int, think: float, duration: float, i
                                    timeout=duration + 60)
             wall = time.perf_counter() - t0
     finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+        proc.terminate()  # uvicorn's shutdown: the app's lifespan writes what is queued
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
     with Store(url) as st:
         stored = len(st.trials(sid))
     ms = [x * 1000 for x in post_lat]
@@ -213,7 +222,7 @@ async def submit_phase(url: str, n_judges: int, think: float, duration: float, i
     print(f"trial-submission latency, {n_judges} concurrent judges: p50 {pct(ms, .5):.1f} ms, p99 {pct(ms, .99):.1f} ms, "
           f"max {max(ms, default=float('nan')):.1f} ms (target p99 < 50 ms)")
     print(f"  next item page: p50 {pct(pg, .5):.1f} ms, p99 {pct(pg, .99):.1f} ms")
-    print(f"  trials acknowledged {acked}, stored {stored}, refused {len(errors)}"
+    print(f"  trials acknowledged {acked}, stored {stored}, refused or failed {len(errors)}"
           + (f" (first: {errors[0]})" if errors else "") + ("" if stored == acked else "  MISMATCH"))
 
 
