@@ -1,6 +1,8 @@
-"""Benchmark static Turing tests: import of the shared Zhang data, summary/report of 1 M trials.
+"""Benchmark static Turing tests: import of the shared Zhang data, summary/report of 1 M trials,
+trial-submission latency of 500 concurrent judges.
 
     python benchmarks/bench_static.py [--trials 1000000] [--judges 25000] [--db URL] [--zhang-data DIR]
+    python benchmarks/bench_static.py --only submit --submit-judges 500 --think 2 --duration 30
 
 Prints:
 * import time of the shared data (word.json + its 2 000 published judge trials; caption, object,
@@ -8,14 +10,25 @@ Prints:
 * for N synthetic trials (stored first; the storing time is printed but is not the target):
   `static summary` time (read every trial from the store + the numbers) and report time
   (analysis with a 1 000-replicate judge-clustered bootstrap + figures + HTML). Target: < 10 s each.
-* trial-submission latency for 500 concurrent judges belongs to the judge-session server
-  (issue 9 item 5) and is not measured here.
+* trial-submission latency: the judge pages (`create_static_app`) run under uvicorn in their own
+  process on 127.0.0.1; N judges (`--submit-judges`, default 500) are created through the real
+  HTTP flow (start, consent page, consent form, first item page), then all answer at once over
+  real HTTP, each waiting a think time (`--think` s, jittered 0.5-1.5x) between an item page and
+  its answer, for `--duration` s. The latency is the answer POST's round trip until its redirect
+  (the acknowledgement, sent only once the trial is committed). Prints p50/p99/max and trials
+  acknowledged vs stored (read back from the store afterwards). Target: p99 < 50 ms at 500 judges.
+  (`--judges` is the synthetic judge count of the 1 M-trial phase, kept as it was.)
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import os
 import random
+import re
+import socket
+import subprocess
 import sys
 import tempfile
 import time
@@ -28,6 +41,8 @@ from turinglab.statictests.demo import data_dir  # noqa: E402
 from turinglab.statictests.zhang import parse_judge_trials, parse_responses, read_json  # noqa: E402
 from turinglab.store import Store  # noqa: E402
 from turinglab.store.static import ImportTrial, JudgeIn, ResponseIn, StimulusIn  # noqa: E402
+
+SUBMIT_STUDY = "bench-submit"
 
 
 def bench_import(url: str, data: Path) -> None:
@@ -92,22 +107,152 @@ def bench_trials(url: str, n: int, n_judges: int) -> None:
               f"analysis with 1000 bootstrap replicates {t2 - t1:.2f} s, figures + HTML {t3 - t2:.2f} s")
 
 
+def serve(port: int, url: str, name: str) -> None:
+    """The judge pages of the submit study, as `turinglab serve --study` runs them (this process)."""
+    import uvicorn
+
+    from turinglab.server.judge import create_static_app
+
+    with Store(url) as st:
+        study = next(x for x in st.static_studies() if x.name == name).study
+    uvicorn.run(create_static_app(study, url), host="127.0.0.1", port=port, log_level="warning", backlog=4096,
+                timeout_keep_alive=120)  # judges think between requests; keep their connections (as a proxy would)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def pct(xs: list[float], q: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(q * len(xs)))] if xs else float("nan")
+
+
+def field(html: str, name: str) -> str | None:
+    m = re.search(rf'name="{name}" value="([\w.]+)"', html)
+    return m.group(1) if m else None
+
+
+async def submit_phase(url: str, n_judges: int, think: float, duration: float, items: int) -> None:
+    import httpx
+
+    from turinglab.statictests.config import Session, StaticStudy
+
+    with Store(url) as st:  # the study: 300 cue words, each answered by a human and by two machines
+        name = f"{SUBMIT_STUDY}-{time.time_ns() % 10**8}"  # fresh, so --db can point at a kept database
+        study = StaticStudy(name=name, task="word", session=Session(items=items, min_rt_ms=300))
+        stimuli = [StimulusIn(f"s{i}", text=f"cue{i}") for i in range(300)]
+        responses = [ResponseIn(f"s{i}/{a}", f"s{i}", f"word{i}{a}", "human" if a == "h" else "machine",
+                                "person" if a == "h" else a) for i in range(300) for a in ("h", "m1", "m2")]
+        sid = st.import_static(study, stimuli, responses)
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, __file__, "--serve", str(port), url, name])
+    base = f"http://127.0.0.1:{port}"
+    limits = httpx.Limits(max_connections=n_judges + 50, max_keepalive_connections=n_judges + 50)
+    post_lat: list[float] = []
+    page_lat: list[float] = []
+    errors: list[str] = []
+    acked = 0
+    try:
+        async with httpx.AsyncClient(base_url=base, timeout=30, limits=limits) as c:
+            for _ in range(300):
+                try:
+                    if (await c.get("/healthz")).status_code == 200:
+                        break
+                except httpx.TransportError:
+                    await asyncio.sleep(0.1)
+            sem = asyncio.Semaphore(32)
+
+            async def new_judge() -> tuple[str, str, str]:
+                """Start, consent page, consent form, first item page: (id, form token, item page)."""
+                async with sem:
+                    r = await c.post("/start")
+                    pid = r.headers["location"].rsplit("/", 1)[1]
+                    tok = field((await c.get(f"/p/{pid}")).text, "csrf")
+                    r = await c.post(f"/p/{pid}/consent", data={"agree": "yes", "csrf": tok})
+                    assert r.status_code == 303, r.text[:200]
+                    return pid, tok, (await c.get(f"/p/{pid}")).text
+
+            t0 = time.perf_counter()
+            judges = await asyncio.gather(*(new_judge() for _ in range(n_judges)))
+            print(f"  {n_judges} judges through start + consent + first item page: {time.perf_counter() - t0:.1f} s "
+                  "(setup, not the target)")
+            rng = random.Random(1)
+            end = time.perf_counter() + duration
+
+            async def judge(pid: str, tok: str, html: str, delay: float) -> None:
+                nonlocal acked
+                await asyncio.sleep(delay)  # arrivals spread over one think time
+                while time.perf_counter() < end and (n := field(html, "n")) is not None:
+                    await asyncio.sleep(think * rng.uniform(0.5, 1.5))
+                    data = {"csrf": tok, "n": n, "shown": field(html, "shown"), "answer": rng.choice(("human", "machine"))}
+                    t = time.perf_counter()
+                    try:
+                        r = await c.post(f"/p/{pid}/answer", data=data)
+                    except httpx.TransportError as exc:
+                        errors.append(f"transport: {exc!r}")
+                        return
+                    post_lat.append(time.perf_counter() - t)
+                    if r.status_code != 303:
+                        errors.append(f"{r.status_code}: {r.text[:120]}")
+                        return
+                    acked += 1
+                    t = time.perf_counter()
+                    html = (await c.get(f"/p/{pid}")).text
+                    page_lat.append(time.perf_counter() - t)
+
+            t0 = time.perf_counter()
+            await asyncio.wait_for(asyncio.gather(*(judge(p, k, h, rng.uniform(0, think)) for p, k, h in judges)),
+                                   timeout=duration + 60)
+            wall = time.perf_counter() - t0
+    finally:
+        proc.terminate()  # uvicorn's shutdown: the app's lifespan writes what is queued
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    with Store(url) as st:
+        stored = len(st.trials(sid))
+    ms = [x * 1000 for x in post_lat]
+    pg = [x * 1000 for x in page_lat]
+    print(f"  {len(ms)} answers in {wall:.1f} s ({len(ms) / wall:.0f}/s), think {think:g} s")
+    print(f"trial-submission latency, {n_judges} concurrent judges: p50 {pct(ms, .5):.1f} ms, p99 {pct(ms, .99):.1f} ms, "
+          f"max {max(ms, default=float('nan')):.1f} ms (target p99 < 50 ms)")
+    print(f"  next item page: p50 {pct(pg, .5):.1f} ms, p99 {pct(pg, .99):.1f} ms")
+    print(f"  trials acknowledged {acked}, stored {stored}, refused or failed {len(errors)}"
+          + (f" (first: {errors[0]})" if errors else "") + ("" if stored == acked else "  MISMATCH"))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--trials", type=int, default=1_000_000)
     ap.add_argument("--judges", type=int, default=25_000)
     ap.add_argument("--db", default=None, help="database URL (default: a temporary SQLite file)")
     ap.add_argument("--zhang-data", default=None)
+    ap.add_argument("--only", choices=("import", "trials", "submit"), default=None, help="run one phase")
+    ap.add_argument("--submit-judges", type=int, default=500, help="concurrent judges of the submit phase")
+    ap.add_argument("--think", type=float, default=2.0, help="mean think time before each answer, s")
+    ap.add_argument("--duration", type=float, default=30.0, help="how long the judges answer, s")
+    ap.add_argument("--items", type=int, default=40, help="items per judge session (submit phase)")
+    ap.add_argument("--serve", nargs=3, metavar=("PORT", "URL", "STUDY"), help=argparse.SUPPRESS)
     args = ap.parse_args()
-    import os
+    if args.serve:
+        serve(int(args.serve[0]), args.serve[1], args.serve[2])
+        return
 
     print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (timings are wall-clock)")
     with tempfile.TemporaryDirectory() as d:
         url = args.db or f"sqlite:///{d}/bench.db"
-        bench_import(url, data_dir(args.zhang_data))
-        bench_trials(url, args.trials, args.judges)
-    print("trial-submission latency (500 concurrent judges): not measured here; it needs the judge-session "
-          "server (issue 9 item 5)")
+        if args.only in (None, "import"):
+            bench_import(url, data_dir(args.zhang_data))
+        if args.only in (None, "trials"):
+            bench_trials(url, args.trials, args.judges)
+        if args.only in (None, "submit"):
+            sub = url if args.db else f"sqlite:///{d}/submit.db"  # a study of its own (fresh name per run)
+            asyncio.run(submit_phase(sub, args.submit_judges, args.think, args.duration, args.items))
 
 
 if __name__ == "__main__":

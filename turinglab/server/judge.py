@@ -5,7 +5,8 @@ One judge = one participant (consent, Prolific ids, demographics as in the live 
 (`Store.start_judge_session`), and the page shows item number `done` (trials stored so far), so a
 refresh shows the same item and a repeated answer for an item already stored is not stored again.
 Each answer is a form POST with the item's position and a signed time the server showed it: the
-trial is appended to the store, then the browser is redirected (the acknowledgement). Answers faster
+trial is appended to the store (group commit: answers arriving together share one transaction,
+`trial_writer.TrialWriter`), then the browser is redirected (the acknowledgement). Answers faster
 than the study's `session.min_rt_ms` (by the server's clock too) are refused.
 
 Blinding: the page never carries the item's truth, agent, key or id; an image is fetched by the
@@ -21,6 +22,7 @@ import hmac
 import logging
 import random
 import time
+import weakref
 from collections import Counter
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -34,6 +36,7 @@ from pydantic import ValidationError
 from turinglab.server.app import (
     COOKIE, CSRF_FIELD, CSRF_HEADER, HERE, PROLIFIC, Csrf, Survey, _db_ping, templates,
 )
+from turinglab.server.trial_writer import TrialWriter
 from turinglab.statictests.config import StaticStudy
 from turinglab.store.api import Store
 from turinglab.store.db import StoreError, UnknownId
@@ -158,17 +161,23 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
     now = clock_ms or (lambda: int(time.time() * 1000))
     image_dir = Path(study.image_dir).expanduser().resolve() if study.image_dir else None
     seeds = random.Random(rng_seed)
-    session_lock = asyncio.Lock()
+    session_locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+    writer = TrialWriter(store, study_id)  # group commit of the answers (one transaction per batch)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
+        writer.start()
         try:
             yield
         finally:
-            store.close()
+            try:
+                await writer.stop()  # what is queued is written before the store closes
+            finally:
+                store.close()
 
     app = FastAPI(title=f"turinglab: {study.name}", lifespan=lifespan, docs_url=None, redoc_url=None)
     app.state.study, app.state.store, app.state.static_study_id = study, store, study_id
+    app.state.trial_writer = writer
     csrf = app.state.csrf = Csrf(secret, trusted_origins)
     signer = Signer(csrf.secret)
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
@@ -225,7 +234,10 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
         return r
 
     async def session(pid: str) -> JudgeSessionInfo:
-        async with session_lock:  # one session per judge even when two tabs open the link at once
+        lock = session_locks.get(pid)
+        if lock is None:
+            lock = session_locks[pid] = asyncio.Lock()
+        async with lock:  # one session per judge even when two tabs open the link at once
             return await asyncio.to_thread(store.start_judge_session, study_id, pid, seed=seeds.getrandbits(64))
 
     async def item_at(sess: JudgeSessionInfo, n: int) -> ItemInfo:
@@ -376,7 +388,7 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
         trial = TrialIn(p.id, item.id, seq=n, answer=verdict, rt_ms=rt, phase=phase,
                         feedback_shown=phase == "feedback", answers=answers, t_ms=now(), session_id=sess.id)
         try:
-            await asyncio.to_thread(store.append_trials, study_id, [trial])
+            await writer.append(trial)  # returns once the trial's batch is committed
         except StoreError:
             again = await asyncio.to_thread(store.judge_session, sess.id)
             if again.done > n:  # the same answer arrived twice at once: the first one is stored
