@@ -150,6 +150,18 @@ class WitnessSetupError(ValueError):
     """An AI witness of the study cannot be built (bad prompt, persona, events file, script, key)."""
 
 
+async def read_survey(request: Request) -> dict[str, Any] | JSONResponse:
+    """The survey answers of a JSON body, or the 422 that says what was wrong (live and static pages)."""
+    try:
+        answers = Survey.model_validate(await request.json())
+    except ValidationError as exc:
+        msg = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:3])
+        return JSONResponse({"detail": f"survey not saved: {msg}"}, status_code=422)
+    except ValueError:
+        return JSONResponse({"detail": "survey not saved: the body must be a JSON object"}, status_code=422)
+    return answers.model_dump(exclude_none=True)
+
+
 def check_witnesses(study: Study, witness_factory: WitnessFactory | None = None) -> None:
     """Build every AI witness of the study once, so a bad prompt/persona/events file/script
     stops the server at start with `WitnessSetupError` (one line: which witness, what is wrong,
@@ -353,14 +365,10 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
         refused = forged(request, p.id, json=True)
         if refused:
             return refused
-        try:
-            answers = Survey.model_validate(await request.json())
-        except ValidationError as exc:
-            msg = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:3])
-            return JSONResponse({"detail": f"survey not saved: {msg}"}, status_code=422)
-        except ValueError:
-            return JSONResponse({"detail": "survey not saved: the body must be a JSON object"}, status_code=422)
-        await hub(request).survey(p.id, answers.model_dump(exclude_none=True))
+        answers = await read_survey(request)
+        if isinstance(answers, JSONResponse):
+            return answers
+        await hub(request).survey(p.id, answers)
         return JSONResponse({"ok": True})
 
     @app.get("/p/{token}/done", response_class=HTMLResponse)

@@ -31,10 +31,9 @@ from typing import Annotated, Any
 from fastapi import FastAPI, Form, Request
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
-from pydantic import ValidationError
 
 from turinglab.server.app import (
-    COOKIE, CSRF_FIELD, CSRF_HEADER, HERE, PROLIFIC, Csrf, Survey, _db_ping, templates,
+    COOKIE, CSRF_FIELD, CSRF_HEADER, HERE, PROLIFIC, Csrf, _db_ping, read_survey, templates,
 )
 from turinglab.server.trial_writer import TrialWriter
 from turinglab.statictests.config import StaticStudy
@@ -445,14 +444,10 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
         refused = forged(request, p.id, json=True)
         if refused:
             return refused
-        try:
-            answers = Survey.model_validate(await request.json())
-        except ValidationError as exc:
-            msg = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:3])
-            return JSONResponse({"detail": f"survey not saved: {msg}"}, status_code=422)
-        except ValueError:
-            return JSONResponse({"detail": "survey not saved: the body must be a JSON object"}, status_code=422)
-        await asyncio.to_thread(store.update_participant, p.id, demographics=answers.model_dump(exclude_none=True))
+        answers = await read_survey(request)
+        if isinstance(answers, JSONResponse):
+            return answers
+        await asyncio.to_thread(store.update_participant, p.id, demographics=answers)
         return JSONResponse({"ok": True})
 
     @app.get("/p/{token}/done", response_class=HTMLResponse)
