@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _zhang_dir() -> Path:
     cands = [os.environ.get("TURINGLAB_ZHANG_DIR"), ROOT.parent / "shared" / "data" / "zhang2023",
-             Path("/work/shared/data/zhang2023")]
+             Path(__file__).resolve().parents[1] / "turinglab" / "statictests" / "zhang2023"]  # the shipped copy
     for c in cands:
         if c and (Path(c) / "word.json").is_file():
             return Path(c)

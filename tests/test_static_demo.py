@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from turinglab.statictests.demo import data_dir
 from turinglab.cli import app
 from turinglab.statictests.demo import IMAGES
 from turinglab.store import Store
 
-DATA = Path("/work/shared/data/zhang2023")
+DATA = data_dir()  # ../shared/data/zhang2023 when present, else the shipped copy
 runner = CliRunner()
 
 
@@ -51,3 +52,15 @@ def test_demo_static_builds_six_playable_studies(tmp_path, sqlite_url):
         first = list(caption.values())[0]
         shown = [i for i in st.items(studies["caption"].id) if i.stimulus_fields["source_image"] == list(caption)[0]]
         assert sorted(i.text for i in shown) == sorted(r["response"] for r in first)  # real responses, honestly re-attached
+
+
+def test_zhang_data_ships_with_the_package(monkeypatch):
+    """Without a shared/ folder nearby (a user's install), the demo reads the shipped MIT copy."""
+    from turinglab.statictests import demo
+
+    monkeypatch.setattr(demo, "ZHANG_REL", Path("no-such-folder") / "zhang2023")
+    monkeypatch.delenv("TURINGLAB_ZHANG_DATA", raising=False)
+    d = demo.data_dir()
+    assert d == demo.SHIPPED and (d / "LICENSE").read_text().startswith("MIT License")
+    word = json.loads((d / "word.json").read_text())
+    assert len(word) == 150 and sum(len(v) for v in word.values()) == 1500

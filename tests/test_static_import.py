@@ -13,11 +13,12 @@ from scipy import stats as sps
 from sqlalchemy import func, select
 from typer.testing import CliRunner
 
+from turinglab.statictests.demo import data_dir
 from turinglab.cli import app
 from turinglab.store import Store
 from turinglab.store.models import ResponseRow
 
-DATA = Path("/work/shared/data/zhang2023")
+DATA = data_dir()  # ../shared/data/zhang2023 when present, else the shipped copy
 WORD, JUDGE = DATA / "word.json", DATA / "humanjudge_Word_Feedback_testphase.json"
 runner = CliRunner()
 needs_data = pytest.mark.skipif(not JUDGE.is_file(), reason="shared Zhang data not present")

@@ -11,13 +11,14 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
+from turinglab.statictests.demo import data_dir
 from turinglab.analysis.static import analyse_static
 from turinglab.cli import app
 from turinglab.statictests.config import parse_static_study
 from turinglab.store import Store
 from turinglab.store.static import ResponseIn, StimulusIn, TrialIn
 
-DATA = Path("/work/shared/data/zhang2023")
+DATA = data_dir()  # ../shared/data/zhang2023 when present, else the shipped copy
 JUDGE = DATA / "humanjudge_Word_Feedback_testphase.json"
 runner = CliRunner()
 

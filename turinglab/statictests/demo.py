@@ -32,6 +32,7 @@ from turinglab.statictests.zhang import parse_responses
 from turinglab.store.static import ResponseIn, StimulusIn, plan_session
 
 ZHANG_REL = Path("shared") / "data" / "zhang2023"
+SHIPPED = Path(__file__).parent / "zhang2023"  # the same files, shipped with the package (MIT)
 # scikit-image sample images whose docstrings state a licence that allows shipping
 IMAGES = {
     "astronaut.png": "NASA Great Images database; no known copyright restrictions, public domain",
@@ -48,13 +49,14 @@ VISION = ("caption", "object", "color")
 
 
 def data_dir(explicit: str | Path | None = None) -> Path:
-    """--zhang-data, else $TURINGLAB_ZHANG_DATA, else shared/data/zhang2023 beside a parent folder."""
+    """--zhang-data, else $TURINGLAB_ZHANG_DATA, else shared/data/zhang2023 beside a parent folder,
+    else the copy shipped with the package."""
     import os
 
     d = Path(explicit or os.environ.get("TURINGLAB_ZHANG_DATA") or "")
     if not explicit and not os.environ.get("TURINGLAB_ZHANG_DATA"):
         here = Path(__file__).resolve()
-        d = next((p / ZHANG_REL for p in here.parents if (p / ZHANG_REL / "word.json").is_file()), ZHANG_REL)
+        d = next((p / ZHANG_REL for p in here.parents if (p / ZHANG_REL / "word.json").is_file()), SHIPPED)
     if not (d / "word.json").is_file():
         raise FileNotFoundError(f"no Zhang data at {d} (word.json missing); pass --zhang-data DIR "
                                 "(the folder shared/data/zhang2023)")
