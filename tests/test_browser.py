@@ -186,6 +186,9 @@ async def test_play_against_eliza(chromium_path, sqlite_url):
             m, s_ = t.split(":")
             return int(m) * 60 + int(s_)
 
+        # the header's placeholder (5:00) is replaced by the game's own clock on its first state frame
+        await page.wait_for_function("() => { const t = document.querySelector('#timer');"
+                                     " return t && !t.hidden && t.textContent.trim() !== '5:00'; }")
         before = secs(await page.text_content("#timer"))
         await page.wait_for_timeout(2300)
         after = secs(await page.text_content("#timer"))
