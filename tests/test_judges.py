@@ -446,3 +446,28 @@ def test_result_cache_follows_items_and_config(word):
     assert not evaluate(changed, cfg)["cached"]  # other content: computed again
     assert not evaluate(items, Config(judge="tfidf-lr", folds=4))["cached"]
     assert not evaluate(items, cfg, use_cache=False)["cached"]
+
+
+def test_evaluate_reads_a_stored_static_study(sqlite_url, tmp_path):
+    """`judges evaluate --study NAME` reads the items and the human-judge trials of a static study
+    imported from Zhang's files, and gives the same human-judge numbers as reading the files."""
+    d = _zhang_dir()
+    word, judges = str(d / "word.json"), str(d / "humanjudge_Word_Feedback_testphase.json")
+    env = {"TURINGLAB_CACHE_DIR": str(tmp_path / "c")}
+    r = _cli("static", "import", "--task", "word", "--responses", word, "--judge-trials", judges,
+             "--study", "words", "--db", sqlite_url)
+    assert r.returncode == 0, r.stderr
+    r = _cli("judges", "evaluate", "--judge", "tfidf-lr", "--study", "words", "--db", sqlite_url, "--folds", "3",
+             "--json", env=env)
+    assert r.returncode == 0, r.stderr
+    stored = json.loads(r.stdout)
+    r = _cli("judges", "evaluate", "--judge", "tfidf-lr", "--responses", word, "--task", "word",
+             "--human-judges", judges, "--folds", "3", "--json", env=env)
+    assert r.returncode == 0, r.stderr
+    files = json.loads(r.stdout)
+    assert stored["n"] == files["n"] == 1500 and stored["task"] == "word"
+    assert stored["human_judges"]["n"] == files["human_judges"]["n"] == 2000
+    assert stored["human_judges"]["accuracy"] == pytest.approx(files["human_judges"]["accuracy"])
+    assert stored["mcnemar_vs_humans"]["pairs"] == 2000
+    r = _cli("judges", "evaluate", "--judge", "svm", "--study", "nope", "--db", sqlite_url)
+    assert r.returncode == 2 and "no static study 'nope'" in r.stderr
