@@ -471,3 +471,58 @@ def test_evaluate_reads_a_stored_static_study(sqlite_url, tmp_path):
     assert stored["mcnemar_vs_humans"]["pairs"] == 2000
     r = _cli("judges", "evaluate", "--judge", "svm", "--study", "nope", "--db", sqlite_url)
     assert r.returncode == 2 and "no static study 'nope'" in r.stderr
+
+
+def test_static_report_has_an_ai_judges_section(sqlite_url, tmp_path):
+    """The static report shows every AI judge evaluated on the study's items, with the numbers
+    `judges evaluate --json` gave, beside the human judges; before any, it says how to run one."""
+    d = _zhang_dir()
+    word, judges = str(d / "word.json"), str(d / "humanjudge_Word_Feedback_testphase.json")
+    env = {"TURINGLAB_CACHE_DIR": str(tmp_path / "c")}
+    r = _cli("static", "import", "--task", "word", "--responses", word, "--judge-trials", judges,
+             "--study", "words", "--db", sqlite_url)
+    assert r.returncode == 0, r.stderr
+    out = tmp_path / "before.md"
+    r = _cli("report", "--study", "words", "--db", sqlite_url, "--out", str(out), "--format", "md", env=env)
+    assert r.returncode == 0, r.stderr
+    md = out.read_text()
+    assert "## AI judges" in md and "No AI judge has been evaluated" in md
+    got = {}
+    for judge, extra in (("tfidf-lr", []), ("tfidf-lr", ["--group-by-stimulus"])):
+        r = _cli("judges", "evaluate", "--judge", judge, "--study", "words", "--db", sqlite_url, "--folds", "3",
+                 *extra, "--json", env=env)
+        assert r.returncode == 0, r.stderr
+        got[bool(extra)] = json.loads(r.stdout)
+    out = tmp_path / "after.md"
+    r = _cli("report", "--study", "words", "--db", sqlite_url, "--out", str(out), "--format", "md", env=env)
+    assert r.returncode == 0, r.stderr
+    md = out.read_text()
+    assert "No AI judge has been evaluated" not in md
+    from turinglab.analysis.report import md_escape
+
+    def row(*cells) -> str:
+        return "| " + " | ".join(md_escape(str(c)) for c in cells) + " |"
+
+    for grouped, res in got.items():
+        name = f"tfidf-lr ({'stimulus-grouped' if grouped else 'plain'} 3-fold)"
+        lo, hi = res["balanced_accuracy_ci"]
+        mc = res["mcnemar_vs_humans"]
+        p = mc["p_value"]
+        assert row(name, res["n"], f"{res['accuracy']:.3f}", f"{res['balanced_accuracy']:.3f}", f"[{lo:.3f}, {hi:.3f}]",
+                   f"{res['auroc']:.3f}", f"{res['tpr_at_5fpr']:.3f}", 0,
+                   f"{mc['ai_right_human_wrong']} / {mc['ai_wrong_human_right']}",
+                   "< 0.0001" if p < 1e-4 else f"{p:.4f}") in md
+        for a in res["agents"]:
+            jh = a["judged_human"]
+            assert row(name, a["agent"], a["n"], jh["k"], f"{jh['rate']:.3f}") in md
+    hj = got[False]["human_judges"]
+    assert row(f"human judges ({hj['judges']})", hj["n"], f"{hj['accuracy']:.3f}", f"{hj['balanced_accuracy']:.3f}") in md
+    assert (tmp_path / "after_figures" / "ai_judges.svg").is_file()
+    # results computed on other items are not shown: a study with fewer items has none yet
+    r = _cli("static", "import", "--task", "word", "--responses", word, "--study", "words2", "--db", sqlite_url,
+             "--judge-trials", judges)
+    assert r.returncode == 0, r.stderr
+    out = tmp_path / "other.md"
+    r = _cli("report", "--study", "words2", "--db", sqlite_url, "--out", str(out), "--format", "md", env=env)
+    assert r.returncode == 0, r.stderr
+    assert "No AI judge has been evaluated" in out.read_text()

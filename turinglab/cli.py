@@ -695,6 +695,19 @@ def _is_static_study(db: str | None, study: str | None) -> bool:
         return False
 
 
+def _ai_judge_results(db: str | None, study: str) -> list:
+    """Cached `judges evaluate` results on exactly this study's items (none if the items are unreadable)."""
+    from turinglab.judges.evaluate import results_for
+    from turinglab.judges.items import ItemsError
+    from turinglab.judges.static import load_study
+
+    try:
+        items, _ = load_study(db, study)
+        return results_for(items)
+    except (LookupError, ItemsError):
+        return []
+
+
 def _static_report(db: str | None, study: str | None, out: str, alpha: float, fmt: str) -> None:
     from turinglab.analysis.static import analyse_counts, write_static_report
     from turinglab.statictests.summary import judge_counts, judge_table
@@ -713,7 +726,7 @@ def _static_report(db: str | None, study: str | None, out: str, alpha: float, fm
         fail(str(exc))
     finally:
         store.close()
-    paths = write_static_report(a, out, fmt)
+    paths = write_static_report(a, out, fmt, ai_results=_ai_judge_results(db, info.name))
     console.print(f"wrote {paths[0]} (static study {info.name}: {a.n_trials} trials, {a.n_judges} judges; "
                   f"{a.sensitivity['judges_flagged']} judges flagged, none removed)", markup=False, highlight=False,
                   soft_wrap=True)

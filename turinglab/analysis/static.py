@@ -380,10 +380,14 @@ def _tables(a: StaticAnalysis) -> list[tuple[str, str, list[str], list[list[Any]
     return out
 
 
-def write_static_report(a: StaticAnalysis, out: str | Path, fmt: str = "html") -> list[Path]:
-    """One self-contained HTML file, or Markdown plus a figures folder. All text is escaped."""
+def write_static_report(a: StaticAnalysis, out: str | Path, fmt: str = "html",
+                        ai_results: list[dict[str, Any]] | None = None) -> list[Path]:
+    """One self-contained HTML file, or Markdown plus a figures folder. All text is escaped.
+    `ai_results`: AI judges evaluated on the same items (`judges.evaluate.results_for`), shown in an
+    "AI judges" section with a figure; None leaves the section out, [] says how to run one."""
     from html import escape
 
+    from turinglab.analysis import static_judges
     from turinglab.analysis.figures import save
     from turinglab.analysis.report import md_escape
 
@@ -392,6 +396,15 @@ def write_static_report(a: StaticAnalysis, out: str | Path, fmt: str = "html") -
     figs = figures(a, svg=fmt != "html")
     head = (f"{a.n_trials} trials · {a.n_judges} judges · task {a.task} · α = {a.alpha}; control items left out of every rate")
     secs = _tables(a)
+    fig_after = {0: "static_confusion", 1: "static_agents"}
+    if ai_results is not None:
+        ai = static_judges.sections(ai_results, a.study, a.alpha)
+        at = next(i for i, sec in enumerate(secs) if sec[0].startswith("Detectability")) + 1
+        secs[at:at] = ai
+        fg = static_judges.figure(ai_results)
+        if fg is not None:
+            figs.append(fg)
+            fig_after[at] = fg.name
     if fmt == "html":
         parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>Static Turing test: {escape(a.study)}</title>"
                  "<style>body{font-family:system-ui,sans-serif;max-width:1000px;margin:2em auto;padding:0 1em}"
@@ -400,11 +413,12 @@ def write_static_report(a: StaticAnalysis, out: str | Path, fmt: str = "html") -
                  f"<h1>Static Turing test report: {escape(a.study)}</h1><p><i>{escape(head)}</i></p>"]
         figmap = {fg.name: fg for fg in figs}
         for i, (title, intro, header, rows) in enumerate(secs):
-            parts.append(f"<h2>{escape(title)}</h2><p>{escape(intro)}</p><table><tr>"
-                         + "".join(f"<th>{escape(str(h))}</th>" for h in header) + "</tr>"
-                         + "".join("<tr>" + "".join(f"<td>{escape(str(c))}</td>" for c in r) + "</tr>" for r in rows)
-                         + "</table>")
-            name = {0: "static_confusion", 1: "static_agents"}.get(i)
+            parts.append(f"<h2>{escape(title)}</h2><p>{escape(intro)}</p>")
+            if header:
+                parts.append("<table><tr>" + "".join(f"<th>{escape(str(h))}</th>" for h in header) + "</tr>"
+                             + "".join("<tr>" + "".join(f"<td>{escape(str(c))}</td>" for c in r) + "</tr>"
+                                       for r in rows) + "</table>")
+            name = fig_after.get(i)
             if name:
                 fg = figmap[name]
                 parts.append(f"<figure><img alt='{escape(fg.title)}' src='data:image/png;base64,"
@@ -417,10 +431,11 @@ def write_static_report(a: StaticAnalysis, out: str | Path, fmt: str = "html") -
     paths = save(figs, fig_dir)
     md = [f"# Static Turing test report: {md_escape(a.study)}", f"*{md_escape(head)}*"]
     for i, (title, intro, header, rows) in enumerate(secs):
-        md += [f"## {title}", md_escape(intro) if intro else "",
-               "| " + " | ".join(header) + " |\n|" + "---|" * len(header) + "\n"
-               + "\n".join("| " + " | ".join(md_escape(c) for c in r) + " |" for r in rows)]
-        name = {0: "static_confusion", 1: "static_agents"}.get(i)
+        md += [f"## {title}", md_escape(intro) if intro else ""]
+        if header:
+            md.append("| " + " | ".join(header) + " |\n|" + "---|" * len(header) + "\n"
+                      + "\n".join("| " + " | ".join(md_escape(c) for c in r) + " |" for r in rows))
+        name = fig_after.get(i)
         if name:
             fg = next(x for x in figs if x.name == name)
             md.append(f"![{fg.title}]({fig_dir.name}/{name}.svg)\n\n*{fg.title}.* {fg.caption}")

@@ -140,6 +140,7 @@ def evaluate(
     items = validate(items)
     if items["task"].nunique() != 1:
         raise JudgeError(f"items mix tasks {sorted(items['task'].unique())}; evaluate one task at a time")
+    item_set = fingerprint(items)  # of the whole set, before any sample: what a report looks results up by
     if cfg.judge == "llm" and cfg.limit:
         items = sample_balanced(items, cfg.limit, cfg.seed)
     key = _key(items, trials, cfg)
@@ -148,6 +149,7 @@ def evaluate(
         try:
             res = json.loads(path.read_text())
             res["cached"] = True
+            _index(item_set, key)
             return res
         except ValueError:
             pass
@@ -179,8 +181,37 @@ def evaluate(
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(res, default=_json_default))
         tmp.replace(path)
+        _index(item_set, key)
     res["cached"] = False
     return json.loads(json.dumps(res, default=_json_default))
+
+
+def _index(item_set: str, key: str) -> None:
+    """Remember that result `key` was computed on the item set `item_set` (see `results_for`)."""
+    mark = cache_dir() / "judges" / "by_items" / item_set / key
+    mark.parent.mkdir(parents=True, exist_ok=True)
+    mark.touch()
+
+
+def results_for(items: pd.DataFrame) -> list[dict[str, Any]]:
+    """The cached results of every judge evaluated on exactly these items (any configuration), newest
+    per configuration label first-seen; results of other item sets (older data) are not returned."""
+    folder = cache_dir() / "judges" / "by_items" / fingerprint(validate(items))
+    if not folder.is_dir():
+        return []
+    marks = sorted(folder.iterdir(), key=lambda m: m.stat().st_mtime, reverse=True)
+    out: dict[tuple, dict[str, Any]] = {}
+    for mark in marks:
+        try:
+            res = json.loads((cache_dir() / "judges" / "results" / f"{mark.name}.json").read_text())
+        except (OSError, ValueError):
+            continue
+        cfg = (res.get("judge"), res.get("folds"), res.get("group_by_stimulus"), json.dumps(res.get("model")),
+               "human_judges" in res)
+        out.setdefault(cfg, res)
+    # with and without human trials: keep the one that has the comparison
+    keep = [r for k, r in out.items() if k[4] or (*k[:4], True) not in out]
+    return sorted(keep, key=lambda r: (r["judge"], bool(r.get("group_by_stimulus"))))
 
 
 def _json_default(o: Any) -> Any:
