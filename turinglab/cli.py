@@ -742,12 +742,14 @@ def report(
         return _static_report(db, study, out, alpha, fmt)
     loaded = _analysis_load(db, study)
     opt = _analysis_options(loaded, exclude, alpha)
-    steps = ["prepare", "success rates", "comparisons", "criteria", "accuracy", "regressions", "bootstrap", "timing"]
+    steps = ["prepare", "success rates", "comparisons", "criteria", "accuracy", "regressions", "bootstrap", "timing",
+             "further analyses"]
     with Progress(console=err_console, transient=True) as bar:
         task = bar.add_task("analysing", total=len(steps) + 1)
         try:
             a = analyse(loaded.judgements, loaded.participants, opt, tags=loaded.tags,
-                        progress=lambda name: bar.update(task, advance=1, description=name))
+                        progress=lambda name: bar.update(task, advance=1, description=name),
+                        witnesses=loaded.witness_specs, messages=loaded.messages)
         except ValueError as exc:
             fail(str(exc))
         bar.update(task, description="figures and report")

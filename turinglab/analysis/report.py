@@ -107,8 +107,80 @@ def methods(a: Analysis, esc: Callable[[str], str] = str) -> list[str]:
         "Calibration reads confidence c (0–100) as a stated probability 0.5 + c/200 of being right, and reports the Brier score "
         f"and accuracy within confidence bins. Accuracy against games played and demographics: {mixed}, and {gee}.",
         f"Games are not independent (interrogators play several), so pooled rates also get cluster-bootstrap intervals "
-        f"({o.n_boot} resamples of interrogators, seed {o.seed}). " + ipw_text(),
+        f"({o.n_boot} resamples of interrogators, seed {o.seed}), and each comparison between witnesses also gets a "
+        "cluster-robust test (sandwich standard error over interrogators, t with G−1 df) beside the exact one. "
+        "Adaptive allocation is corrected by inverse-probability weighting (section “Correction for adaptive allocation”). "
+        f"Games flagged bot are left out of every analysis and shown apart in the leaderboard ({a.extra.get('bot_games', 0)} such games). "
+        "Precision: rates, proportions and their intervals to 3 decimals; coefficients, d′, κ, z and ratios to 2; "
+        "p-values to 3 (or < 0.001); seconds to 1.",
     ]
+
+
+class Numbering:
+    """Tables and figures numbered in the order they appear (the same in HTML and Markdown)."""
+
+    def __init__(self, figs: dict | None = None) -> None:
+        self.tables, self.figures, self.figs = [], [], figs or {}
+
+    def table(self, title: str) -> str:
+        self.tables.append(title)
+        return f"Table {len(self.tables)}. {title}"
+
+    def figure(self, fg: Figure) -> str:
+        self.figures.append(fg.title)
+        return f"Figure {len(self.figures)}. {fg.title}"
+
+    def tab(self, title: str) -> Markup:
+        return Markup('<p class="caption">') + escape(self.table(title)) + Markup("</p>")
+
+    def fig(self, name: str) -> Markup:
+        fg = self.figs.get(name)
+        return figure_html(fg, self.figure(fg)) if fg is not None else Markup("")
+
+
+def term_label(term: str, a: Analysis) -> str:
+    """Regression terms in words, categorical levels with their reference level."""
+    from turinglab.analysis.jb import VARIABLE_LABELS, group_label
+
+    fixed = {"Intercept": "intercept (reference levels)", "game_index": "game number (per game)",
+             "ai_witness": "AI witness (vs human witness)", "age": "age (per year)", "age10": "age (per 10 years)",
+             "chatbot_freq": "chatbot use (per step: never < monthly < weekly < daily)",
+             "llm_knowledge": "LLM knowledge (per step: nothing < a little < some < a lot < I research them)"}
+    if term in fixed:
+        return fixed[term]
+    import re
+
+    m = re.match(r"C\((\w+)[^)]*\)\[T\.(.+)\]$", term) or re.match(r"(\w+)\[T\.(.+)\]$", term)
+    if not m:
+        return term
+    var, level = m.group(1), m.group(2)
+    ref = None
+    mref = re.search(r"reference=['\"]?([^'\")]+)", term)
+    if mref:
+        ref = mref.group(1)
+    elif a.demographics is not None and len(a.demographics):
+        levels = sorted(str(g) for g in a.demographics.loc[a.demographics["variable"] == var, "group"])
+        present = set()
+        for t in (a.regressions.get("mixed"), a.regressions.get("gee")):
+            if t is not None:
+                present |= {str(x) for x in t["term"]}
+        missing = [lv for lv in levels if not any(x.endswith(f"[T.{lv}]") and var in x for x in present)]
+        ref = missing[0] if len(missing) == 1 else None
+    name = VARIABLE_LABELS.get(var, var)
+    lev = group_label(var, level)
+    return f"{name}: {lev} (vs {group_label(var, ref)})" if ref is not None else f"{name}: {lev}"
+
+
+def missing_kind_notes(a: Analysis) -> list[str]:
+    """What cannot be computed because a kind of witness has no games."""
+    kinds = set(a.judgements["witness_kind"]) if a.judgements is not None else set()
+    notes = []
+    if "human" not in kinds:
+        notes.append("No games with a human witness: the human witnesses' SR, the two-player pass criteria, "
+                     "the AI-vs-human comparisons, d′ and the timing-leak check are undefined and left out.")
+    if "ai" not in kinds:
+        notes.append("No games with an AI witness: no AI success rates, pass criteria, d′ or timing-leak check.")
+    return notes
 
 
 def _records(df: pd.DataFrame) -> list[dict]:
@@ -149,14 +221,25 @@ def context(a: Analysis) -> dict:
     from turinglab import __version__
 
     success = _records(a.success)
+    roster = {r["witness"]: r for r in _records(a.extra.get("roster"))}
     for r in success:
         r["interval"] = interval_text(r)
+        r["type"] = roster.get(r["witness"], {}).get("type", "")
+        r["model"] = roster.get(r["witness"], {}).get("model", "")
+    for r in roster.values():
+        if not r["played"]:  # configured but never played: listed, not dropped
+            success.append({"witness": r["witness"], "kind": "ai", "type": r["type"], "model": r["model"], "sr": np.nan,
+                            "n": 0, "interval": "no games", "p_value": np.nan, "sr_first": np.nan, "n_first": 0,
+                            "low_first": np.nan, "high_first": np.nan})
     reg = a.regressions
     reg_tables = []
-    if reg.get("mixed") is not None:
-        reg_tables.append(("Mixed-effects logistic regression (random intercept per interrogator)", _records(reg["mixed"])))
-    if reg.get("gee") is not None:
-        reg_tables.append(("GEE cross-check (exchangeable, groups = interrogator)", _records(reg["gee"])))
+    for name, title in (("mixed", "Mixed-effects logistic regression (random intercept per interrogator)"),
+                        ("gee", "GEE cross-check (exchangeable, groups = interrogator)")):
+        if reg.get(name) is not None:
+            rows = _records(reg[name])
+            for r in rows:
+                r["label"] = term_label(str(r["term"]), a)
+            reg_tables.append((title, rows))
     return {
         "a": a, "version": __version__, "pct": int(round(100 * (1 - a.options.alpha))),
         "methods": methods(a), "success": success, "criteria": _records(a.criteria),
@@ -165,6 +248,35 @@ def context(a: Analysis) -> dict:
         "reg": reg, "reg_tables": reg_tables, "bootstrap": _records(a.bootstrap),
         "ipw": _records(a.ipw), "demographics": _records(a.demographics), "ipw_text": ipw_text(), "timing": _records(a.timing),
         "tags": tag_summary(a), "reasons": reason_sample(a), "boschloo_max": tables.BOSCHLOO_MAX_CELLS,
+        "x": further(a), "missing_notes": missing_kind_notes(a),
+    }
+
+
+def further(a: Analysis) -> dict:
+    """The `extra` tables as records for the templates (coded answers with their labels)."""
+    from turinglab.analysis.jb import VARIABLE_LABELS, group_label
+
+    e = a.extra or {}
+    demo = _records(a.demographics)
+    for r in demo:
+        r["group"] = group_label(r["variable"], r["group"])
+        r["variable"] = VARIABLE_LABELS.get(r["variable"], r["variable"])
+    reg = e.get("dprime_reg") or {}
+    tc = e.get("timing_check") or {}
+    timing_rows = [{"quantity": {"duration": "game length (s)", "latency": "median reply latency (s)",
+                                 "messages": "messages per conversation"}[k], **v}
+                   for k, v in tc.items() if isinstance(v, dict)]
+    board = e.get("leaderboard") or {}
+    return {
+        "by_index_kind": _records(e.get("by_index_kind")), "distribution": _records(e.get("distribution")),
+        "demographics": demo, "dprime_reg": _records(reg.get("table")), "dprime_reg_meta": reg,
+        "first_criteria": _records(e.get("first_criteria")), "participation": _records(e.get("participation")),
+        "length": _records(e.get("length")), "timing_design": tc.get("design", ""), "timing_check": timing_rows,
+        "strategy_top": _records(e.get("strategy_top")), "reason_top": _records(e.get("reason_top")),
+        "reason_by_verdict": _records(e.get("reason_by_verdict")), "strategy_by_index": _records(e.get("strategy_by_index")),
+        "kappa": _records(e.get("kappa")), "board": _records(board.get("table")),
+        "bt": _records(board.get("bradley_terry")), "board_notes": board.get("notes", []),
+        "bot_games": e.get("bot_games", 0),
     }
 
 
@@ -175,18 +287,20 @@ def _env() -> Environment:
     return env
 
 
-def figure_html(fig: Figure) -> Markup:
+def figure_html(fig: Figure, label: str | None = None) -> Markup:
     b64 = base64.b64encode(fig.png).decode()
+    label = label or fig.title
     return Markup(
         f'<figure><img alt="{escape(fig.title)}" src="data:image/png;base64,{b64}">'
-        f"<figcaption><b>{escape(fig.title)}.</b> {escape(fig.caption)}</figcaption></figure>"
+        f"<figcaption><b>{escape(label)}.</b> {escape(fig.caption)}</figcaption></figure>"
     )
 
 
 def render_html(a: Analysis, figs: list[Figure] | None = None) -> str:
     figs = all_figures(a) if figs is None else figs
     ctx = context(a)
-    ctx["figs"] = {fg.name: figure_html(fg) for fg in figs}
+    num = Numbering({fg.name: fg for fg in figs})
+    ctx.update(figs={fg.name: figure_html(fg) for fg in figs}, tab=num.tab, fig=num.fig)
     return _env().get_template("report.html.j2").render(**ctx)
 
 
@@ -310,7 +424,7 @@ def render_json(a: Analysis) -> str:
     doc = {
         "meta": settings(a),
         "methods": methods(a),
-        "numbers": a.numbers(),
+        "numbers": {**a.numbers(), **a.extra_numbers()},  # the further analyses' numbers are report-only
         "models": {name: _model_terms(reg.get(name)) for name in ("mixed", "gee") if reg.get(name) is not None},
     }
     return json.dumps(doc, indent=1, sort_keys=True, allow_nan=False)
