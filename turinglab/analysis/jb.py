@@ -171,8 +171,9 @@ def roster(success: pd.DataFrame, specs) -> pd.DataFrame:
     info = {s.codename: (str(s.kind), s.model or "") for s in (specs or ())}
     rows = []
     for r in success.itertuples(index=False):
-        typ, model = info.get(r.witness, ("human" if r.kind == "human" else "", ""))
-        rows.append({"witness": r.witness, "type": typ or "not in the study file", "model": model,
+        unknown = "not in the study file" if info else ""  # no study file given: nothing to say
+        typ, model = info.get(r.witness, ("human" if r.kind == "human" else unknown, ""))
+        rows.append({"witness": r.witness, "type": typ, "model": model,
                      "k": int(r.k), "n": int(r.n), "played": True})
     seen = set(success["witness"]) if len(success) else set()
     for name, (typ, model) in info.items():
