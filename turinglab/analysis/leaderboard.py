@@ -123,13 +123,19 @@ def leaderboard(rows: pd.DataFrame, alpha: float = 0.05) -> dict:
     pairs = three_player_pairs(real) if len(real) else pd.DataFrame(columns=["winner", "loser"])
     bt = pd.DataFrame()
     if len(pairs):
-        wins = pairs["winner"].value_counts()
-        total = pd.concat([pairs["winner"], pairs["loser"]]).value_counts()
-        perfect = [p for p in total.index if wins.get(p, 0) in (0, total[p])]
-        if perfect:
-            notes.append("Bradley–Terry not fitted: " + ", ".join(perfect) + " won all or none of its comparisons "
-                         "(the maximum-likelihood strength is infinite)")
-        else:
+        left_out: list[str] = []
+        while True:  # a player who won all or none has an infinite MLE: leave it out, say so
+            wins = pairs["winner"].value_counts()
+            total = pd.concat([pairs["winner"], pairs["loser"]]).value_counts()
+            perfect = [p for p in total.index if p != HUMAN and wins.get(p, 0) in (0, total[p])]
+            if not perfect:
+                break
+            left_out += perfect
+            pairs = pairs[~pairs["winner"].isin(perfect) & ~pairs["loser"].isin(perfect)]
+        if left_out:
+            notes.append("Left out of the Bradley–Terry fit: " + ", ".join(sorted(left_out)) + " (won all or none of "
+                         "its comparisons, so its maximum-likelihood strength is infinite; see the table above)")
+        if len(pairs):
             bt = bradley_terry(pairs, HUMAN, alpha)
     else:
         notes.append("Bradley–Terry: no three-player games (it needs an AI and a human witness in one game)")
