@@ -37,8 +37,8 @@ def more(df, games, sr, participants, tags, messages, witnesses, bots, fmt: str,
         "length": jb.length_table(df, messages, fmt),
         "timing_check": jb.timing_check(df, messages, fmt),
         "latency": jb.reply_latency(df, messages),
-        "strategy_top": jb.tag_top(tagged, "strategy", alpha),
-        "reason_top": jb.tag_top(tagged, "reason", alpha),
+        "strategy_top": jb.tag_top(tagged, "strategy", alpha, games=games),
+        "reason_top": jb.tag_top(tagged, "reason", alpha, games=games),
         "reason_by_verdict": jb.tags_by(tagged, "reason", games, stage, alpha, top_n=5),
         "strategy_by_index": jb.tags_by(tagged, "strategy", games, idx, alpha, top_n=5),
         "kappa": jb.kappas(tagged),
@@ -84,8 +84,8 @@ def extra_numbers(a) -> dict[str, float | None]:
         if isinstance(v, dict):
             for c in ("ai_median", "human_median", "n_ai", "n_human", "p_value"):
                 out[f"timing_check.{name}.{c}"] = v.get(c)
-    put_rows("strategy_top", e.get("strategy_top"), "category", rate)
-    put_rows("reason_top", e.get("reason_top"), "category", rate)
+    put_rows("strategy_top", e.get("strategy_top"), "category", (*rate, "mean_game_index"))
+    put_rows("reason_top", e.get("reason_top"), "category", (*rate, "mean_game_index"))
     put_rows("reason_by_verdict", e.get("reason_by_verdict"), lambda r: f"{r['group']}.{r['category']}", rate)
     put_rows("strategy_by_index", e.get("strategy_by_index"), lambda r: f"{r['group']}.{r['category']}", rate)
     put_rows("kappa", e.get("kappa"), lambda r: f"{r['taxonomy']}.{r['level']}", ("games", "agreement", "kappa"))

@@ -289,7 +289,7 @@ def tag_top(a: Analysis, taxonomy: str) -> Figure:
     fig, ax = plt.subplots(figsize=(7, 0.38 * max(len(t) if t is not None else 0, 1) + 1.4))
     if t is not None and len(t):
         t = t.iloc[::-1]
-        _hbars(ax, [f"{c} {n[:45]}" for c, n in zip(t["category"], t["name"])], t["rate"], t["low"], t["high"])
+        _hbars(ax, [f"{c} {n.split(' - ')[0][:50]}" for c, n in zip(t["category"], t["name"])], t["rate"], t["low"], t["high"])
         ax.set_xlim(0, 1)
     else:
         ax.text(0.5, 0.5, "no games tagged", ha="center", va="center", transform=ax.transAxes)

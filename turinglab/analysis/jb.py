@@ -272,7 +272,8 @@ def timing_check(df: pd.DataFrame, messages: pd.DataFrame | None, fmt: str) -> d
 
 # ---- hand tags: strategies and reasons (Jones & Bergen appendix G, H; figs. 9-11) ----
 
-def tag_top(tags: pd.DataFrame | None, taxonomy: str, alpha: float, top_n: int = TOP_N) -> pd.DataFrame:
+def tag_top(tags: pd.DataFrame | None, taxonomy: str, alpha: float, top_n: int = TOP_N,
+            games: pd.DataFrame | None = None) -> pd.DataFrame:
     """The top-N categories of a taxonomy: share of tagged games with an exact interval."""
     from turinglab.analysis.taxonomy import names
 
@@ -285,6 +286,10 @@ def tag_top(tags: pd.DataFrame | None, taxonomy: str, alpha: float, top_n: int =
     rows = [{"category": c, "name": lookup.get((taxonomy, c), "?"), **_rate(int(g["game_id"].nunique()), n, alpha)}
             for c, g in t.groupby("category")]
     out = pd.DataFrame(rows, columns=cols)
+    if games is not None:  # mean game number of the games with each code (Jones & Bergen fig. 16)
+        gi = pd.Series(games["game_index"].to_numpy(float), index=games["game_id"].astype(str))
+        means = t.drop_duplicates(["category", "game_id"]).assign(i=lambda d: d["game_id"].astype(str).map(gi))
+        out["mean_game_index"] = out["category"].map(means.groupby("category")["i"].mean())
     return out.sort_values(["k", "category"], ascending=[False, True]).head(top_n).reset_index(drop=True)
 
 

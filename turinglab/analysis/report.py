@@ -467,8 +467,9 @@ def render_markdown(a: Analysis, fig_dir_name: str, figs: list[Figure]) -> str:
         for key, word in (("strategy_top", "strategies"), ("reason_top", "reasons")):
             if x[key]:
                 parts.append(table(f"Most frequent {word} (share of tagged games)",
-                                   ["code", "category", "games", "of tagged", "share", f"{pct}% interval"],
-                                   [[e(r["category"]), e(r["name"]), r["k"], r["n"], f(r["rate"]), iv(r)] for r in x[key]]))
+                                   ["code", "category", "games", "of tagged", "share", f"{pct}% interval", "mean game number"],
+                                   [[e(r["category"]), e(r["name"]), r["k"], r["n"], f(r["rate"]), iv(r),
+                                     f(r.get("mean_game_index"), 1)] for r in x[key]]))
         parts += [fig("strategy_top"), fig("reason_top")]
         for key, title, col in (("reason_by_verdict", "Top reasons by verdict and witness kind", "verdict · witness"),
                                 ("strategy_by_index", "Top strategies by game number", "game number")):
