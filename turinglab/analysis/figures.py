@@ -30,10 +30,14 @@ class Figure:
     svg: str
 
 
+_SVG = {"on": True}  # all_figures(svg=False) skips the SVGs (the HTML report inlines PNGs only)
+
+
 def _render(fig, name: str, title: str, caption: str) -> Figure:
     png, svg = io.BytesIO(), io.StringIO()
     fig.savefig(png, format="png", dpi=130, bbox_inches="tight")
-    fig.savefig(svg, format="svg", bbox_inches="tight", metadata={"Date": None})
+    if _SVG["on"]:
+        fig.savefig(svg, format="svg", bbox_inches="tight", metadata={"Date": None})
     plt.close(fig)
     return Figure(name, title, caption, png.getvalue(), svg.getvalue())
 
@@ -160,8 +164,12 @@ def game_length(a: Analysis) -> Figure:
                    "Empirical CDFs; curves that differ would let timing reveal the witness kind.")
 
 
-def all_figures(a: Analysis) -> list[Figure]:
-    return [success_rates(a), confusion(a), calibration(a), by_game_index(a), game_length(a), *further_figures(a)]
+def all_figures(a: Analysis, svg: bool = True) -> list[Figure]:
+    _SVG["on"] = svg
+    try:
+        return [success_rates(a), confusion(a), calibration(a), by_game_index(a), game_length(a), *further_figures(a)]
+    finally:
+        _SVG["on"] = True
 
 
 def save(figs: list[Figure], out_dir: str | Path) -> list[Path]:

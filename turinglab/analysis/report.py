@@ -297,7 +297,7 @@ def figure_html(fig: Figure, label: str | None = None) -> Markup:
 
 
 def render_html(a: Analysis, figs: list[Figure] | None = None) -> str:
-    figs = all_figures(a) if figs is None else figs
+    figs = all_figures(a, svg=False) if figs is None else figs
     ctx = context(a)
     num = Numbering({fg.name: fg for fg in figs})
     ctx.update(figs={fg.name: figure_html(fg) for fg in figs}, tab=num.tab, fig=num.fig)
@@ -540,10 +540,10 @@ def write_report(a: Analysis, out: str | Path, fmt: str = "html") -> list[Path]:
     if fmt == "json":
         out.write_text(render_json(a), encoding="utf-8")
         return [out]
-    figs = all_figures(a)
     if fmt == "html":
-        out.write_text(render_html(a, figs), encoding="utf-8")
+        out.write_text(render_html(a, all_figures(a, svg=False)), encoding="utf-8")
         return [out]
+    figs = all_figures(a)
     fig_dir = out.with_name(out.stem + "_figures")
     paths = save(figs, fig_dir)
     out.write_text(render_markdown(a, fig_dir.name, figs), encoding="utf-8")
