@@ -10,7 +10,7 @@ import re
 import pytest
 
 from turinglab.analysis.core import Options, analyse
-from turinglab.analysis.demo import DemoSpec, generate
+from turinglab.analysis.demo import TAG_SHARE, DemoSpec, generate
 from turinglab.analysis.load import load
 from turinglab.analysis.report import render_html, render_json, render_markdown
 from turinglab.game.config import WitnessSpec
@@ -25,7 +25,7 @@ def run(loaded, witnesses=None, **kw):
 @pytest.fixture(scope="module")
 def two_player(tmp_path_factory):
     url = f"sqlite:///{tmp_path_factory.mktemp('jb')}/two.db"
-    generate(url, DemoSpec(n_games=240, seed=4))
+    generate(url, DemoSpec(n_games=240, seed=4, tag_share=TAG_SHARE))
     from turinglab.store import Store
 
     st = Store(url)

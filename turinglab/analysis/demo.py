@@ -27,7 +27,7 @@ GENDERS = ["female", "male", "non-binary"]
 EDUCATION = ["high school", "some college", "bachelor", "master", "doctorate"]
 CHATBOT = list(survey.CHATBOT_USE)
 KNOWLEDGE = list(survey.LLM_KNOWLEDGE)
-TAG_SHARE = 0.3  # share of demo games two demo taggers code (strategy and reason)
+TAG_SHARE = 0.3  # `demo-data`: share of demo games two demo taggers code (strategy and reason)
 TAG_AGREE = 0.75  # chance the second tagger copies the first's code (else picks at random)
 TAGGERS = ("demo-tagger-a", "demo-tagger-b")
 
@@ -42,6 +42,7 @@ class DemoSpec:
     human_share: float = 0.5
     n_interrogators: int | None = None  # default: about n_games / 2.5
     study_name: str | None = None
+    tag_share: float = 0.0  # share of games two demo taggers code (`demo-data` uses TAG_SHARE)
 
 
 def demo_study(spec: DemoSpec) -> Study:
@@ -148,7 +149,7 @@ def generate(url: str | None, spec: DemoSpec, progress: Callable[[int], None] | 
             game = Game.start(spec.format, study.rules, t)  # type: ignore[arg-type]
             _play(game, rng, t, witness_seats, verdict)
             store.append_events(game_id, game.log)
-            if tag_rng.random() < TAG_SHARE:
+            if tag_rng.random() < spec.tag_share:
                 _demo_tags(store, game_id, tag_rng, t + 600_000)
             if progress:
                 progress(gi + 1)

@@ -262,11 +262,15 @@ def timing_check(df: pd.DataFrame, messages: pd.DataFrame | None, fmt: str) -> d
     for name, t in pairs.items():
         t = t.dropna(subset=[c for c in ("ai", "human") if c in t.columns]) if {"ai", "human"} <= set(t.columns) else t.iloc[0:0]
         diff = (t["ai"] - t["human"]) if len(t) else pd.Series(dtype=float)
-        ok = len(t) > 1 and (diff != 0).any()
+        if len(t) < 2:
+            pv = np.nan
+        elif (diff == 0).all():
+            pv = 1.0  # identical in every game: nothing timing could reveal
+        else:
+            pv = float(wilcoxon(t["ai"], t["human"]).pvalue)
         out[name] = {"ai_median": float(t["ai"].median()) if len(t) else np.nan,
                      "human_median": float(t["human"].median()) if len(t) else np.nan,
-                     "n_ai": int(len(t)), "n_human": int(len(t)),
-                     "p_value": float(wilcoxon(t["ai"], t["human"]).pvalue) if ok else np.nan}
+                     "n_ai": int(len(t)), "n_human": int(len(t)), "p_value": pv}
     return out
 
 

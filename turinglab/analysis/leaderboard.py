@@ -104,8 +104,8 @@ def bradley_terry(pairs: pd.DataFrame, reference: str = HUMAN, alpha: float = 0.
     beta, se = np.asarray(fit.params), np.asarray(fit.bse)
     wins = pairs["winner"].value_counts()
     games = pd.concat([pairs["winner"], pairs["loser"]]).value_counts()
-    rows = [{"player": reference, "beta": 0.0, "se": 0.0, "low": 0.0, "high": 0.0, "p_beats_ref": 0.5,
-             "p_low": 0.5, "p_high": 0.5, "wins": int(wins.get(reference, 0)), "comparisons": int(games.get(reference, 0))}]
+    rows = [{"player": reference, "beta": 0.0, "se": np.nan, "low": np.nan, "high": np.nan, "p_beats_ref": 0.5,
+             "p_low": np.nan, "p_high": np.nan, "wins": int(wins.get(reference, 0)), "comparisons": int(games.get(reference, 0))}]  # the reference: fixed, no interval
     expit = lambda v: 1 / (1 + np.exp(-v))  # noqa: E731
     for p, i in ix.items():
         lo, hi = beta[i] - z * se[i], beta[i] + z * se[i]

@@ -267,6 +267,10 @@ def further(a: Analysis) -> dict:
                                  "messages": "messages per conversation"}[k], **v}
                    for k, v in tc.items() if isinstance(v, dict)]
     board = e.get("leaderboard") or {}
+    bt = _records(board.get("bradley_terry"))
+    for r in bt:
+        if r["player"] == "Human":
+            r["player"] = "Human witnesses (reference, β = 0)"
     return {
         "by_index_kind": _records(e.get("by_index_kind")), "distribution": _records(e.get("distribution")),
         "demographics": demo, "dprime_reg": _records(reg.get("table")), "dprime_reg_meta": reg,
@@ -275,7 +279,7 @@ def further(a: Analysis) -> dict:
         "strategy_top": _records(e.get("strategy_top")), "reason_top": _records(e.get("reason_top")),
         "reason_by_verdict": _records(e.get("reason_by_verdict")), "strategy_by_index": _records(e.get("strategy_by_index")),
         "kappa": _records(e.get("kappa")), "board": _records(board.get("table")),
-        "bt": _records(board.get("bradley_terry")), "board_notes": board.get("notes", []),
+        "bt": bt, "board_notes": board.get("notes", []),
         "bot_games": e.get("bot_games", 0),
     }
 
