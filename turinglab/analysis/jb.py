@@ -286,13 +286,16 @@ def tag_top(tags: pd.DataFrame | None, taxonomy: str, alpha: float, top_n: int =
         return pd.DataFrame(columns=cols)
     t = tags[tags["taxonomy"] == taxonomy]
     n = int(t["game_id"].nunique())
+    if n == 0:
+        return pd.DataFrame(columns=cols)
     lookup = names()
     rows = [{"category": c, "name": lookup.get((taxonomy, c), "?"), **_rate(int(g["game_id"].nunique()), n, alpha)}
             for c, g in t.groupby("category")]
     out = pd.DataFrame(rows, columns=cols)
     if games is not None:  # mean game number of the games with each code (Jones & Bergen fig. 16)
         gi = pd.Series(games["game_index"].to_numpy(float), index=games["game_id"].astype(str))
-        means = t.drop_duplicates(["category", "game_id"]).assign(i=lambda d: d["game_id"].astype(str).map(gi))
+        means = t.drop_duplicates(["category", "game_id"])
+        means = means.assign(i=pd.to_numeric(means["game_id"].astype(str).map(gi), errors="coerce").astype(float))
         out["mean_game_index"] = out["category"].map(means.groupby("category")["i"].mean())
     return out.sort_values(["k", "category"], ascending=[False, True]).head(top_n).reset_index(drop=True)
 
