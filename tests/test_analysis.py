@@ -70,11 +70,12 @@ def test_jb_report_states_the_conclusions(jb):
     from turinglab.analysis.report import render_html
 
     html = render_html(jb)
+    NO_SPEC = r'<td class="l"></td><td class="l"></td>'  # type and model: no study file given
     p_dragon = binomtest(425, 855, 0.5).pvalue
     # Dragon's row: SR 0.50, n 855, p (vs 50%) as in the paper's "not different from 50%"
-    assert re.search(rf"GPT-4 Dragon</td><td class=\"l\">ai</td><td>0.50</td><td>855</td><td>\[0.4\d\d, 0.5\d\d\]</td><td>{p_dragon:.3f}</td>", html)
-    assert re.search(r"Human</td><td class=\"l\">human</td><td>0.66</td><td>793</td><td>\[0.6\d\d, 0.6\d\d\]</td><td>&lt; 0.001</td>", html)
-    assert re.search(r"ELIZA</td><td class=\"l\">ai</td><td>0.22</td><td>171</td><td>\[0.1\d\d, 0.2\d\d\]</td><td>&lt; 0.001</td>", html)
+    assert re.search(rf"GPT-4 Dragon</td><td class=\"l\">ai</td>{NO_SPEC}<td>0.497</td><td>855</td><td>\[0.4\d\d, 0.5\d\d\]</td><td>{p_dragon:.3f}</td>", html)
+    assert re.search(r"Human</td><td class=\"l\">human</td><td class=\"l\">human</td><td class=\"l\"></td><td>0.66\d</td><td>793</td><td>\[0.6\d\d, 0.6\d\d\]</td><td>&lt; 0.001</td>", html)
+    assert re.search(r"ELIZA</td><td class=\"l\">ai</td>" + NO_SPEC + r"<td>0.2\d\d</td><td>171</td><td>\[0.1\d\d, 0.2\d\d\]</td><td>&lt; 0.001</td>", html)
     assert re.search(r"GPT-4 Dragon</td><td>0.497</td>.*?<td class=\"l fails\">fails</td>", html)
 
 

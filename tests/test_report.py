@@ -29,7 +29,8 @@ def test_html_is_self_contained_and_escapes_user_text(analysis, tmp_path):
     html = out.read_text()
     assert "<script" not in html and "<img src=x" not in html
     assert "&lt;script&gt;" in html  # shown, as text
-    assert html.count("data:image/png;base64,") == 5  # all figures inline
+    n_figs = html.count("data:image/png;base64,")  # all figures inline, each numbered once
+    assert n_figs >= 10 and len(set(re.findall(r"<b>Figure (\d+)\.", html))) == n_figs
     assert not re.search(r'src="(?!data:)', html)  # nothing fetched from elsewhere
     for heading in ("Methods", "Success rate per witness", "Pass criteria", "Interrogator accuracy",
                     "Confidence calibration", "Correction for adaptive allocation", "Timing-leak check"):
@@ -139,7 +140,15 @@ def test_json_report_has_every_number_and_each_model_terms(analysis, tmp_path):
 
     [path] = write_report(analysis, tmp_path / "r.json", "json")
     doc = json.loads(path.read_text())
-    assert doc["numbers"] == analysis.numbers()  # keyed like the export's rebuild numbers
+    # keyed like the export's rebuild numbers; the further analyses' numbers are added beside them
+    extra = analysis.extra_numbers()
+    assert not set(extra) & set(analysis.numbers())
+    assert doc["numbers"] == {**analysis.numbers(), **extra}
+    for key in ("by_index_kind.ai.1.rate", "participation.interrogator.mean", "length.ai.duration_sd",
+                "leaderboard.two-player.Human.rate", "dprime_reg.n"):
+        assert key in doc["numbers"], key
+    for prefix in ("criteria_first.", "distribution.", "compare."):
+        assert any(k.startswith(prefix) and k.endswith((".p_value", ".share", ".p_cluster")) for k in doc["numbers"]), prefix
     assert doc["meta"]["alpha"] == analysis.options.alpha and doc["meta"]["n_boot"] == 100
     assert any("interrogator" in m for m in doc["methods"])
     reg = analysis.regressions

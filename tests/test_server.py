@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import re
 import time
 from contextlib import contextmanager
 
@@ -906,3 +907,27 @@ async def test_participant_pages_display_name_decline_favicon_and_admin_transcri
             assert "Human or AI? A chat study" in page
             r = await c.post(f"/p/{pid}/decline", data={"csrf": csrf_token(page)})
             assert r.status_code == 200 and "no chat or answers of yours were recorded" in r.text
+
+
+async def test_admin_leaderboard_marks_bot_games(sqlite_url):
+    from turinglab.store import Store
+
+    with running(study(witnesses=(ELIZA,)), sqlite_url, admin_password="pw") as base:
+        seats = await in_game(await players(base, 2))
+        await say(seats["interrogator"], "hello")
+        await seats["interrogator"].send({"type": "verdict", "choice": "human", "confidence": 70})
+        await seats["interrogator"].phase("reveal")
+        async with httpx.AsyncClient(base_url=base) as c:
+            r = await c.get("/admin", auth=("admin", "pw"))
+            assert r.status_code == 200 and "Humanlikeness leaderboard" in r.text
+            row = re.search(r"<tr><td>1</td><td>Human</td><td>two-player</td><td>played</td><td>1</td><td>1</td>"
+                            r"<td>1.000</td><td>\[0.0\d\d, 1.000\]</td></tr>", r.text)
+            assert row, r.text[r.text.index("Humanlikeness"):][:800]
+            st = Store(sqlite_url)
+            try:
+                [g] = [g for g in st.games(st.studies()[-1].id) if g.verdict]
+                st.set_flag(g.id, "bot", True)
+            finally:
+                st.close()
+            r = await c.get("/admin", auth=("admin", "pw"))
+            assert "<td>Human</td><td>two-player</td><td>bot</td>" in r.text

@@ -740,6 +740,7 @@ def report(
     exclude: list[str] = typer.Option(None, "--exclude", help="Exclusion flag to apply (repeatable; 'none' for none). Default: the study's."),
     alpha: float = typer.Option(0.05, "--alpha", help="Significance level."),
     fmt: str = typer.Option("html", "--format", help="html (one self-contained file), md (+ a figures folder) or json (every number, keyed)."),
+    include_bots: bool = typer.Option(False, "--include-bots", help="Analyse games flagged bot too (by default they are only in the leaderboard)."),
 ) -> None:
     """Analyse a study's games and write the report (tables, figures, methods)."""
     from rich.progress import Progress
@@ -755,12 +756,15 @@ def report(
         return _static_report(db, study, out, alpha, fmt)
     loaded = _analysis_load(db, study)
     opt = _analysis_options(loaded, exclude, alpha)
-    steps = ["prepare", "success rates", "comparisons", "criteria", "accuracy", "regressions", "bootstrap", "timing"]
+    opt.include_bots = include_bots
+    steps = ["prepare", "success rates", "comparisons", "criteria", "accuracy", "regressions", "bootstrap", "timing",
+             "further analyses"]
     with Progress(console=err_console, transient=True) as bar:
         task = bar.add_task("analysing", total=len(steps) + 1)
         try:
             a = analyse(loaded.judgements, loaded.participants, opt, tags=loaded.tags,
-                        progress=lambda name: bar.update(task, advance=1, description=name))
+                        progress=lambda name: bar.update(task, advance=1, description=name),
+                        witnesses=loaded.witness_specs, messages=loaded.messages)
         except ValueError as exc:
             fail(str(exc))
         bar.update(task, description="figures and report")
@@ -804,11 +808,12 @@ def demo_data(
     if static:
         return _demo_static(db, images_dir, zhang_data, seed)
 
-    from turinglab.analysis.demo import DemoSpec, generate
+    from turinglab.analysis.demo import TAG_SHARE, DemoSpec, generate
 
     if games < 1:
         fail(f"--games must be at least 1, got {games}")
-    spec = DemoSpec(n_games=games, seed=seed, format="three-player" if three_player else "two-player")
+    spec = DemoSpec(n_games=games, seed=seed, format="three-player" if three_player else "two-player",
+                    tag_share=TAG_SHARE)
     with Progress(console=err_console, transient=True) as bar:
         task = bar.add_task("playing demo games", total=games)
         res = generate(db, spec, progress=lambda i: bar.update(task, completed=i))

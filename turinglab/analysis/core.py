@@ -11,7 +11,9 @@ import pandas as pd
 
 from turinglab.analysis import accuracy, models, resample, tables
 from turinglab.analysis.flags import Exclusions, apply_exclusions
-from turinglab.analysis.schema import validate_judgements
+from turinglab.analysis.clustered import add_cluster_tests
+from turinglab.analysis.extra import more
+from turinglab.analysis.schema import FLAG_PREFIX, validate_judgements
 
 
 @dataclass
@@ -22,6 +24,7 @@ class Options:
     seed: int = 0
     max_games_mixed: int = 5_000
     max_games_gee: int = 300_000
+    include_bots: bool = False  # games flagged `bot` are left out of every analysis but the leaderboard
 
 
 @dataclass
@@ -50,6 +53,13 @@ class Analysis:
     games: pd.DataFrame | None = None  # per-game table used (for figures)
     judgements: pd.DataFrame | None = None
     seconds: dict = field(default_factory=dict)
+    extra: dict = field(default_factory=dict)  # the further Jones & Bergen analyses and the leaderboard (see extra.py)
+
+    def extra_numbers(self) -> dict[str, float | None]:
+        """The numbers of `extra` (report JSON only; the export's rebuild.py checks `numbers()`)."""
+        from turinglab.analysis.extra import extra_numbers
+
+        return extra_numbers(self)
 
     def numbers(self) -> dict[str, float]:
         """Every number the report prints, flat and keyed, for the export's rebuild check."""
@@ -128,6 +138,8 @@ def analyse(
     options: Options | None = None,
     tags: pd.DataFrame | None = None,
     progress: Callable[[str], None] | None = None,
+    witnesses=None,
+    messages: pd.DataFrame | None = None,
 ) -> Analysis:
     """Run every analysis on a judgements table (see `schema`)."""
     opt = options or Options()
@@ -147,6 +159,13 @@ def analyse(
     df = validate_judgements(judgements)
     if df.empty:
         raise ValueError("no games with a verdict to analyse")
+    bot_col = FLAG_PREFIX + "bot"
+    bots = df.iloc[0:0]
+    if bot_col in df.columns and not opt.include_bots:
+        is_bot = df[bot_col].fillna(False).astype(bool)
+        bots, df = df[is_bot], df[~is_bot].drop(columns=bot_col)
+        if df.empty:
+            raise ValueError("every game with a verdict is a bot game (flag bot); they are only in the leaderboard")
     df, excl = apply_exclusions(df, opt.exclude)
     if df.empty:
         raise ValueError(
@@ -174,13 +193,16 @@ def analyse(
     tick("bootstrap")
     timing = timing_table(games if fmt == "two-player" else df)  # three-player: both seats
     tick("timing")
+    comp = add_cluster_tests(comp, df, opt.alpha)
+    ext = more(df, games, sr, participants, tags, messages, witnesses, bots, fmt, opt.alpha)
+    tick("further analyses")
     return Analysis(
         study=str(df["study"].iloc[0]), format=fmt, options=opt, exclusions=excl,
         n_rows=len(df), n_games=int(df["game_id"].nunique()),
         n_interrogators=int(df["interrogator_id"].nunique()),
         success=sr, comparisons=comp, criteria=crit, accuracy=acc, by_index=idx, dprime=dp,
         calibration=cal, brier=brier, regressions=reg, bootstrap=boot, ipw=ipw, timing=timing, demographics=demo,
-        tags=tags, games=games, judgements=df, seconds=secs,
+        tags=tags, games=games, judgements=df, seconds=secs, extra=ext,
     )
 
 

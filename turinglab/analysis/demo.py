@@ -27,6 +27,9 @@ GENDERS = ["female", "male", "non-binary"]
 EDUCATION = ["high school", "some college", "bachelor", "master", "doctorate"]
 CHATBOT = list(survey.CHATBOT_USE)
 KNOWLEDGE = list(survey.LLM_KNOWLEDGE)
+TAG_SHARE = 0.3  # `demo-data`: share of demo games two demo taggers code (strategy and reason)
+TAG_AGREE = 0.75  # chance the second tagger copies the first's code (else picks at random)
+TAGGERS = ("demo-tagger-a", "demo-tagger-b")
 
 
 @dataclass
@@ -39,6 +42,7 @@ class DemoSpec:
     human_share: float = 0.5
     n_interrogators: int | None = None  # default: about n_games / 2.5
     study_name: str | None = None
+    tag_share: float = 0.0  # share of games two demo taggers code (`demo-data` uses TAG_SHARE)
 
 
 def demo_study(spec: DemoSpec) -> Study:
@@ -70,6 +74,18 @@ def _play(game, rng: np.random.Generator, t: int, witness_seats: list[str], verd
         raise RuntimeError(f"engine refused the demo verdict: {out.code} {out.detail}")
 
 
+def _demo_tags(store, game_id: str, rng: np.random.Generator, t_ms: int) -> None:
+    """Two demo taggers code the game's strategy and reason (so the report's tag sections have data)."""
+    from turinglab.analysis.taxonomy import codes
+
+    for taxonomy in ("strategy", "reason"):
+        options = sorted(codes(taxonomy))
+        first = str(options[min(int(rng.geometric(0.25)) - 1, len(options) - 1)])  # a few codes dominate
+        second = first if rng.random() < TAG_AGREE else str(rng.choice(options))
+        for tagger, code in zip(TAGGERS, (first, second)):
+            store.add_tag(game_id, tagger, taxonomy, code, t_ms)
+
+
 def generate(url: str | None, spec: DemoSpec, progress: Callable[[int], None] | None = None) -> dict:
     """Create a demo study with `spec.n_games` finished games in the database at `url`."""
     from turinglab.game.engine import Game
@@ -82,6 +98,7 @@ def generate(url: str | None, spec: DemoSpec, progress: Callable[[int], None] | 
     if spec.format not in ("two-player", "three-player"):
         raise ValueError("format must be two-player or three-player")
     rng = np.random.default_rng(spec.seed)
+    tag_rng = np.random.default_rng([spec.seed, 7])  # its own stream: the games stay as they were
     study = demo_study(spec)
     codenames = list(spec.rates)
     wstats = WitnessStats.for_codenames(codenames)
@@ -132,6 +149,8 @@ def generate(url: str | None, spec: DemoSpec, progress: Callable[[int], None] | 
             game = Game.start(spec.format, study.rules, t)  # type: ignore[arg-type]
             _play(game, rng, t, witness_seats, verdict)
             store.append_events(game_id, game.log)
+            if tag_rng.random() < spec.tag_share:
+                _demo_tags(store, game_id, tag_rng, t + 600_000)
             if progress:
                 progress(gi + 1)
         return {"study_id": study_id, "study": study.name, "games": spec.n_games, "format": spec.format,

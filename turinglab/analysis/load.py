@@ -29,6 +29,7 @@ class Loaded:
     games_without_verdict: int
     games: pd.DataFrame  # one row per stored game (with or without a verdict), flags as stored
     verdicts: pd.DataFrame  # one row per verdict, as given (choice, confidence, reason, correct, forced)
+    witness_specs: tuple = ()  # the study file's AI witnesses (codename, kind, model), played or not
 
 
 class LoadError(ValueError):
@@ -159,6 +160,7 @@ def load(url: str | None = None, study: str | int | None = None) -> Loaded:
                     for t in store.tags() if t.game_id in game_ids]
         tags = coerce(pd.DataFrame(tag_rows), TAG_COLUMNS, "tags") if tag_rows else empty(TAG_COLUMNS)
         return Loaded(info.id, info.name, info.study.format, tuple(info.study.exclusions), df, parts, msgs,
-                      tags, no_verdict, pd.DataFrame(game_rows), pd.DataFrame(verdict_rows))
+                      tags, no_verdict, pd.DataFrame(game_rows), pd.DataFrame(verdict_rows),
+                      tuple(info.study.witnesses))
     finally:
         store.close()

@@ -107,8 +107,80 @@ def methods(a: Analysis, esc: Callable[[str], str] = str) -> list[str]:
         "Calibration reads confidence c (0–100) as a stated probability 0.5 + c/200 of being right, and reports the Brier score "
         f"and accuracy within confidence bins. Accuracy against games played and demographics: {mixed}, and {gee}.",
         f"Games are not independent (interrogators play several), so pooled rates also get cluster-bootstrap intervals "
-        f"({o.n_boot} resamples of interrogators, seed {o.seed}). " + ipw_text(),
+        f"({o.n_boot} resamples of interrogators, seed {o.seed}), and each comparison between witnesses also gets a "
+        "cluster-robust test (sandwich standard error over interrogators, t with G−1 df) beside the exact one. "
+        "Adaptive allocation is corrected by inverse-probability weighting (section “Correction for adaptive allocation”). "
+        f"Games flagged bot are left out of every analysis and shown apart in the leaderboard ({a.extra.get('bot_games', 0)} such games). "
+        "Precision: rates, proportions and their intervals to 3 decimals; coefficients, d′, κ, z and ratios to 2; "
+        "p-values to 3 (or < 0.001); seconds to 1.",
     ]
+
+
+class Numbering:
+    """Tables and figures numbered in the order they appear (the same in HTML and Markdown)."""
+
+    def __init__(self, figs: dict | None = None) -> None:
+        self.tables, self.figures, self.figs = [], [], figs or {}
+
+    def table(self, title: str) -> str:
+        self.tables.append(title)
+        return f"Table {len(self.tables)}. {title}"
+
+    def figure(self, fg: Figure) -> str:
+        self.figures.append(fg.title)
+        return f"Figure {len(self.figures)}. {fg.title}"
+
+    def tab(self, title: str) -> Markup:
+        return Markup('<p class="caption">') + escape(self.table(title)) + Markup("</p>")
+
+    def fig(self, name: str) -> Markup:
+        fg = self.figs.get(name)
+        return figure_html(fg, self.figure(fg)) if fg is not None else Markup("")
+
+
+def term_label(term: str, a: Analysis) -> str:
+    """Regression terms in words, categorical levels with their reference level."""
+    from turinglab.analysis.jb import VARIABLE_LABELS, group_label
+
+    fixed = {"Intercept": "intercept (reference levels)", "game_index": "game number (per game)",
+             "ai_witness": "AI witness (vs human witness)", "age": "age (per year)", "age10": "age (per 10 years)", "age_decades": "age (per 10 years)",
+             "chatbot_freq": "chatbot use (per step: never < monthly < weekly < daily)",
+             "llm_knowledge": "LLM knowledge (per step: nothing < a little < some < a lot < I research them)"}
+    if term in fixed:
+        return fixed[term]
+    import re
+
+    m = re.match(r"C\((\w+)[^)]*\)\[T\.(.+)\]$", term) or re.match(r"(\w+)\[T\.(.+)\]$", term)
+    if not m:
+        return term
+    var, level = m.group(1), m.group(2)
+    ref = None
+    mref = re.search(r"reference=['\"]?([^'\")]+)", term)
+    if mref:
+        ref = mref.group(1)
+    elif a.demographics is not None and len(a.demographics):
+        levels = sorted(str(g) for g in a.demographics.loc[a.demographics["variable"] == var, "group"])
+        present = set()
+        for t in (a.regressions.get("mixed"), a.regressions.get("gee")):
+            if t is not None:
+                present |= {str(x) for x in t["term"]}
+        missing = [lv for lv in levels if not any(x.endswith(f"[T.{lv}]") and var in x for x in present)]
+        ref = missing[0] if len(missing) == 1 else None
+    name = VARIABLE_LABELS.get(var, var)
+    lev = group_label(var, level)
+    return f"{name}: {lev} (vs {group_label(var, ref)})" if ref is not None else f"{name}: {lev}"
+
+
+def missing_kind_notes(a: Analysis) -> list[str]:
+    """What cannot be computed because a kind of witness has no games."""
+    kinds = set(a.judgements["witness_kind"]) if a.judgements is not None else set()
+    notes = []
+    if "human" not in kinds:
+        notes.append("No games with a human witness: the human witnesses' SR, the two-player pass criteria, "
+                     "the AI-vs-human comparisons, d′ and the timing-leak check are undefined and left out.")
+    if "ai" not in kinds:
+        notes.append("No games with an AI witness: no AI success rates, pass criteria, d′ or timing-leak check.")
+    return notes
 
 
 def _records(df: pd.DataFrame) -> list[dict]:
@@ -149,14 +221,25 @@ def context(a: Analysis) -> dict:
     from turinglab import __version__
 
     success = _records(a.success)
+    roster = {r["witness"]: r for r in _records(a.extra.get("roster"))}
     for r in success:
         r["interval"] = interval_text(r)
+        r["type"] = roster.get(r["witness"], {}).get("type", "")
+        r["model"] = roster.get(r["witness"], {}).get("model", "")
+    for r in roster.values():
+        if not r["played"]:  # configured but never played: listed, not dropped
+            success.append({"witness": r["witness"], "kind": "ai", "type": r["type"], "model": r["model"], "sr": np.nan,
+                            "n": 0, "interval": "no games", "p_value": np.nan, "sr_first": np.nan, "n_first": 0,
+                            "low_first": np.nan, "high_first": np.nan})
     reg = a.regressions
     reg_tables = []
-    if reg.get("mixed") is not None:
-        reg_tables.append(("Mixed-effects logistic regression (random intercept per interrogator)", _records(reg["mixed"])))
-    if reg.get("gee") is not None:
-        reg_tables.append(("GEE cross-check (exchangeable, groups = interrogator)", _records(reg["gee"])))
+    for name, title in (("mixed", "Mixed-effects logistic regression (random intercept per interrogator)"),
+                        ("gee", "GEE cross-check (exchangeable, groups = interrogator)")):
+        if reg.get(name) is not None:
+            rows = _records(reg[name])
+            for r in rows:
+                r["label"] = term_label(str(r["term"]), a)
+            reg_tables.append((title, rows))
     return {
         "a": a, "version": __version__, "pct": int(round(100 * (1 - a.options.alpha))),
         "methods": methods(a), "success": success, "criteria": _records(a.criteria),
@@ -165,6 +248,39 @@ def context(a: Analysis) -> dict:
         "reg": reg, "reg_tables": reg_tables, "bootstrap": _records(a.bootstrap),
         "ipw": _records(a.ipw), "demographics": _records(a.demographics), "ipw_text": ipw_text(), "timing": _records(a.timing),
         "tags": tag_summary(a), "reasons": reason_sample(a), "boschloo_max": tables.BOSCHLOO_MAX_CELLS,
+        "x": further(a), "missing_notes": missing_kind_notes(a),
+    }
+
+
+def further(a: Analysis) -> dict:
+    """The `extra` tables as records for the templates (coded answers with their labels)."""
+    from turinglab.analysis.jb import VARIABLE_LABELS, group_label
+
+    e = a.extra or {}
+    demo = _records(a.demographics)
+    for r in demo:
+        r["group"] = group_label(r["variable"], r["group"])
+        r["variable"] = VARIABLE_LABELS.get(r["variable"], r["variable"])
+    reg = e.get("dprime_reg") or {}
+    tc = e.get("timing_check") or {}
+    timing_rows = [{"quantity": {"duration": "game length (s)", "latency": "median reply latency (s)",
+                                 "messages": "messages per conversation"}[k], **v}
+                   for k, v in tc.items() if isinstance(v, dict)]
+    board = e.get("leaderboard") or {}
+    bt = _records(board.get("bradley_terry"))
+    for r in bt:
+        if r["player"] == "Human":
+            r["player"] = "Human witnesses (reference, β = 0)"
+    return {
+        "by_index_kind": _records(e.get("by_index_kind")), "distribution": _records(e.get("distribution")),
+        "demographics": demo, "dprime_reg": _records(reg.get("table")), "dprime_reg_meta": reg,
+        "first_criteria": _records(e.get("first_criteria")), "participation": _records(e.get("participation")),
+        "length": _records(e.get("length")), "timing_design": tc.get("design", ""), "timing_check": timing_rows,
+        "strategy_top": _records(e.get("strategy_top")), "reason_top": _records(e.get("reason_top")),
+        "reason_by_verdict": _records(e.get("reason_by_verdict")), "strategy_by_index": _records(e.get("strategy_by_index")),
+        "kappa": _records(e.get("kappa")), "board": _records(board.get("table")),
+        "bt": bt, "board_notes": board.get("notes", []),
+        "bot_games": e.get("bot_games", 0),
     }
 
 
@@ -175,18 +291,20 @@ def _env() -> Environment:
     return env
 
 
-def figure_html(fig: Figure) -> Markup:
+def figure_html(fig: Figure, label: str | None = None) -> Markup:
     b64 = base64.b64encode(fig.png).decode()
+    label = label or fig.title
     return Markup(
         f'<figure><img alt="{escape(fig.title)}" src="data:image/png;base64,{b64}">'
-        f"<figcaption><b>{escape(fig.title)}.</b> {escape(fig.caption)}</figcaption></figure>"
+        f"<figcaption><b>{escape(label)}.</b> {escape(fig.caption)}</figcaption></figure>"
     )
 
 
 def render_html(a: Analysis, figs: list[Figure] | None = None) -> str:
-    figs = all_figures(a) if figs is None else figs
+    figs = all_figures(a, svg=False) if figs is None else figs
     ctx = context(a)
-    ctx["figs"] = {fg.name: figure_html(fg) for fg in figs}
+    num = Numbering({fg.name: fg for fg in figs})
+    ctx.update(figs={fg.name: figure_html(fg) for fg in figs}, tab=num.tab, fig=num.fig)
     return _env().get_template("report.html.j2").render(**ctx)
 
 
@@ -208,84 +326,185 @@ def _md_table(header: list[str], rows: list[list]) -> str:
 
 def render_markdown(a: Analysis, fig_dir_name: str, figs: list[Figure]) -> str:
     c = context(a)
+    x = c["x"]
     pct = c["pct"]
     e = md_escape
-    parts = [f"# Turing test report: {e(a.study)}",
-             f"*{a.format} format · {a.n_games} games · {a.n_interrogators} interrogators · α = {a.options.alpha} · turinglab {c['version']}*",
-             "## Methods", *methods(a, md_escape),  # the study name is untrusted text
-             "## Success rate per witness",
-             _md_table(["witness", "kind", "SR", "n", f"{pct}% interval", "p (vs 50%)", "first-game SR", "n first"],
-                       [[e(r["witness"]), r["kind"], f(r["sr"], 2), r["n"], r["interval"], p(r["p_value"]),
-                         f(r["sr_first"], 2), r["n_first"]] for r in c["success"]])]
-    figmap = {fg.name: fg for fg in figs}
+    num = Numbering({fg.name: fg for fg in figs})
+    iv = lambda r, lo="low", hi="high", d=3: f"[{f(r[lo], d)}, {f(r[hi], d)}]"  # noqa: E731
+
+    def table(title: str, header: list[str], rows: list[list]) -> str:
+        return f"**{num.table(title)}**\n\n" + _md_table(header, rows)
 
     def fig(name: str) -> str:
-        fg = figmap[name]
-        return f"![{fg.title}]({fig_dir_name}/{name}.svg)\n\n*{fg.title}.* {fg.caption}"
+        fg = num.figs.get(name)
+        if fg is None:
+            return ""
+        label = num.figure(fg)
+        return f"![{fg.title}]({fig_dir_name}/{name}.svg)\n\n*{label}.* {fg.caption}"
 
-    parts.append(fig("success_rates"))
-    parts.append("## Pass criteria (Giunti)")
+    def rates(title, first_col, key, rows):
+        return table(title, [first_col, "accuracy", "correct", "n", f"{pct}% interval"],
+                     [[e(r[key]), f(r["rate"]), r["k"], r["n"], iv(r)] for r in rows])
+
+    crit_header = ["witness", "machine SR", "n", f"{pct}% interval (SR)", "threshold", "p", "decision", "humanness",
+                   f"{pct}% interval (humanness)"]
+
+    def crit_rows(rows):
+        return [[e(r["witness"]), f(r["machine_success"]), r["n"], iv(r, "ms_low", "ms_high"), f(r["threshold"]),
+                 p(r["p_value"]), f"**{r['decision']}**", f(r["humanness"], 2), iv(r, "hu_low", "hu_high", 2)] for r in rows]
+
+    parts = [f"# Turing test report: {e(a.study)}",
+             f"*{a.format} format · {a.n_games} games · {a.n_interrogators} interrogators · α = {a.options.alpha} · turinglab {c['version']}*",
+             *[f"**{n}**" for n in c["missing_notes"]],
+             "## Methods", *methods(a, md_escape),  # the study name is untrusted text
+             "## Success rate per witness",
+             table("Success rate per witness (all games and first games)",
+                   ["witness", "kind", "type", "model", "SR", "n", f"{pct}% interval (SR)", "p (SR vs 50%)", "first-game SR",
+                    "n first", f"{pct}% interval (first-game SR)"],
+                   [[e(r["witness"]), r["kind"], e(r.get("type", "")), e(r.get("model", "")), f(r["sr"]), r["n"], r["interval"],
+                     p(r["p_value"]), f(r["sr_first"]), r["n_first"], iv(r, "low_first", "high_first")] for r in c["success"]]),
+             "A witness in the study file that was never chosen is listed with n = 0 (“no games”).",
+             fig("success_rates"), fig("first_games"), "## Pass criteria (Giunti)"]
     if c["criteria"]:
-        parts.append(_md_table(["witness", "machine SR", f"{pct}% interval", "threshold", "p", "decision", "humanness", f"{pct}% interval"],
-                               [[e(r["witness"]), f(r["machine_success"]), f"[{f(r['ms_low'])}, {f(r['ms_high'])}]", f(r["threshold"]),
-                                 p(r["p_value"]), f"**{r['decision']}**", f(r["humanness"], 2), f"[{f(r['hu_low'], 2)}, {f(r['hu_high'], 2)}]"]
-                                for r in c["criteria"]]))
+        parts.append(table("Pass criteria, all games", crit_header, crit_rows(c["criteria"])))
+        if x["first_criteria"]:
+            parts.append(table("Pass criteria, interrogators' first games only", crit_header, crit_rows(x["first_criteria"])))
     else:
         parts.append("No criteria (no games to compare against).")
     parts.append("## Comparisons between witnesses")
     if a.format == "three-player":
         parts.append("None: in three-player games P(S_m) = 1 − P(S_h), so two-sample tests do not apply.")
     elif c["comparisons"]:
-        parts.append(_md_table(["a", "b", "SR a − SR b", "test", "p", "p (Holm)"],
-                               [[e(r["a"]), e(r["b"]), f(r["diff"]), r["method"], p(r["p_value"]), p(r["p_holm"])] for r in c["comparisons"]]))
+        parts.append("Exact tests treat games as independent; the cluster-robust test (sandwich SE over interrogators, "
+                     "t with G−1 df) allows for an interrogator's games being alike. Both Holm-adjusted.")
+        parts.append(table("Comparisons between witnesses: exact and cluster-robust tests",
+                           ["a", "b", "SR a − SR b", "exact test", "p exact", "p exact (Holm)", "SE cluster-robust",
+                            "p cluster-robust", "p cluster-robust (Holm)"],
+                           [[e(r["a"]), e(r["b"]), f(r["diff"]), r["method"], p(r["p_value"]), p(r["p_holm"]),
+                             f(r.get("se_cluster")), p(r.get("p_cluster")), p(r.get("p_cluster_holm"))] for r in c["comparisons"]]))
     parts.append("## Interrogator accuracy")
-    parts.append(_md_table(["games", "accuracy", "correct", "n", f"{pct}% interval"],
-                           [[r["group"], f(r["rate"]), r["k"], r["n"], f"[{f(r['low'])}, {f(r['high'])}]"] for r in c["accuracy"]]))
-    parts.append(f"d′ ({a.dprime['design']}) = {f(a.dprime['pooled'], 2)}")
+    parts.append(rates("Interrogator accuracy overall and by witness kind", "games", "group", c["accuracy"]))
+    dp = a.dprime
+    parts.append(f"d′ (2AFC) = {f(dp['pooled'], 2)}." if dp.get("design") == "2AFC" else
+                 f"d′ (pooled) = {f(dp['pooled'], 2)}; per interrogator who met both kinds (n = {dp.get('n_interrogators')}): "
+                 f"mean {f(dp.get('per_interrogator_mean'), 2)}, median {f(dp.get('per_interrogator_median'), 2)}.")
     parts.append(fig("confusion"))
-    parts.append(_md_table(["game number", "accuracy", "n", f"{pct}% interval"],
-                           [[r["game_index"], f(r["rate"]), r["n"], f"[{f(r['low'])}, {f(r['high'])}]"] for r in c["by_index"]]))
+    parts.append(rates("Accuracy by the interrogator's game number", "game number", "game_index", c["by_index"]))
     parts.append(fig("by_game_index"))
-    if c["demographics"]:
+    if x["by_index_kind"]:
+        parts.append(table("Accuracy by game number and witness kind",
+                           ["witness kind", "game number", "accuracy", "correct", "n", f"{pct}% interval"],
+                           [[r["kind"], r["game_index"], f(r["rate"]), r["k"], r["n"], iv(r)] for r in x["by_index_kind"]]))
+        parts.append(fig("by_index_kind"))
+    if x["distribution"]:
+        parts.append("### Participants")
+        parts.append(table("Interrogators' demographics", ["variable", "group", "interrogators", "share"],
+                           [[r["variable"], e(r["group"]), r["interrogators"], f(r["share"])] for r in x["distribution"]]))
+        parts.append(fig("demographics_distribution"))
+    if x["participation"]:
+        parts.append(table("Participation: games per participant",
+                           ["role", "participants", "games", "mean games", "SD", "median", "most", "with 1 game", "with 2–4", "with 5 or more"],
+                           [[r["role"], r["participants"], r["games"], f(r["mean"], 2), f(r["sd"], 2), f(r["median"], 1), r["max"],
+                             r["one"], r["two_to_four"], r["five_plus"]] for r in x["participation"]]))
+    if x["demographics"]:
         parts.append("### Accuracy by interrogator demographics (descriptive)")
-        parts.append(_md_table(["variable", "group", "interrogators", "accuracy", "n", f"{pct}% interval"],
-                               [[r["variable"], e(r["group"]), r["interrogators"], f(r["rate"]), r["n"],
-                                 f"[{f(r['low'])}, {f(r['high'])}]"] for r in c["demographics"]]))
+        parts.append(table("Accuracy by interrogator demographics",
+                           ["variable", "group", "interrogators", "accuracy", "n", f"{pct}% interval"],
+                           [[r["variable"], e(r["group"]), r["interrogators"], f(r["rate"]), r["n"], iv(r)] for r in x["demographics"]]))
+        parts.append(fig("demographics_accuracy"))
+    parts.append("### Per-interrogator d′ against demographics")
+    meta = x["dprime_reg_meta"]
+    if x["dprime_reg"]:
+        refs = " ".join(f"Reference level of {k}: {e(v)}." for k, v in meta.get("references", {}).items())
+        parts.append(f"OLS of each interrogator's d′ (n = {meta['n']}, mean {f(meta['mean'], 2)}, SD {f(meta['sd'], 2)}; "
+                     f"R² = {f(meta['r2'])}) on demographics (Jones & Bergen appendix F). {refs}")
+        parts.append(table("Per-interrogator d′ regressed on demographics", ["term", "estimate", "SE", "p", f"{pct}% interval"],
+                           [[e(r["label"]), f(r["estimate"], 2), f(r["se"], 2), p(r["p_value"]), iv(r, d=2)] for r in x["dprime_reg"]]))
+        parts.append(fig("dprime_regression"))
+    else:
+        parts.append(meta.get("note") or "not fitted")
     parts.append("## Accuracy regressions")
-    parts.append(f"Model: `{a.regressions['formula']}`, {a.regressions['n_games']} games.")
+    parts.append(f"Model: `{a.regressions['formula']}`, {a.regressions['n_games']} games. Coefficients are log-odds of a correct verdict.")
     parts += [f"*{n}*" for n in a.regressions.get("notes", [])]
     for title, t in c["reg_tables"]:
-        parts.append(f"### {title}")
-        parts.append(_md_table(["term", "estimate", "SE", "z", "p", "interval"],
-                               [[e(r["term"]), f(r["estimate"]), f(r["se"]), f(r["z"], 2), p(r["p_value"]), f"[{f(r['low'])}, {f(r['high'])}]"] for r in t]))
+        parts.append(table(title, ["term", "estimate", "SE", "z", "p", f"{pct}% interval"],
+                           [[e(r["label"]), f(r["estimate"], 2), f(r["se"], 2), f(r["z"], 2), p(r["p_value"]), iv(r, d=2)] for r in t]))
     parts.append("## Confidence calibration")
     parts.append("Brier score: " + ", ".join(f"{k} {f(v)}" for k, v in a.brier.items()))
     parts.append(fig("calibration"))
+    parts.append(table("Confidence calibration", ["witnesses", "confidence", "n", "stated", "observed", f"{pct}% interval"],
+                       [[r["kind"], r["bin"], r["n"], f(r["stated"]), f(r["observed"]), iv(r)] for r in c["calibration"]]))
     parts.append("## Intervals that respect repeated interrogators")
-    parts.append(_md_table(["quantity", "estimate", "n", f"{pct}% interval", "note"],
-                           [[e(r["quantity"]), f(r["estimate"]), r["n"], f"[{f(r['low'])}, {f(r['high'])}]",
-                             e(r.get("note") or "")] for r in c["bootstrap"]]))
+    parts.append(table("Cluster-bootstrap intervals", ["quantity", "estimate", "n", f"{pct}% interval", "note"],
+                       [[e(r["quantity"]), f(r["estimate"]), r["n"], iv(r), e(r.get("note") or "")] for r in c["bootstrap"]]))
     parts.append("## Correction for adaptive allocation")
     if c["ipw"]:
         parts.append(c["ipw_text"])
-        parts.append(_md_table(["witness", "n", "naive SR", "IPW SR", f"{pct}% interval", "note"],
-                               [[e(r["witness"]), r["n"], f(r["naive"]), f(r["ipw"]), f"[{f(r['low'])}, {f(r['high'])}]",
-                                 e(r.get("note") or "")] for r in c["ipw"]]))
+        parts.append(table("Success rates corrected for adaptive allocation (IPW)",
+                           ["witness", "n", "naive SR", "IPW SR", f"{pct}% interval", "note"],
+                           [[e(r["witness"]), r["n"], f(r["naive"]), f(r["ipw"]), iv(r), e(r.get("note") or "")] for r in c["ipw"]]))
     else:
         parts.append("No game recorded a selection probability, so no correction was made.")
-    parts.append("## Timing-leak check")
-    parts.append(_md_table(["witness kind", "games", "median length (s)", "median messages"],
-                           [[r["kind"], r["n"], f(r["duration_median"], 1), f(r["messages_median"], 1)] for r in c["timing"]]))
+    parts.append("## Game length and the timing-leak check")
+    parts.append(table("Game length, messages and words by witness kind",
+                       ["witness kind", "conversations" if a.format == "three-player" else "games", "mean length (s)",
+                        "SD length (s)", "median length (s)", "mean messages", "SD messages", "mean interrogator words",
+                        "mean witness words", "SD witness words"],
+                       [[r["kind"], r["n"], f(r["duration_mean"], 1), f(r["duration_sd"], 1), f(r["duration_median"], 1),
+                         f(r["messages_mean"], 1), f(r["messages_sd"], 1), f(r["words_interrogator_mean"], 1),
+                         f(r["words_witness_mean"], 1), f(r["words_witness_sd"], 1)] for r in x["length"]]))
+    parts.append(f"Timing-leak check ({x['timing_design']})" + (
+        ": both conversations of a three-player game last equally long, so the AI's and the human's reply latency "
+        "and message count are compared within each game." if a.format == "three-player" else
+        ": games with an AI and with a human witness compared by length and the witness's median reply latency."))
+    parts.append(table("Timing-leak check", ["quantity", "median, AI witness", "median, human witness", "n AI", "n human", "p"],
+                       [[r["quantity"], f(r["ai_median"], 1), f(r["human_median"], 1), r["n_ai"], r["n_human"], p(r["p_value"])]
+                        for r in x["timing_check"]]))
     parts.append(fig("game_length"))
+    parts.append("## Strategies and reasons (hand tags)")
     if c["tags"]:
-        parts.append("## Strategies and reasons (hand tags)")
-        parts.append(_md_table(["taxonomy", "category", "name", "games", "accuracy"],
-                               [[r["taxonomy"], e(r["category"]), e(r["name"]), r["games"], f(r["accuracy"], 2)] for r in c["tags"]]))
+        if x["kappa"]:
+            parts.append(table("Agreement between taggers (Cohen's κ)",
+                               ["taxonomy", "level", "taggers", "games both tagged", "raw agreement", "κ", "note"],
+                               [[r["taxonomy"], r["level"], e(f"{r['tagger_a']} / {r['tagger_b']}" if r["tagger_b"] else ""),
+                                 r["games"], f(r["agreement"]), f(r["kappa"], 2), e(r["note"])] for r in x["kappa"]]))
+        for key, word in (("strategy_top", "strategies"), ("reason_top", "reasons")):
+            if x[key]:
+                parts.append(table(f"Most frequent {word} (share of tagged games)",
+                                   ["code", "category", "games", "of tagged", "share", f"{pct}% interval", "mean game number"],
+                                   [[e(r["category"]), e(r["name"]), r["k"], r["n"], f(r["rate"]), iv(r),
+                                     f(r.get("mean_game_index"), 1)] for r in x[key]]))
+        parts += [fig("strategy_top"), fig("reason_top")]
+        for key, title, col in (("reason_by_verdict", "Top reasons by verdict and witness kind", "verdict · witness"),
+                                ("strategy_by_index", "Top strategies by game number", "game number")):
+            if x[key]:
+                parts.append(table(title, [col, "code", "category", "games", "of tagged in group", "share", f"{pct}% interval"],
+                                   [[e(r["group"]), e(r["category"]), e(r["name"]), r["k"], r["n"], f(r["rate"]), iv(r)] for r in x[key]]))
+        parts.append(table("Accuracy in games with each tag", ["taxonomy", "code", "category", "games", "accuracy in those games"],
+                           [[r["taxonomy"], e(r["category"]), e(r["name"]), r["games"], f(r["accuracy"])] for r in c["tags"]]))
+    else:
+        parts.append("No game has been tagged yet.")
+    parts.append("## Humanlikeness leaderboard")
+    parts.append(f"Judged-human rate per witness and format with exact {pct}% intervals; bot games (flag bot) listed apart"
+                 f" and in no other analysis ({x['bot_games']} bot games).")
+    parts.append(table("Humanlikeness leaderboard", ["rank", "witness", "kind", "format", "games", "judged human", "n", "rate", f"{pct}% interval"],
+                       [[r["rank"], e(r["witness"]), r["kind"], r["format"], "bot" if r["bot"] else "played", r["k"], r["n"],
+                         f(r["rate"]), iv(r)] for r in x["board"]]))
+    parts.append(fig("leaderboard"))
+    if x["bt"]:
+        parts.append("Bradley–Terry from three-player games (the witness judged human wins), maximum likelihood, human witnesses "
+                     "(pooled) fixed at 0; Wald intervals.")
+        parts.append(table("Bradley–Terry strengths against human witnesses",
+                           ["witness", "strength β (log-odds vs human)", "SE", f"{pct}% interval (β)", "P(judged human over the human)",
+                            f"{pct}% interval (P)", "wins", "comparisons"],
+                           [[e(r["player"]), f(r["beta"], 2), f(r["se"], 2), iv(r, d=2), f(r["p_beats_ref"]),
+                             iv(r, "p_low", "p_high"), r["wins"], r["comparisons"]] for r in x["bt"]]))
+    parts += [f"*{e(n)}.*" for n in x["board_notes"]]
     if c["reasons"]:
         parts.append("## Reasons given (sample)")
-        parts.append(_md_table(["witness", "verdict", "reason"],
-                               [[e(r["witness"]), r["verdict"], e(r["reason"])] for r in c["reasons"]]))
-    return "\n\n".join(parts) + "\n"
+        parts.append(table("A sample of the reasons given", ["witness", "verdict", "reason"],
+                           [[e(r["witness"]), r["verdict"], e(r["reason"])] for r in c["reasons"]]))
+    return "\n\n".join(q for q in parts if q) + "\n"
 
 
 def settings(a: Analysis) -> dict:
@@ -310,7 +529,7 @@ def render_json(a: Analysis) -> str:
     doc = {
         "meta": settings(a),
         "methods": methods(a),
-        "numbers": a.numbers(),
+        "numbers": {**a.numbers(), **a.extra_numbers()},  # the further analyses' numbers are report-only
         "models": {name: _model_terms(reg.get(name)) for name in ("mixed", "gee") if reg.get(name) is not None},
     }
     return json.dumps(doc, indent=1, sort_keys=True, allow_nan=False)
@@ -325,10 +544,10 @@ def write_report(a: Analysis, out: str | Path, fmt: str = "html") -> list[Path]:
     if fmt == "json":
         out.write_text(render_json(a), encoding="utf-8")
         return [out]
-    figs = all_figures(a)
     if fmt == "html":
-        out.write_text(render_html(a, figs), encoding="utf-8")
+        out.write_text(render_html(a, all_figures(a, svg=False)), encoding="utf-8")
         return [out]
+    figs = all_figures(a)
     fig_dir = out.with_name(out.stem + "_figures")
     paths = save(figs, fig_dir)
     out.write_text(render_markdown(a, fig_dir.name, figs), encoding="utf-8")

@@ -171,6 +171,21 @@ def admin_guard(app: FastAPI, password: str | None, message):  # noqa: ANN001, A
     return guard
 
 
+def leaderboard_rows(games) -> dict:  # noqa: ANN001
+    """The humanlikeness leaderboard of the stored games, as display strings (bot games marked)."""
+    from turinglab.analysis.leaderboard import from_games, leaderboard
+
+    res = leaderboard(from_games(games))
+    num = lambda v, d=3: "–" if v is None or v != v else f"{v:.{d}f}"  # noqa: E731
+    board = [{"rank": r["rank"], "witness": r["witness"], "format": r["format"], "bot": r["bot"], "k": r["k"], "n": r["n"],
+              "rate": num(r["rate"]), "interval": f"[{num(r['low'])}, {num(r['high'])}]"}
+             for r in res["table"].to_dict("records")]
+    bt = [{"player": r["player"], "beta": num(r["beta"], 2), "interval": f"[{num(r['low'], 2)}, {num(r['high'], 2)}]",
+           "p": num(r["p_beats_ref"]), "p_interval": f"[{num(r['p_low'])}, {num(r['p_high'])}]",
+           "comparisons": r["comparisons"]} for r in res["bradley_terry"].to_dict("records")]
+    return {"board": board, "bt": bt, "board_notes": res["notes"]}
+
+
 def add_admin(app: FastAPI, password: str | None, page, message) -> None:  # noqa: ANN001
     templates = Jinja2Templates(directory=str(__import__("pathlib").Path(__file__).parent / "templates"))
     # one salt per server secret: pseudonyms agree across the tables (and across restarts when
@@ -209,10 +224,11 @@ def add_admin(app: FastAPI, password: str | None, page, message) -> None:  # noq
                   for g in sorted(games, key=lambda g: g.started_ms, reverse=True)[:20]]
         flagged = [{"game_id": g.id, "flags": ", ".join(k for k, v in g.flags.items() if v), "status": g.status}
                    for g in games if any(g.flags.values())]
+        board = await asyncio.to_thread(leaderboard_rows, games)
         return templates.TemplateResponse(request, "admin.html", {
             "study_name": hub.study.name, "waiting": waiting, "live": live, "studies": studies,
             "witnesses": witnesses, "human_sr": human_sr, "n_human": len(humans), "flagged": flagged,
-            "n_games": len(games), "tables": TABLES, "blocked_ai": blocked_ai, "recent": recent})
+            "n_games": len(games), "tables": TABLES, "blocked_ai": blocked_ai, "recent": recent, **board})
 
     @app.get("/admin/game/{game_id}", response_class=HTMLResponse)
     async def game_page(request: Request, game_id: str) -> Response:
