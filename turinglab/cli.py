@@ -17,15 +17,18 @@ class _Group(typer.core.TyperGroup):
     """The root group: a database problem in any command is one line on stderr (exit 2), not a traceback."""
 
     def invoke(self, ctx):  # noqa: ANN001, ANN201 - click.Context
-        from sqlalchemy.exc import DatabaseError
-
-        from turinglab.store.db import StoreError
-
         try:
             return super().invoke(ctx)
-        except StoreError as exc:  # bad URL, missing folder, ...
-            fail(str(exc))
-        except DatabaseError as exc:  # a file that is not SQLite, a schema that is not there, no server
+        except Exception as exc:
+            # only a command that used the database can raise these: import them only then, so a
+            # command that needs no database (`stats binom`) starts fast
+            store_db = sys.modules.get("turinglab.store.db")
+            sa_exc = sys.modules.get("sqlalchemy.exc")
+            if store_db is not None and isinstance(exc, store_db.StoreError):  # bad URL, missing folder, ...
+                fail(str(exc))
+            if sa_exc is None or not isinstance(exc, sa_exc.DatabaseError):
+                raise
+            # a file that is not SQLite, a schema that is not there, no server
             orig = getattr(exc, "orig", None) or exc
             first = (str(orig).strip().splitlines() or [type(orig).__name__])[0]
             fail(f"cannot use the database: {first}; is the URL right (--db or $DATABASE_URL), the file a "
@@ -463,6 +466,52 @@ def db_games(
     except OperationalError as exc:
         fail(_db_read_error(db, exc))
     console.print(games_table(games))
+
+
+flag_app = typer.Typer(no_args_is_help=True, help="Exclusion flags set by hand: logged with the game, kept in exports, never deletions.")
+app.add_typer(flag_app, name="flag")
+
+
+def _flag(game_id: str, flag: str, value: bool, reason: str | None, db: str | None) -> None:
+    from sqlalchemy.exc import OperationalError
+
+    from turinglab.store import StoreError, UnknownId
+    from turinglab.store.db import now_ms
+
+    try:
+        with _read_store(db) as store:
+            flags = store.flag_game(game_id, flag, value, reason, now_ms())
+    except UnknownId as exc:
+        fail(f"{exc}; list the stored games with: turinglab db games")
+    except StoreError as exc:
+        fail(str(exc))
+    except OperationalError as exc:
+        fail(_db_read_error(db, exc))
+    shown = ", ".join(sorted(k for k, v in flags.items() if v is True)) or "none"
+    err_console.print(f"game {game_id}: {flag} {'set' if value else 'cleared'} by hand (logged); flags now: {shown}",
+                      markup=False, highlight=False)
+
+
+@flag_app.command("set")
+def flag_set(
+    game_id: str = typer.Argument(..., help="the game id (see `turinglab db games`)"),
+    flag: str = typer.Argument(..., help="flag name, e.g. knows_witness (or one of your own: off_topic)"),
+    reason: str | None = typer.Option(None, "--reason", help="why (kept in the log and the export)"),
+    db: str | None = typer.Option(None, "--db", help=_DB_HELP),
+) -> None:
+    """Flag an ended game by hand (an exclusion the report can apply with --exclude FLAG)."""
+    _flag(game_id, flag, True, reason, db)
+
+
+@flag_app.command("unset")
+def flag_unset(
+    game_id: str = typer.Argument(..., help="the game id (see `turinglab db games`)"),
+    flag: str = typer.Argument(..., help="flag name, e.g. knows_witness"),
+    reason: str | None = typer.Option(None, "--reason", help="why (kept in the log and the export)"),
+    db: str | None = typer.Option(None, "--db", help=_DB_HELP),
+) -> None:
+    """Clear a flag by hand; this overrides the rule that computes it (e.g. a knows_witness false alarm)."""
+    _flag(game_id, flag, False, reason, db)
 
 
 witness_app = typer.Typer(no_args_is_help=True, help="The named witnesses: list them, show one's settings and prompt.")

@@ -85,6 +85,39 @@ def flag_table(judgements: pd.DataFrame, stored_knows: pd.Series | None = None) 
     return df
 
 
+def hand_flags(df: pd.DataFrame, decisions: dict[str, dict[str, dict]]) -> pd.DataFrame:
+    """Apply researchers' decisions (`turinglab flag set|unset`, per game: flag -> {value, reason})
+    over the rules, and add `exclusion_origins`: for each flag a row carries, where it came from
+    ("rule" for the computed flags, "hand" for a researcher's, "system" for those the server
+    recorded), and the flags a researcher cleared."""
+    from turinglab.analysis.schema import KNOWN_FLAGS
+
+    df = df.copy()
+    gid = df["game_id"].astype(str)
+    for game_id, d in decisions.items():
+        for name, info in d.items():
+            col = FLAG_PREFIX + name
+            if col not in df.columns:
+                df[col] = False
+            df.loc[gid == str(game_id), col] = bool(info.get("value"))
+    flag_cols = [c for c in df.columns if c.startswith(FLAG_PREFIX)]
+    origins = []
+    for g, row in zip(gid, df[flag_cols].itertuples(index=False)):
+        d = decisions.get(g) or {}
+        parts = []
+        for c, on in zip(flag_cols, row):
+            name = c[len(FLAG_PREFIX):]
+            hand = d.get(name)
+            if hand is not None:
+                why = f" ({hand['reason']})" if hand.get("reason") else ""
+                parts.append(f"{name}=hand{why}" if on else f"{name}=cleared by hand{why}")
+            elif on:
+                parts.append(f"{name}={'rule' if name in KNOWN_FLAGS else 'system'}")
+        origins.append("; ".join(parts))
+    df["exclusion_origins"] = pd.Series(origins, index=df.index, dtype="string")
+    return df
+
+
 @dataclass(frozen=True)
 class Exclusions:
     """Which flags an analysis applied and how many rows/games each removed."""

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from turinglab.analysis.flags import flag_table
+from turinglab.analysis.flags import flag_table, hand_flags
 from turinglab.game import survey
 from turinglab.game.events import judged_human
 from turinglab.analysis.schema import (
@@ -150,6 +150,7 @@ def load(url: str | None = None, study: str | int | None = None) -> Loaded:
             for c in fl.columns:  # other stored flags (abuse_reported, witness_left, ...) come along
                 if c not in df.columns:
                     df[c] = fl[c].astype(bool)
+            df = hand_flags(df, {g["game_id"]: g["flags"].get("origins") or {} for g in game_rows})
             df = validate_judgements(df).sort_values(["started_ms", "game_id", "seat"], kind="stable").reset_index(drop=True)
         else:
             df = empty(JUDGEMENT_COLUMNS)

@@ -42,6 +42,10 @@ JUDGEMENT_COLUMNS: dict[str, tuple[str, str]] = {
 
 # columns the loader adds when the data has them (not required of other judgement tables)
 OPTIONAL_JUDGEMENT_COLUMNS: dict[str, tuple[str, str]] = {
+    "exclusion_origins": ("string", "Where each flag of the row came from: 'rule' (computed, e.g. knows_witness from "
+                                    "the reason), 'hand' (set by a researcher with `turinglab flag set`, with the "
+                                    "reason given), 'system' (recorded by the server); and flags a researcher "
+                                    "cleared by hand (which then override the rule)."),
     "ai_outputs_blocked": ("Int64", "AI replies in this game that the content filter blocked (the model was asked "
                                     "again within the designed delay, then the fallback answered)."),
 }

@@ -519,7 +519,7 @@ class Game:
             self.state = "ended"
             self.end_reason = p["reason"]
             self.ended_ms = e.t_ms
-        elif e.type == ev.TYPING:
+        elif e.type in (ev.TYPING, ev.FLAG):  # FLAG: a researcher's annotation, not part of play
             pass
         else:
             raise GameError(f"unknown event type {e.type!r} at seq {e.seq}")

@@ -13,6 +13,7 @@ from typing import Any, Literal
 INTERROGATOR = "interrogator"
 WITNESS_SEATS = ("A", "B")
 SYSTEM = "system"  # actor of events nobody caused (time up, game ended by the server)
+RESEARCHER = "researcher"  # actor of annotations made after the fact (`turinglab flag set|unset`)
 
 # Event types.
 GAME_STARTED = "game_started"
@@ -28,6 +29,7 @@ DISCONNECTED = "disconnected"
 RECONNECTED = "reconnected"
 GAME_ENDED = "game_ended"
 HELD = "held"  # a witness reply stored and acknowledged, shown at its release time (payload: text, release_ms)
+FLAG = "flag"  # a researcher's exclusion flag (payload: flag, value true|false, reason, origin "hand"); no effect on play
 
 EVENT_TYPES = (
     GAME_STARTED,
@@ -43,6 +45,7 @@ EVENT_TYPES = (
     RECONNECTED,
     GAME_ENDED,
     HELD,
+    FLAG,
 )
 
 # Reason codes of refused actions.

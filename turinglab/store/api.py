@@ -6,6 +6,7 @@ Every method runs in its own transaction and returns plain frozen dataclasses, s
 
 from __future__ import annotations
 
+import re
 import secrets
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -29,6 +30,8 @@ from turinglab.store.models import (
     TagRow,
     VerdictRow,
 )
+
+FLAG_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")  # a researcher's flag name (`turinglab flag set`)
 
 FORMATS = {"two-player": ("A",), "three-player": ("A", "B")}
 _PARTICIPANT_FIELDS = ("label", "prolific_pid", "prolific_study_id", "prolific_session_id", "consent_ms")
@@ -393,6 +396,11 @@ class Store(StaticMixin):
                 game.flags = {**game.flags, "witness_left": True}
         elif e.type == ev.ABUSE_REPORT:
             game.flags = {**game.flags, "abuse_reported": True}
+        elif e.type == ev.FLAG:  # a researcher's decision: the value, and where it came from
+            origins = {**game.flags.get("origins", {}),
+                       p["flag"]: {"origin": p.get("origin", "hand"), "value": bool(p["value"]),
+                                   "reason": p.get("reason"), "t_ms": e.t_ms}}
+            game.flags = {**game.flags, p["flag"]: bool(p["value"]), "origins": origins}
         elif (e.type == ev.REFUSED and p.get("code") == "blocked"
               and identity.get(e.actor or "", {}).get("kind") == "ai"):  # AI outputs the filter blocked
             game.flags = {**game.flags, "ai_output_blocked": int(game.flags.get("ai_output_blocked", 0)) + 1}
@@ -410,7 +418,8 @@ class Store(StaticMixin):
             return _verdict_info(row)
 
     def set_flag(self, game_id: str, flag: str, value: Any = True) -> dict[str, Any]:
-        """Set (or with value=None, remove) an exclusion flag; games are flagged, never deleted."""
+        """Set (or with value=None, remove) a flag the system computed; games are flagged, never
+        deleted. A researcher's decision goes through `flag_game` instead (it is logged)."""
         with self._tx() as s:
             game = s.get(GameRow, game_id, with_for_update=True)
             if game is None:
@@ -422,6 +431,30 @@ class Store(StaticMixin):
                 flags[flag] = value
             game.flags = flags
             return flags
+
+    def flag_game(self, game_id: str, flag: str, value: bool, reason: str | None, t_ms: int) -> dict[str, Any]:
+        """A researcher sets (value=True) or clears (False) an exclusion flag by hand: appended to the
+        game's log as a `flag` event, and the game's flags follow; a hand decision overrides the rule
+        that computes the same flag (e.g. knows_witness). Returns the game's flags."""
+        if not FLAG_NAME.fullmatch(flag or "") or flag == "origins":
+            raise StoreError(f"flag name {flag!r}: use lower-case letters, digits and _ (e.g. knows_witness)")
+        if reason is not None and len(reason) > 500:
+            raise StoreError("--reason is longer than 500 characters; shorten it")
+        if self.game(game_id).status != "ended":
+            raise StoreError(f"game {game_id} is still being played; flag it after it has ended")
+        for _ in range(3):  # another writer may append to the same log at the same moment
+            rows = self.event_rows(game_id)
+            e = Event(seq=rows[-1].event.seq + 1, t_ms=int(t_ms), type=ev.FLAG, actor=ev.RESEARCHER,
+                      payload={"flag": flag, "value": bool(value), "reason": reason, "origin": "hand"})
+            try:
+                self.append_events(game_id, [e])
+                break
+            except StoreError as exc:
+                if "does not continue" not in str(exc):
+                    raise
+        else:
+            raise StoreError(f"game {game_id}: its log kept changing; try again")
+        return self.game(game_id).flags
 
     def events(self, game_id: str) -> list[Event]:
         """The game's log, ready for `Game.replay`."""
