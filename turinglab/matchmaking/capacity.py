@@ -51,9 +51,13 @@ class Capacity:
     in_use: dict[str, int] = field(default_factory=dict)
     generating: dict[str, int] = field(default_factory=dict)
     alpha: float = 0.3  # weight of a new timing in the running mean
-    deferred: int = 0  # times a due AI game waited because every eligible witness was full
+    deferred_ids: set = field(default_factory=set)  # participants whose due AI game waited: every witness was full
     reallocated: int = 0  # AI games given to another witness than the policy would have drawn from all
     overflowed: int = 0  # AI games given to the study's overflow witness
+
+    @property
+    def deferred(self) -> int:
+        return len(self.deferred_ids)
 
     def limit(self, codename: str) -> int | None:
         e = self.estimates.get(codename)

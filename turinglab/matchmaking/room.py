@@ -167,9 +167,8 @@ class WaitingRoom:
         return Slot("ai", witness=codename, selection_prob=prob)
 
     def _stall(self, *pids: str) -> None:
-        new = [p for p in pids if p not in self.stalled]
-        if new and self.capacity is not None:
-            self.capacity.deferred += len(new)
+        if self.capacity is not None:
+            self.capacity.deferred_ids.update(pids)
         self.stalled.update(pids)
 
     def poll(self, now_ms: int) -> list[Match]:
