@@ -36,16 +36,21 @@ async def participant(base: str, i: int, messages: int, think: float, app) -> di
     await p.send({"type": "join"})
     await p.phase("game", timeout=3600)
     waited = time.monotonic() - t0
+    unanswered = 0
     for k in range(messages):
         cid = f"p{i}m{k}"
         await p.send({"type": "message", "conv": "A", "text": QUESTIONS[k % len(QUESTIONS)], "client_id": cid})
         await p.next("ack", client_id=cid, timeout=60)
-        await p.next("message", timeout=300)
+        try:
+            await p.next("message", timeout=300)
+        except TimeoutError:  # no reply before the game's time ran out
+            unanswered += 1
+            break
         await asyncio.sleep(think)
     await p.send({"type": "verdict", "choice": "ai", "confidence": 60, "reason": "bench"})
     await p.phase("reveal", timeout=60)
     await p.close()
-    return {"waited_s": waited}
+    return {"waited_s": waited, "unanswered": unanswered}
 
 
 async def main(args: argparse.Namespace) -> dict:
@@ -76,6 +81,7 @@ async def main(args: argparse.Namespace) -> dict:
             "participants": args.participants, "capacity_rule": args.capacity, "games_served": hub.finished,
             "max_games_at_once": peak, "deferred": c.deferred, "reallocated": c.reallocated,
             "wait_s": {"p50": round(statistics.median(waits), 1), "max": round(max(waits), 1)},
+            "questions_never_answered": sum(r["unanswered"] for r in rows),
             "ai_replies": est.replies if est else None, "late_replies": est.late if est else None,
             "late_share": round(est.late / est.replies, 3) if est and est.replies else None,
             "estimate": est.to_dict() if est else None, "wall_s": round(time.monotonic() - t0, 1),
