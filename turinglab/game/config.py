@@ -111,6 +111,14 @@ class Allocation(_Strict):
     # share of AI games picked uniformly under Thompson sampling, so that every witness keeps a
     # selection probability of at least thompson_floor / (number of AI witnesses); 0 = pure Thompson
     thompson_floor: Annotated[float, Field(ge=0, le=1)] = 0.2
+    # games at once per AI witness (a model answers late past its capacity): a number, "auto"
+    # (estimated from timed replies on this machine) or "unlimited"; witnesses not named: "auto"
+    # for the embedded local model, "unlimited" for the rest. A due AI game goes to another witness
+    # with room (its selection probability among those is recorded), else to `overflow_witness`
+    # (one without a limit) if set, else the participant keeps waiting until a game ends.
+    capacity: dict[str, Annotated[int, Field(ge=1)] | Literal["auto", "unlimited"]] = {}
+    capacity_headroom: Annotated[float, Field(gt=0, le=1)] = 0.7
+    overflow_witness: str | None = None
 
 
 class Study(_Strict):
@@ -135,7 +143,27 @@ class Study(_Strict):
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
             raise ValueError(f"witness codenames must be unique; repeated: {', '.join(dupes)}")
+        a = self.allocation
+        unknown = sorted(set(a.capacity) - set(names))
+        if unknown:
+            raise ValueError(f"allocation.capacity names no witness {', '.join(map(repr, unknown))}; "
+                             f"use the codenames of this study's witnesses ({', '.join(names) or 'none'})")
+        if a.overflow_witness is not None:
+            if a.overflow_witness not in names:
+                raise ValueError(f"allocation.overflow_witness {a.overflow_witness!r} is not one of this study's "
+                                 f"witnesses ({', '.join(names) or 'none'})")
+            if self.capacity_of(a.overflow_witness) != "unlimited":
+                raise ValueError(f"allocation.overflow_witness {a.overflow_witness!r} has a capacity limit; "
+                                 "choose a witness without one (e.g. ELIZA or an API model) or set its capacity: unlimited")
         return self
+
+    def capacity_of(self, codename: str) -> int | str:
+        """The capacity rule of one witness: a number, "auto" or "unlimited" (see Allocation)."""
+        rule = self.allocation.capacity.get(codename)
+        if rule is not None:
+            return rule
+        kind = next((w.kind for w in self.witnesses if w.codename == codename), None)
+        return "auto" if kind == "local" else "unlimited"
 
 
 def canonical_json(study: Study) -> str:

@@ -17,7 +17,13 @@ Three-player: two humans and one AI. The interrogator is the one of the two who 
 interrogated fewer times in this room (ties at random), so roles rotate; the AI's side
 (A or B) is random. No AI fallback: a three-player game needs a second human.
 
-Call `join`, `leave`, `poll(now_ms)` (returns new matches) and `next_wakeup()`.
+Capacity (`capacity.Capacity`, optional): an AI witness at its limit of games at once is not
+drawn; the draw is among the witnesses with room (the recorded selection probability is the one
+of that draw), else the study's overflow witness plays, else the participant keeps waiting (the
+masked wait goes on) until `release` frees a place.
+
+Call `join`, `leave`, `poll(now_ms)` (returns new matches), `release(codename)` when an AI game
+ends, and `next_wakeup()`.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from typing import Literal
 import numpy as np
 
 from turinglab.game.config import Study
+from turinglab.matchmaking.capacity import Capacity
 from turinglab.matchmaking.thompson import WitnessStats, choose_witness
 
 Assignment = Literal["human", "ai", "three"]
@@ -83,6 +90,8 @@ class WaitingRoom:
     waiting: dict[str, Waiting] = field(default_factory=dict)
     human_waits: deque = field(default_factory=deque)  # one list of waits per human match
     interrogated: dict[str, int] = field(default_factory=dict)
+    capacity: Capacity | None = None
+    stalled: set = field(default_factory=set)  # due for an AI game, but every witness is full
 
     @property
     def codenames(self) -> list[str]:
@@ -118,20 +127,49 @@ class WaitingRoom:
         return entry
 
     def leave(self, participant_id: str) -> bool:
+        self.stalled.discard(participant_id)
         return self.waiting.pop(participant_id, None) is not None
 
     def next_wakeup(self) -> int | None:
-        """The earliest time at which `poll` may produce a match without a new join."""
-        dues = [w.due_ms for w in self.waiting.values() if w.due_ms is not None]
+        """The earliest time at which `poll` may produce a match without a new join (or a release)."""
+        dues = [w.due_ms for w in self.waiting.values() if w.due_ms is not None and w.participant_id not in self.stalled]
         return min(dues) if dues else None
 
+    def release(self, codename: str) -> None:
+        """An AI game of `codename` ended: its place is free, and stalled participants are tried again."""
+        if self.capacity is not None:
+            self.capacity.release(codename)
+        self.stalled.clear()
+
     # ---- matching ----------------------------------------------------------
-    def _ai_slot(self) -> Slot:
+    def _ai_slot(self) -> Slot | None:
+        """The AI witness of a new game, or None when every witness is at capacity (and no overflow)."""
+        names = self.codenames
+        cap = self.capacity
+        if cap is not None:
+            overflow = self.study.allocation.overflow_witness
+            regular = [c for c in names if c != overflow] or names
+            free = cap.eligible(regular)
+            if free:
+                cap.reallocated += len(free) < len(regular)
+                names = free
+            elif overflow is not None:
+                cap.overflowed += 1
+                names = [overflow]
+            else:
+                return None
         codename, prob = choose_witness(
-            self.study.allocation.witness_policy, self.stats, self.codenames, self.rng, self.prob_draws,
+            self.study.allocation.witness_policy, self.stats, names, self.rng, self.prob_draws,
             floor=self.study.allocation.thompson_floor,
         )
+        if cap is not None:
+            cap.acquire(codename)
         return Slot("ai", witness=codename, selection_prob=prob)
+
+    def _stall(self, *pids: str) -> None:
+        if self.capacity is not None:
+            self.capacity.deferred_ids.update(pids)
+        self.stalled.update(pids)
 
     def poll(self, now_ms: int) -> list[Match]:
         """Every match that can be made at `now_ms`, in order of arrival."""
@@ -139,8 +177,12 @@ class WaitingRoom:
         queue = sorted(self.waiting.values(), key=lambda w: (w.joined_ms, w.participant_id))
         if self.study.format == "three-player":
             while len(queue) >= 2:
+                slot = self._ai_slot()
+                if slot is None:
+                    self._stall(*(w.participant_id for w in queue))
+                    break
                 a, b = queue.pop(0), queue.pop(0)
-                matches.append(self._three(a, b, now_ms))
+                matches.append(self._three(a, b, now_ms, slot))
         else:
             humans = [w for w in queue if w.assignment == "human"]
             while len(humans) >= 2:
@@ -149,10 +191,17 @@ class WaitingRoom:
             for w in queue:
                 if w.participant_id not in self.waiting or w.due_ms is None or now_ms < w.due_ms:
                     continue
+                if w.participant_id in self.stalled:
+                    continue
+                slot = self._ai_slot()
+                if slot is None:
+                    self._stall(w.participant_id)
+                    continue
                 reason = "ai" if w.assignment == "ai" else "fallback"
                 del self.waiting[w.participant_id]
+                self.stalled.discard(w.participant_id)
                 matches.append(
-                    Match("two-player", w.participant_id, {"A": self._ai_slot()},
+                    Match("two-player", w.participant_id, {"A": slot},
                           {w.participant_id: now_ms - w.joined_ms}, reason)
                 )
         return matches
@@ -167,8 +216,10 @@ class WaitingRoom:
         return Match("two-player", inter.participant_id,
                      {"A": Slot("human", participant_id=wit.participant_id)}, waits, "human")
 
-    def _three(self, a: Waiting, b: Waiting, now_ms: int) -> Match:
+    def _three(self, a: Waiting, b: Waiting, now_ms: int, ai: Slot) -> Match:
         del self.waiting[a.participant_id], self.waiting[b.participant_id]
+        self.stalled.discard(a.participant_id)
+        self.stalled.discard(b.participant_id)
         na, nb = self.interrogated.get(a.participant_id, 0), self.interrogated.get(b.participant_id, 0)
         if na == nb:
             inter, wit = (a, b) if self.rng.random() < 0.5 else (b, a)
@@ -177,6 +228,6 @@ class WaitingRoom:
         self.interrogated[inter.participant_id] = self.interrogated.get(inter.participant_id, 0) + 1
         ai_seat = "A" if self.rng.random() < 0.5 else "B"
         human_seat = "B" if ai_seat == "A" else "A"
-        seats = {ai_seat: self._ai_slot(), human_seat: Slot("human", participant_id=wit.participant_id)}
+        seats = {ai_seat: ai, human_seat: Slot("human", participant_id=wit.participant_id)}
         waits = {a.participant_id: now_ms - a.joined_ms, b.participant_id: now_ms - b.joined_ms}
         return Match("three-player", inter.participant_id, dict(sorted(seats.items())), waits, "three")

@@ -222,13 +222,25 @@ def add_admin(app: FastAPI, password: str | None, page, message) -> None:  # noq
                    "seats": ", ".join(f"{k}: {v.witness if v.kind == 'ai' else 'human'}" for k, v in g.seats.items()),
                    "verdict": f"{g.verdict.choice} ({g.verdict.confidence})" if g.verdict else ""}
                   for g in sorted(games, key=lambda g: g.started_ms, reverse=True)[:20]]
-        flagged = [{"game_id": g.id, "flags": ", ".join(k for k, v in g.flags.items() if v), "status": g.status}
-                   for g in games if any(g.flags.values())]
+        def set_flags(g) -> list[str]:  # noqa: ANN001 - "origins" records who set a flag, it is not one
+            return [k for k, v in g.flags.items() if v and k != "origins"]
+
+        flagged = [{"game_id": g.id, "flags": ", ".join(set_flags(g)), "status": g.status}
+                   for g in games if set_flags(g)]
+        cap = hub.room.capacity
+        capacity = [] if cap is None else [
+            {"codename": c, **e.to_dict(), "in_use": cap.in_use.get(c, 0),
+             "t1": "not measured yet" if e.t1_s is None else f"{e.t1_s:.2f} s",
+             "source": "study file" if e.fixed is not None else "estimated"}
+            for c, e in cap.estimates.items()]
+        cap_counts = {} if cap is None else {"deferred": cap.deferred, "reallocated": cap.reallocated,
+                                             "overflowed": cap.overflowed}
         board = await asyncio.to_thread(leaderboard_rows, games)
         return templates.TemplateResponse(request, "admin.html", {
             "study_name": hub.study.name, "waiting": waiting, "live": live, "studies": studies,
             "witnesses": witnesses, "human_sr": human_sr, "n_human": len(humans), "flagged": flagged,
-            "n_games": len(games), "tables": TABLES, "blocked_ai": blocked_ai, "recent": recent, **board})
+            "n_games": len(games), "tables": TABLES, "blocked_ai": blocked_ai, "recent": recent,
+            "capacity": capacity, "cap_counts": cap_counts, **board})
 
     @app.get("/admin/game/{game_id}", response_class=HTMLResponse)
     async def game_page(request: Request, game_id: str) -> Response:

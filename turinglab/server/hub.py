@@ -22,6 +22,7 @@ from starlette.websockets import WebSocket
 from turinglab.game.config import Study, Timing, WitnessSpec
 from turinglab.game.events import Event, Identity, judged_human
 from turinglab.matchmaking import Match, WaitingRoom, WitnessStats
+from turinglab.matchmaking.capacity import Capacity, Estimate, shortest_delay_s
 from turinglab.server import protocol as proto
 from turinglab.server.content_filter import ContentFilter
 from turinglab.server.session import GameSession, SeatInfo, StoreAway
@@ -40,6 +41,20 @@ _STOP = object()  # queued by Writer.stop after the work to finish
 
 def wall_clock() -> int:
     return time.time_ns() // 1_000_000
+
+
+def build_capacity(study: Study) -> Capacity:
+    """The capacity of each AI witness with a limit (study file `allocation.capacity`)."""
+    cap = Capacity()
+    for w in study.witnesses:
+        rule = study.capacity_of(w.codename)
+        if rule == "unlimited":
+            continue
+        t = w.timing
+        cap.estimates[w.codename] = Estimate(
+            t1_s=None, delay_s=shortest_delay_s(t.base_s, t.s_per_char, t.gamma_shape, t.gamma_scale),
+            headroom=study.allocation.capacity_headroom, fixed=rule if isinstance(rule, int) else None)
+    return cap
 
 
 def default_witness_factory(spec: WitnessSpec, seed: int) -> Witness:
@@ -189,6 +204,7 @@ class Hub:
         self.room = WaitingRoom(study, np.random.default_rng(self.seeds.integers(2**32)),
                                 WitnessStats.for_codenames([w.codename for w in study.witnesses]),
                                 initial_ai_wait_ms=round(initial_ai_wait_s * 1000))
+        self.room.capacity = build_capacity(study)
         self.played: dict[str, int] = {}  # participant -> games played in this study (every seat)
         self._load_stats()
         self._close_orphans()
@@ -254,8 +270,29 @@ class Hub:
             try:  # each witness alone: one failure must not keep the others cold
                 await registry.warm_up([spec])
                 log.info("witness %s warmed up", spec.codename)
+                await self._calibrate(spec)
             except Exception:  # noqa: BLE001 - a failed warm-up only costs time (registry.warm_up may raise)
                 log.exception("warming up witness %s failed", spec.codename)
+
+    async def _calibrate(self, spec: WitnessSpec) -> None:
+        """Time one reply of a witness whose capacity is estimated ("auto"), alone on the machine."""
+        from datetime import datetime, timezone
+
+        cap = self.room.capacity
+        est = cap.estimates.get(spec.codename) if cap is not None else None
+        if est is None or est.fixed is not None:
+            return
+        now = datetime.now(timezone.utc)
+        ctx = GameContext("calibration", now, now, 300, 300)
+        w = self.witness_factory(spec, 0)
+        try:
+            n = cap.started_generating(spec.codename)
+            t0 = time.monotonic()
+            await w.reply([Turn("interrogator", "hey, how is your day going so far?", 0)], ctx)
+            cap.observe(spec.codename, time.monotonic() - t0, n)
+        finally:
+            await w.close()
+        log.info("witness %s capacity: %s", spec.codename, est.to_dict())
 
     async def close(self) -> None:
         self.task.cancel()
@@ -521,6 +558,7 @@ class Hub:
             await s.start()
         except BaseException:
             self.starting -= pids
+            self._release(Identity(sl.kind, sl.witness, sl.participant_id, sl.selection_prob) for sl in m.seats.values())
             if s is not None:
                 self.live.pop(s.id, None)
                 for pid in s.participants():
@@ -549,8 +587,15 @@ class Hub:
             await self.send(pid, proto.error("start_failed", proto.TEXTS["start_failed"]))
             await self.send_state(pid)
 
+    def _release(self, seats: Iterable[Any]) -> None:
+        for ident in seats:
+            if ident.kind == "ai" and ident.witness:
+                self.room.release(ident.witness)
+        self.wake.set()
+
     async def game_over(self, s: GameSession) -> None:
-        self.live.pop(s.id, None)
+        if self.live.pop(s.id, None) is not None:
+            self._release(seat.identity for seat in s.seats.values())
         self.finished += 1
         for pid in s.participants():
             self.played[pid] = self.played.get(pid, 0) + 1

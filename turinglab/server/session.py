@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import logging
 import secrets
+import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("turinglab.server")
 
+LATE_TOLERANCE_MS = 100  # a reply this much past its designed time counts as late (scheduling jitter)
 AI_REGENERATE_TRIES = 2  # a blocked AI reply is asked for again at most this often (within its delay)
 END_REASONS = {"verdict": "verdict", "abuse_report": "report", "interrogator_left": "left"}
 RETRY_S = (0.5, 1.0, 2.0, 5.0)  # waits between retries of a timer's write while the store is away
@@ -421,14 +423,23 @@ class GameSession:
                         timeout_s: float) -> str:
         """One reply from the witness's model, "" when it fails (never shown)."""
         assert seat.witness is not None
+        cap, name = self.hub.room.capacity, seat.identity.witness or ""
+        n = cap.started_generating(name) if cap is not None else 0
+        t0 = time.monotonic()
         try:
             reply = await asyncio.wait_for(seat.witness.reply(history, ctx), timeout=max(0.05, timeout_s))
+            if cap is not None and not reply.error:  # the model's real speed, for its capacity estimate
+                cap.observe(name, time.monotonic() - t0, max(n, cap.generating.get(name, 0)))
+                n = 0
             if reply.error:
                 log.warning("game %s seat %s: %s (fallback=%s)", self.id, conv, reply.error, reply.fallback)
             return (reply.text or "").strip()
         except Exception as exc:  # noqa: BLE001 - never show a model failure
             log.warning("game %s seat %s: witness failed (%s); ELIZA answers", self.id, conv, exc)
             return ""
+        finally:
+            if cap is not None and n:  # failed: no timing, but it no longer generates
+                cap.generating[name] = max(0, cap.generating.get(name, 1) - 1)
 
     def _budget_ms(self, conv: str, n_chars: int, q: Event) -> int:
         """When a reply of `n_chars` is due on average (no random part): the time a blocked reply
@@ -471,6 +482,9 @@ class GameSession:
         # the human rule: shown at t_q + max(elapsed, designed), on the hub clock (not from when
         # this task started, which is after the question's commit)
         designed = self._designed_ms(conv, len(text), q)
+        cap = self.hub.room.capacity
+        if cap is not None:  # later than designed: a tell the capacity limit is there to prevent
+            cap.delivered(seat.identity.witness or "", self.hub.now() > q.t_ms + designed + LATE_TOLERANCE_MS)
         await asyncio.sleep(max(0.0, (q.t_ms + designed - self.hub.now()) / 1000))
         async def send_reply() -> None:
             e = await self._apply_send("", conv, conv, text, None, self.hub.now())

@@ -1,0 +1,97 @@
+"""Capacity-aware allocation with the real local model: N lone participants arrive together.
+
+    python benchmarks/bench_capacity.py [--participants 8] [--messages 3] [--think 3] [--capacity auto|N|unlimited]
+
+Serves a study whose only witness is the embedded local model (all games AI games), on a real
+server (SQLite, websockets). Every participant joins at once, plays `--messages` questions with
+`--think` seconds between a reply and the next question, then gives a verdict. Prints JSON:
+games served, the most games at once, participants deferred (kept in the masked wait because the
+model was full), their waits, AI replies delivered and how many came later than designed, and
+the capacity estimate. `--capacity unlimited` shows what happens without the limit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from turinglab.game.config import Allocation, Study
+from turinglab.server.app import create_app
+from turinglab.server.testing import WsPlayer, serve_in_thread
+from turinglab.witnesses.registry import resolve
+
+QUESTIONS = ["hi, how's it going?", "where are you from?", "what did you do this weekend?", "are you a bot?",
+             "what's your favourite food?"]
+
+
+async def participant(base: str, i: int, messages: int, think: float, app) -> dict:  # noqa: ANN001
+    p = await (await WsPlayer.create(base)).connect()
+    await p.phase("idle")
+    t0 = time.monotonic()
+    await p.send({"type": "join"})
+    await p.phase("game", timeout=3600)
+    waited = time.monotonic() - t0
+    unanswered = 0
+    for k in range(messages):
+        cid = f"p{i}m{k}"
+        await p.send({"type": "message", "conv": "A", "text": QUESTIONS[k % len(QUESTIONS)], "client_id": cid})
+        await p.next("ack", client_id=cid, timeout=60)
+        try:
+            await p.next("message", timeout=300)
+        except TimeoutError:  # no reply before the game's time ran out
+            unanswered += 1
+            break
+        await asyncio.sleep(think)
+    await p.send({"type": "verdict", "choice": "ai", "confidence": 60, "reason": "bench"})
+    await p.phase("reveal", timeout=60)
+    await p.close()
+    return {"waited_s": waited, "unanswered": unanswered}
+
+
+async def main(args: argparse.Namespace) -> dict:
+    spec = resolve("local").model_copy(update={"codename": "Local"})
+    # "unlimited" as a huge number, so late replies are still counted
+    cap = {"auto": "auto", "unlimited": 10**6}.get(args.capacity) or int(args.capacity)
+    study = Study(name=f"bench-capacity-{args.capacity}", witnesses=[spec],
+                  allocation=Allocation(human_ratio=0.0, capacity={"Local": cap}))
+    db = Path(tempfile.mkdtemp()) / "bench.db"
+    app = create_app(study, f"sqlite:///{db}", rng_seed=1, initial_ai_wait_s=1.0)
+    peak = 0
+    with serve_in_thread(app) as base:
+        hub = app.state.hub
+        deadline = time.monotonic() + 900  # the model's start and (auto) its timed calibration reply
+        while hub._warm_task is not None and not hub._warm_task.done() and time.monotonic() < deadline:
+            await asyncio.sleep(0.5)
+        t0 = time.monotonic()
+        tasks = [asyncio.create_task(participant(base, i, args.messages, args.think, app))
+                 for i in range(args.participants)]
+        while not all(t.done() for t in tasks):
+            peak = max(peak, len(hub.live))
+            await asyncio.sleep(0.2)
+        rows = [t.result() for t in tasks]
+        c = hub.room.capacity
+        est = c.estimates.get("Local")
+        waits = [r["waited_s"] for r in rows]
+        return {
+            "participants": args.participants, "capacity_rule": args.capacity, "games_served": hub.finished,
+            "max_games_at_once": peak, "deferred": c.deferred, "reallocated": c.reallocated,
+            "wait_s": {"p50": round(statistics.median(waits), 1), "max": round(max(waits), 1)},
+            "questions_never_answered": sum(r["unanswered"] for r in rows),
+            "ai_replies": est.replies if est else None, "late_replies": est.late if est else None,
+            "late_share": round(est.late / est.replies, 3) if est and est.replies else None,
+            "estimate": est.to_dict() if est else None, "wall_s": round(time.monotonic() - t0, 1),
+        }
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--participants", type=int, default=8)
+    ap.add_argument("--messages", type=int, default=3)
+    ap.add_argument("--think", type=float, default=3.0)
+    ap.add_argument("--capacity", default="auto", help="auto | a number | unlimited")
+    print(json.dumps(asyncio.run(main(ap.parse_args())), indent=1))

@@ -1,0 +1,117 @@
+"""How many games at once an AI witness can serve in time (pure: the caller passes timings).
+
+A model on this machine's cores answers one reply in `t1` seconds of compute when alone; with c
+replies generating at once they share the cores, so each takes about c * t1. A reply is late when
+it needs longer than the designed (human-like) delay, whose short end is `delay_s`. So the witness
+can serve about delay_s / t1 games at once: `limit = max(1, floor(headroom * delay_s / t1))`,
+with `headroom` < 1 for safety (not every game asks at the same moment, but some do).
+
+`t1` starts from a calibration (one timed reply at start) and follows live replies: each reply's
+compute time divided by the number of replies that were generating with it (an exponentially
+weighted mean). Witnesses without a limit (ELIZA, API models by default) are never at capacity.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Estimate:
+    """The inputs and result of one witness's capacity estimate (shown on /admin and logged)."""
+
+    t1_s: float | None  # compute seconds of one reply when alone (None: not measured yet)
+    delay_s: float  # the short end of the designed delay
+    headroom: float
+    fixed: int | None  # a limit the study file set (then no estimate is used)
+    samples: int = 0
+    late: int = 0  # replies that came later than designed
+    replies: int = 0
+
+    @property
+    def limit(self) -> int | None:
+        if self.fixed is not None:
+            return self.fixed
+        if self.t1_s is None or self.t1_s <= 0:
+            return 1  # unmeasured: one game at a time until a reply is timed
+        return max(1, math.floor(self.headroom * self.delay_s / self.t1_s))
+
+    def to_dict(self) -> dict:
+        return {"limit": self.limit, "t1_s": None if self.t1_s is None else round(self.t1_s, 3),
+                "delay_s": round(self.delay_s, 3), "headroom": self.headroom, "fixed": self.fixed,
+                "samples": self.samples, "replies": self.replies, "late": self.late}
+
+
+@dataclass
+class Capacity:
+    """Games in progress per AI witness, and each limited witness's estimate."""
+
+    estimates: dict[str, Estimate] = field(default_factory=dict)  # only the limited witnesses
+    in_use: dict[str, int] = field(default_factory=dict)
+    generating: dict[str, int] = field(default_factory=dict)
+    alpha: float = 0.3  # weight of a new timing in the running mean
+    deferred_ids: set = field(default_factory=set)  # participants whose due AI game waited: every witness was full
+    reallocated: int = 0  # AI games given to another witness than the policy would have drawn from all
+    overflowed: int = 0  # AI games given to the study's overflow witness
+
+    @property
+    def deferred(self) -> int:
+        return len(self.deferred_ids)
+
+    def limit(self, codename: str) -> int | None:
+        e = self.estimates.get(codename)
+        return None if e is None else e.limit
+
+    def free(self, codename: str) -> bool:
+        lim = self.limit(codename)
+        return lim is None or self.in_use.get(codename, 0) < lim
+
+    def eligible(self, codenames: list[str]) -> list[str]:
+        return [c for c in codenames if self.free(c)]
+
+    def acquire(self, codename: str) -> None:
+        self.in_use[codename] = self.in_use.get(codename, 0) + 1
+
+    def release(self, codename: str) -> None:
+        n = self.in_use.get(codename, 0) - 1
+        if n > 0:
+            self.in_use[codename] = n
+        else:
+            self.in_use.pop(codename, None)
+
+    # ---- live timings -------------------------------------------------------------------
+    def started_generating(self, codename: str) -> int:
+        """A reply starts generating; returns how many (with it) generate now."""
+        n = self.generating.get(codename, 0) + 1
+        self.generating[codename] = n
+        return n
+
+    def observe(self, codename: str, compute_s: float, concurrent: int) -> None:
+        """A reply took `compute_s` while up to `concurrent` replies of this witness generated."""
+        self.generating[codename] = max(0, self.generating.get(codename, 1) - 1)
+        e = self.estimates.get(codename)
+        if e is None or compute_s <= 0:
+            return
+        t1 = compute_s / max(1, concurrent)
+        e.t1_s = t1 if e.t1_s is None else (1 - self.alpha) * e.t1_s + self.alpha * t1
+        e.samples += 1
+
+    def delivered(self, codename: str, late: bool) -> None:
+        e = self.estimates.get(codename)
+        if e is not None:
+            e.replies += 1
+            e.late += int(late)
+
+    def to_dict(self) -> dict:
+        return {"witnesses": {c: {**e.to_dict(), "in_use": self.in_use.get(c, 0)} for c, e in self.estimates.items()},
+                "deferred": self.deferred, "reallocated": self.reallocated, "overflowed": self.overflowed}
+
+
+def shortest_delay_s(base_s: float, s_per_char: float, gamma_shape: float, gamma_scale: float,
+                     n_chars: int = 10) -> float:
+    """The short end of the designed delay: a short reply (`n_chars`) with a low gamma draw
+    (its 10% quantile, about shape * scale * 0.4 for the shipped shapes)."""
+    from scipy.stats import gamma
+
+    return base_s + s_per_char * n_chars + float(gamma.ppf(0.10, gamma_shape, scale=gamma_scale))
