@@ -17,7 +17,6 @@ after the answer, on the feedback page, and only for items of the feedback phase
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import hashlib
 import hmac
 import logging
@@ -44,7 +43,6 @@ from turinglab.store.static import ItemInfo, JudgeSessionInfo, TrialIn
 
 log = logging.getLogger("turinglab.server")
 DUPLICATE_PID = "duplicate_prolific_pid"
-CACHE_MAX = 200_000  # judges (and sessions) kept in memory at once; past it the copies start again
 IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
                ".webp": "image/webp", ".bmp": "image/bmp"}
 GENDERS = ("female", "male")  # Zhang et al. asked "male or female" for each speaker
@@ -208,28 +206,13 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
                        "personal link again and repeat the step.", 403, link=f"/p/{pid}" if pid else "/",
                        link_text="Reload")
 
-    # In-memory copies, so an answer costs no database read (the store stays the truth; this app is
-    # the only writer of these records, and each copy is dropped or replaced when it writes them):
-    # consented judges, their sessions (with the count of stored answers), and items (never change).
-    people: dict[str, Any] = {}
-    sessions: dict[str, JudgeSessionInfo] = {}
-    item_cache: dict[int, ItemInfo] = {}
-
     async def judge(token: str):  # noqa: ANN202 - ParticipantInfo | None
         if not 1 <= len(token) <= 40:
             return None
-        p = people.get(token)
-        if p is not None:
-            return p
         try:
-            p = await asyncio.to_thread(store.get_participant, token)
+            return await asyncio.to_thread(store.get_participant, token)
         except UnknownId:
             return None
-        if p.consent_ms is not None:
-            if len(people) >= CACHE_MAX:
-                people.clear()
-            people[token] = p
-        return p
 
     async def new_judge(request: Request) -> str:
         """As the live game's `Hub.new_person`: a Prolific id returns to its judge only from the
@@ -250,33 +233,14 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
         return r
 
     async def session(pid: str) -> JudgeSessionInfo:
-        sess = sessions.get(pid)
-        if sess is not None:
-            return sess
         lock = session_locks.get(pid)
         if lock is None:
             lock = session_locks[pid] = asyncio.Lock()
         async with lock:  # one session per judge even when two tabs open the link at once
-            sess = sessions.get(pid)
-            if sess is None:
-                sess = await asyncio.to_thread(store.start_judge_session, study_id, pid, seed=seeds.getrandbits(64))
-                remember(sess)
-            return sess
-
-    def remember(sess: JudgeSessionInfo) -> None:
-        if sess.done >= len(sess.items):  # complete: read again when shown (completion time comes from the store)
-            sessions.pop(sess.judge_id, None)
-            return
-        if len(sessions) >= CACHE_MAX:
-            sessions.clear()
-        sessions[sess.judge_id] = sess
+            return await asyncio.to_thread(store.start_judge_session, study_id, pid, seed=seeds.getrandbits(64))
 
     async def item_at(sess: JudgeSessionInfo, n: int) -> ItemInfo:
-        rid = sess.items[n].response_id
-        it = item_cache.get(rid)
-        if it is None:
-            it = item_cache[rid] = (await asyncio.to_thread(store.items, study_id, ids=[rid]))[0]
-        return it
+        return (await asyncio.to_thread(store.items, study_id, ids=[sess.items[n].response_id]))[0]
 
     @app.get("/", response_class=HTMLResponse)
     async def landing(request: Request) -> Response:
@@ -343,7 +307,6 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
             return message(request, "Consent needed", "Tick the box to agree before you continue.", 400,
                            link=f"/p/{p.id}", link_text="Back to the consent form")
         if p.consent_ms is None:
-            people.pop(p.id, None)
             await asyncio.to_thread(store.update_participant, p.id, consent_ms=now())
         return RedirectResponse(f"/p/{p.id}", status_code=303)
 
@@ -426,14 +389,10 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
         try:
             await writer.append(trial)  # returns once the trial's batch is committed
         except StoreError:
-            sessions.pop(p.id, None)
             again = await asyncio.to_thread(store.judge_session, sess.id)
-            remember(again)
             if again.done > n:  # the same answer arrived twice at once: the first one is stored
                 return next_page(p.id, again, n)
             raise
-        if sessions.get(p.id) is sess:  # the copy follows what was committed
-            remember(dataclasses.replace(sess, done=n + 1))
         return next_page(p.id, sess, n)
 
     def next_page(pid: str, sess: JudgeSessionInfo, n: int) -> RedirectResponse:
@@ -488,9 +447,7 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
         answers = await read_survey(request)
         if isinstance(answers, JSONResponse):
             return answers
-        people.pop(p.id, None)
         await asyncio.to_thread(store.update_participant, p.id, demographics=answers)
-        people.pop(p.id, None)
         return JSONResponse({"ok": True})
 
     @app.get("/p/{token}/done", response_class=HTMLResponse)
