@@ -130,7 +130,7 @@ def test_one_judge_session_per_study_and_judge_across_processes(db_url):
 
     with Store(db_url) as st:
         sid = st.register_static_study(preset_study("w1s", "word"))
-        _fill(st, sid)
+        _fill(st, sid, n_stim=60)
         judges = [st.create_participant(label=f"j{i}", consent_ms=1) for i in range(12)]
     ctx = mp.get_context("spawn")
     go, out = ctx.Event(), ctx.Queue()
