@@ -168,6 +168,7 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
     # committed trials, updated only after a commit; consented judges (read again after the survey)
     sessions: dict[str, JudgeSessionInfo] = {}
     consented: dict[str, Any] = {}
+    inflight: dict[tuple[str, int], asyncio.Future] = {}  # answers being written, by (judge, position)
     writer = TrialWriter(store, study_id)  # group commit of the answers (one transaction per batch)
 
     @asynccontextmanager
@@ -416,13 +417,26 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
         phase = sess.items[n].phase
         trial = TrialIn(p.id, item.id, seq=n, answer=verdict, rt_ms=rt, phase=phase,
                         feedback_shown=phase == "feedback", answers=answers, t_ms=now(), session_id=sess.id)
+        key = (p.id, n)
+        if key in inflight:  # the same answer sent twice at once: wait for the first one's commit
+            try:
+                await asyncio.shield(inflight[key])
+            except Exception:  # noqa: BLE001 - read below what the store holds
+                pass
+            again = await session(p.id, fresh=True)
+            if again.done > n:
+                return next_page(p.id, again, n)
+        inflight[key] = write = asyncio.ensure_future(writer.append(trial))
         try:
-            await writer.append(trial)  # returns once the trial's batch is committed
+            await asyncio.shield(write)  # returns once the trial's batch is committed
         except StoreError:
             again = await session(p.id, fresh=True)
             if again.done > n:  # the same answer arrived twice at once: the first one is stored
                 return next_page(p.id, again, n)
             raise
+        finally:
+            if inflight.get(key) is write:
+                del inflight[key]
         committed(p.id, sess, n + 1)  # only after the commit
         return next_page(p.id, sess, n)
 
