@@ -114,3 +114,40 @@ def test_topic_control_answer_is_scored(sqlite_url):
         st.append_trials(sid, [TrialIn(j, a, 0, "human", answers={"control": "sports", "speakers": {"A": "human"}}),
                                TrialIn(j, b, 1, "human", answers={"control": "food"})])
         assert [t.control_correct for t in st.trials(sid)] == [True, False]
+
+
+def _deal(url: str, sid: int, judges: list[str], go, out) -> None:  # noqa: ANN001 - a process of its own
+    with Store(url) as st:
+        go.wait()
+        out.put({j: st.start_judge_session(sid, j, seed=random.getrandbits(32)).id for j in judges})
+
+
+def test_one_judge_session_per_study_and_judge_across_processes(db_url):
+    """Two processes deal the same judges at once: one session row each, both get the same id."""
+    import multiprocessing as mp
+
+    from sqlalchemy.exc import IntegrityError
+
+    with Store(db_url) as st:
+        sid = st.register_static_study(preset_study("w1s", "word"))
+        _fill(st, sid, n_stim=60)
+        judges = [st.create_participant(label=f"j{i}", consent_ms=1) for i in range(12)]
+    ctx = mp.get_context("spawn")
+    go, out = ctx.Event(), ctx.Queue()
+    procs = [ctx.Process(target=_deal, args=(db_url, sid, judges, go, out)) for _ in range(2)]
+    for p in procs:
+        p.start()
+    go.set()
+    got = [out.get(timeout=120) for _ in procs]
+    for p in procs:
+        p.join(timeout=60)
+        assert p.exitcode == 0
+    assert got[0] == got[1]  # the loser of each race got the winner's session
+    with Store(db_url) as st:
+        rows = st.judge_sessions(sid)
+        assert sorted(r.judge_id for r in rows) == sorted(judges)
+        # the database itself refuses a second session of a judge
+        with pytest.raises(IntegrityError):
+            with st.engine.begin() as conn:
+                conn.execute(text("INSERT INTO static_sessions (id, study_id, judge_id, plan, created_ms) "
+                                  "VALUES ('sdup', :s, :j, '{}', 1)"), {"s": sid, "j": judges[0]})

@@ -23,6 +23,7 @@ import logging
 import random
 import time
 import weakref
+from dataclasses import replace
 from collections import Counter
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -152,7 +153,9 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
     study_id = store.register_static_study(study)
     info = store.static_study(study_id)
     study = info.study
-    n_items = len(store.items(study_id))
+    all_items = store.items(study_id)  # cached: items do not change while the pages run
+    by_id = {i.id: i for i in all_items}
+    n_items = len(all_items)
     if n_items == 0:
         store.close()
         raise StoreError(f"static study {study.name!r} has no items yet; add them first with "
@@ -161,6 +164,11 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
     image_dir = Path(study.image_dir).expanduser().resolve() if study.image_dir else None
     seeds = random.Random(rng_seed)
     session_locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+    # in-memory caches (the store stays the source of truth): a judge's session with its count of
+    # committed trials, updated only after a commit; consented judges (read again after the survey)
+    sessions: dict[str, JudgeSessionInfo] = {}
+    consented: dict[str, Any] = {}
+    inflight: dict[tuple[str, int], asyncio.Future] = {}  # answers being written, by (judge, position)
     writer = TrialWriter(store, study_id)  # group commit of the answers (one transaction per batch)
 
     @asynccontextmanager
@@ -209,10 +217,15 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
     async def judge(token: str):  # noqa: ANN202 - ParticipantInfo | None
         if not 1 <= len(token) <= 40:
             return None
+        if token in consented:
+            return consented[token]
         try:
-            return await asyncio.to_thread(store.get_participant, token)
+            p = await asyncio.to_thread(store.get_participant, token)
         except UnknownId:
             return None
+        if p.consent_ms is not None:
+            consented[token] = p  # only the survey changes it from here (it drops the cached copy)
+        return p
 
     async def new_judge(request: Request) -> str:
         """As the live game's `Hub.new_person`: a Prolific id returns to its judge only from the
@@ -232,15 +245,31 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
         r.set_cookie(COOKIE, pid, max_age=60 * 60 * 24 * 90, httponly=True, samesite="lax")
         return r
 
-    async def session(pid: str) -> JudgeSessionInfo:
+    async def session(pid: str, *, fresh: bool = False) -> JudgeSessionInfo:
+        if not fresh and pid in sessions:
+            return sessions[pid]
         lock = session_locks.get(pid)
         if lock is None:
             lock = session_locks[pid] = asyncio.Lock()
         async with lock:  # one session per judge even when two tabs open the link at once
-            return await asyncio.to_thread(store.start_judge_session, study_id, pid, seed=seeds.getrandbits(64))
+            if fresh or pid not in sessions:
+                sess = await asyncio.to_thread(store.start_judge_session, study_id, pid, seed=seeds.getrandbits(64),
+                                               items=all_items, study=study)
+                if fresh:  # the stored count, read again (e.g. another process stored an answer)
+                    sess = await asyncio.to_thread(store.judge_session, sess.id)
+                sessions[pid] = sess
+            return sessions[pid]
+
+    def committed(pid: str, sess: JudgeSessionInfo, done: int) -> None:
+        cur = sessions.get(pid)
+        if cur is not None and cur.id == sess.id and cur.done < done:
+            sessions[pid] = replace(cur, done=done)
 
     async def item_at(sess: JudgeSessionInfo, n: int) -> ItemInfo:
-        return (await asyncio.to_thread(store.items, study_id, ids=[sess.items[n].response_id]))[0]
+        rid = sess.items[n].response_id
+        if rid in by_id:
+            return by_id[rid]
+        return (await asyncio.to_thread(store.items, study_id, ids=[rid]))[0]
 
     @app.get("/", response_class=HTMLResponse)
     async def landing(request: Request) -> Response:
@@ -337,6 +366,8 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
         sess = await session(p.id)
         raw_n = get("n") or ""
         n = int(raw_n) if raw_n.isdigit() else -1
+        if n != sess.done:  # the cache may be behind the store (another server process): read it again
+            sess = await session(p.id, fresh=True)
         if 0 <= n < sess.done:  # stored already (a repeated POST, e.g. the back button): never twice
             return next_page(p.id, sess, n)
         if n != sess.done or n >= len(sess.items):
@@ -386,13 +417,27 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
         phase = sess.items[n].phase
         trial = TrialIn(p.id, item.id, seq=n, answer=verdict, rt_ms=rt, phase=phase,
                         feedback_shown=phase == "feedback", answers=answers, t_ms=now(), session_id=sess.id)
+        key = (p.id, n)
+        if key in inflight:  # the same answer sent twice at once: wait for the first one's commit
+            try:
+                await asyncio.shield(inflight[key])
+            except Exception:  # noqa: BLE001 - read below what the store holds
+                pass
+            again = await session(p.id, fresh=True)
+            if again.done > n:
+                return next_page(p.id, again, n)
+        inflight[key] = write = asyncio.ensure_future(writer.append(trial))
         try:
-            await writer.append(trial)  # returns once the trial's batch is committed
+            await asyncio.shield(write)  # returns once the trial's batch is committed
         except StoreError:
-            again = await asyncio.to_thread(store.judge_session, sess.id)
+            again = await session(p.id, fresh=True)
             if again.done > n:  # the same answer arrived twice at once: the first one is stored
                 return next_page(p.id, again, n)
             raise
+        finally:
+            if inflight.get(key) is write:
+                del inflight[key]
+        committed(p.id, sess, n + 1)  # only after the commit
         return next_page(p.id, sess, n)
 
     def next_page(pid: str, sess: JudgeSessionInfo, n: int) -> RedirectResponse:
@@ -448,6 +493,7 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
         if isinstance(answers, JSONResponse):
             return answers
         await asyncio.to_thread(store.update_participant, p.id, demographics=answers)
+        consented.pop(p.id, None)
         return JSONResponse({"ok": True})
 
     @app.get("/p/{token}/done", response_class=HTMLResponse)

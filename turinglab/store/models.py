@@ -167,6 +167,7 @@ class JudgeSessionRow(Base):
     """The balanced sample one judge was dealt (resumable: the plan is fixed when created)."""
 
     __tablename__ = "static_sessions"
+    __table_args__ = (Index("uq_static_sessions_study_judge", "study_id", "judge_id", unique=True),)  # 0003
 
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
     study_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("static_studies.id"), index=True)

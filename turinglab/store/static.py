@@ -278,25 +278,36 @@ class StaticMixin:
 
     # --- judge sessions ---
 
-    def start_judge_session(self, study_id: int, judge_id: str, *, seed: int | None = None) -> JudgeSessionInfo:
+    def start_judge_session(self, study_id: int, judge_id: str, *, seed: int | None = None,
+                            items: Sequence[ItemInfo] | None = None,
+                            study: StaticStudy | None = None) -> JudgeSessionInfo:
         """Deal `judge_id` a balanced sample (see `plan_session`) and store it; an open session of
-        this judge in this study is returned instead (a resumed link gets the same items)."""
+        this judge in this study is returned instead (a resumed link gets the same items).
+        `items`/`study`: the study's items and config when the caller holds them (the judge pages
+        cache them), so planning does not re-read every item."""
         with self._tx() as s:
             existing = s.scalars(select(JudgeSessionRow).where(JudgeSessionRow.study_id == study_id,
                                                                JudgeSessionRow.judge_id == judge_id)
                                  .order_by(JudgeSessionRow.created_ms)).first()
         if existing is not None:
             return self.judge_session(existing.id)
-        study = self.static_study(study_id)
-        plan = plan_session(self.items(study_id), study.study, random.Random(seed))
+        cfg = study if study is not None else self.static_study(study_id).study
+        plan = plan_session(items if items is not None else self.items(study_id), cfg, random.Random(seed))
         sid = "s" + secrets.token_hex(8)
-        with self._tx() as s:
-            if s.get(ParticipantRow, judge_id) is None:
-                raise UnknownId(f"no participant with id {judge_id!r}")
-            s.add(JudgeSessionRow(id=sid, study_id=study_id, judge_id=judge_id, created_ms=now_ms(),
-                                  completed_ms=None, plan={"items": [
-                                      {"response_id": p.response_id, "phase": p.phase, "control": p.control}
-                                      for p in plan]}))
+        try:
+            with self._tx() as s:
+                if s.get(ParticipantRow, judge_id) is None:
+                    raise UnknownId(f"no participant with id {judge_id!r}")
+                s.add(JudgeSessionRow(id=sid, study_id=study_id, judge_id=judge_id, created_ms=now_ms(),
+                                      completed_ms=None, plan={"items": [
+                                          {"response_id": p.response_id, "phase": p.phase, "control": p.control}
+                                          for p in plan]}))
+        except IntegrityError:  # another process dealt this judge a session first (unique, 0003): use it
+            with self._tx() as s:
+                sid = s.scalar(select(JudgeSessionRow.id).where(JudgeSessionRow.study_id == study_id,
+                                                                JudgeSessionRow.judge_id == judge_id))
+            if sid is None:
+                raise
         return self.judge_session(sid)
 
     def judge_session(self, session_id: str) -> JudgeSessionInfo:
