@@ -17,16 +17,15 @@ class _Group(typer.core.TyperGroup):
     """The root group: a database problem in any command is one line on stderr (exit 2), not a traceback."""
 
     def invoke(self, ctx):  # noqa: ANN001, ANN201 - click.Context
+        from sqlalchemy.exc import DatabaseError
+
+        from turinglab.store.db import StoreError
+
         try:
             return super().invoke(ctx)
-        except Exception as exc:  # noqa: BLE001 - only database errors are caught; the rest re-raised
-            # classes looked up lazily: a command that never touched the store (stats) skips sqlalchemy
-            store_db, sa_exc = sys.modules.get("turinglab.store.db"), sys.modules.get("sqlalchemy.exc")
-            if store_db is not None and isinstance(exc, store_db.StoreError):  # bad URL, missing folder, ...
-                fail(str(exc))
-            if sa_exc is None or not isinstance(exc, sa_exc.DatabaseError):
-                raise
-            # a file that is not SQLite, a schema that is not there, no server
+        except StoreError as exc:  # bad URL, missing folder, ...
+            fail(str(exc))
+        except DatabaseError as exc:  # a file that is not SQLite, a schema that is not there, no server
             orig = getattr(exc, "orig", None) or exc
             first = (str(orig).strip().splitlines() or [type(orig).__name__])[0]
             fail(f"cannot use the database: {first}; is the URL right (--db or $DATABASE_URL), the file a "
