@@ -46,6 +46,7 @@ def check_rebuild(exported):
     assert "0 differ" in r.stdout
     n = json.loads((out / "report_numbers.json").read_text())["numbers"]
     assert len(n) > 100 and any(k.startswith("criteria.") for k in n)
+    assert any(k.startswith("mixed.game_index:ai_witness") for k in n)  # the ML GLMM, rebuilt too
 
 
 def check_tamper(exported):

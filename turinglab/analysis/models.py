@@ -1,8 +1,9 @@
 """Regressions of interrogator accuracy on games played and demographics.
 
-Mixed-effects logistic regression with a random intercept per interrogator
-(statsmodels BinomialBayesMixedGLM, variational Bayes), cross-checked by a GEE
-(binomial, exchangeable working correlation, groups = interrogator; robust SEs).
+Binomial GLMM by maximum likelihood (Laplace, gpboost) with a random intercept and a random
+games-played slope per interrogator: conditional (per-interrogator) effects. Beside it a GEE
+(binomial, exchangeable working correlation, groups = interrogator; robust SEs): marginal
+(population-average) effects, smaller in size than the conditional ones when interrogators differ.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ def design(games: pd.DataFrame, participants: pd.DataFrame | None) -> tuple[pd.D
     })
     terms = ["game_index"]
     if d["ai_witness"].nunique() > 1:
-        terms.append("ai_witness")
+        terms += ["ai_witness", "game_index:ai_witness"]
     used: list[str] = []
     if participants is not None and len(participants):
         p = participants.set_index(participants["participant_id"].astype(str))
@@ -48,37 +49,69 @@ def design(games: pd.DataFrame, participants: pd.DataFrame | None) -> tuple[pd.D
                 keep = vc[vc >= MIN_PER_LEVEL].index
                 if len(keep) > 1:
                     d[col] = v.where(v.isin(keep))
+                    _REFS[col] = str(sorted(keep)[0])  # patsy's reference: the first level in order
                     terms.append(f"C({col})")
                     used.append(col)
     d = d.dropna().reset_index(drop=True)
     return d, "correct ~ " + " + ".join(terms), used
 
 
-def mixed_model(d: pd.DataFrame, formula: str, alpha: float = 0.05) -> pd.DataFrame:
-    """Random intercept per interrogator; variational Bayes with L-BFGS-B and a sparse
-    random-effects design (statsmodels' default dense BFGS takes minutes at 3000 games)."""
+LABELS = {"Intercept": "intercept (human witness, first game)", "game_index": "games played (per game)",
+          "ai_witness": "AI witness (ref: human)", "game_index:ai_witness": "games played × AI witness",
+          "age_decades": "age (per decade)", "llm_knowledge": "LLM knowledge (per point)",
+          "chatbot_freq": "chatbot use (per point)"}
+
+
+def label(term: str) -> str:
+    """Readable label of a patsy term; categorical levels name their reference level."""
+    if term in LABELS:
+        return LABELS[term]
+    if term.startswith("C(") and "[T." in term:
+        col, level = term[2:term.index(")")], term[term.index("[T.") + 3:-1]
+        return f"{col}: {level} (ref: {_REFS.get(col, 'first level')})"
+    return term
+
+
+_REFS: dict[str, str] = {}
+
+
+def glmm(d: pd.DataFrame, formula: str, alpha: float = 0.05) -> pd.DataFrame:
+    """Binomial GLMM by maximum likelihood (Laplace approximation, gpboost): random intercept and
+    random game_index slope per interrogator. SEs from the ML fit; Wald z, p and intervals."""
+    import gpboost as gpb  # slow import (optuna): only when a mixed model is fitted
     import patsy
-    import scipy.sparse as sp
-    from statsmodels.genmod.bayes_mixed_glm import BinomialBayesMixedGLM
 
     y, X = patsy.dmatrices(formula, d, return_type="dataframe")
-    codes, uniq = pd.factorize(d["interrogator"])
-    Z = sp.csr_matrix((np.ones(len(d)), (np.arange(len(d)), codes)), shape=(len(d), len(uniq)))
-    m = BinomialBayesMixedGLM(y.to_numpy().ravel(), X.to_numpy(), Z, np.zeros(len(uniq), dtype=int),
-                              fep_names=list(X.columns), vcp_names=["interrogator"])
+    codes, _ = pd.factorize(d["interrogator"])
+    m = gpb.GPModel(group_data=codes, group_rand_coef_data=d["game_index"].to_numpy(float),
+                    ind_effect_group_rand_coef=[1], likelihood="bernoulli_logit", num_parallel_threads=1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        r = m.fit_vb(fit_method="L-BFGS-B", minim_opts={"maxiter": 5000, "ftol": 1e-13, "gtol": 1e-9})
-    mean, sd = np.asarray(r.fe_mean), np.asarray(r.fe_sd)
-    z = mean / sd
-    q = norm.isf(alpha / 2)  # the report's level, like the GEE's conf_int(alpha)
+        m.fit(y=y.to_numpy().ravel(), X=X.to_numpy(), params={"trace": False})
+    c = np.asarray(m.get_coef(std_err=True, format_pandas=False), float).reshape(2, -1)
+    est, se = c[0], c[1]
+    z = est / se
+    q = norm.isf(alpha / 2)
     out = pd.DataFrame({
-        "term": list(X.columns), "estimate": mean, "se": sd, "z": z,
-        "p_value": 2 * norm.sf(np.abs(z)),
-        "low": mean - q * sd, "high": mean + q * sd,
+        "term": list(X.columns), "label": [label(t) for t in X.columns], "estimate": est, "se": se, "z": z,
+        "p_value": 2 * norm.sf(np.abs(z)), "low": est - q * se, "high": est + q * se,
     })
-    out.attrs["interrogator_sd"] = float(np.exp(np.asarray(r.vcp_mean)[0]))
+    var = np.asarray(m.get_cov_pars(format_pandas=False), float).ravel()
+    out.attrs["interrogator_sd"] = float(np.sqrt(var[0]))
+    out.attrs["slope_sd"] = float(np.sqrt(var[1]))
     return out
+
+
+mixed_model = glmm  # the name the analysis used for the mixed fit
+
+
+def subsample(d: pd.DataFrame, max_games: int, seed: int = 0) -> tuple[pd.DataFrame, int]:
+    """A seeded random subset of whole interrogators with at most max_games games in all."""
+    ids = pd.unique(d["interrogator"])
+    ids = ids[np.random.default_rng(seed).permutation(len(ids))]
+    sizes = d.groupby("interrogator").size().reindex(ids).to_numpy()
+    keep = ids[np.cumsum(sizes) <= max_games]
+    return d[d["interrogator"].isin(set(keep))].reset_index(drop=True), len(keep)
 
 
 def gee(d: pd.DataFrame, formula: str, alpha: float) -> pd.DataFrame:
@@ -92,7 +125,7 @@ def gee(d: pd.DataFrame, formula: str, alpha: float) -> pd.DataFrame:
         r = m.fit()
     ci = np.asarray(r.conf_int(alpha=alpha))
     return pd.DataFrame({
-        "term": list(r.params.index), "estimate": r.params.to_numpy(), "se": r.bse.to_numpy(),
+        "term": list(r.params.index), "label": [label(t) for t in r.params.index], "estimate": r.params.to_numpy(), "se": r.bse.to_numpy(),
         "z": r.tvalues.to_numpy(), "p_value": r.pvalues.to_numpy(), "low": ci[:, 0], "high": ci[:, 1],
     })
 
@@ -106,13 +139,21 @@ def regressions(games: pd.DataFrame, participants: pd.DataFrame | None, alpha: f
     if len(d) < 20 or d["correct"].nunique() < 2:
         out["notes"].append("too few games (or no variation in accuracy) to fit a regression")
         return out
-    if len(d) <= max_games_mixed:
+    dm = d
+    if len(d) > max_games_mixed > 0:
+        dm, k = subsample(d, max_games_mixed)
+        out["notes"].append(f"mixed model fitted on a seeded random subsample of {k} of {out['n_interrogators']} "
+                            f"interrogators ({len(dm)} of {len(d)} games; limit {max_games_mixed} games)")
+    if max_games_mixed <= 0:
+        out["notes"].append("mixed model skipped: turned off (max_games_mixed = 0); GEE only")
+    elif len(dm) < 20 or dm["correct"].nunique() < 2:
+        out["notes"].append("mixed model skipped: the subsample is too small to fit")
+    else:
         try:
-            out["mixed"] = mixed_model(d, formula, alpha)
+            out["mixed"] = glmm(dm, formula, alpha)
+            out["mixed_n_games"] = len(dm)
         except Exception as exc:  # noqa: BLE001 - a failed fit is reported, not fatal
             out["notes"].append(f"mixed model failed: {type(exc).__name__}: {exc}")
-    else:
-        out["notes"].append(f"mixed model skipped: {len(d)} games > {max_games_mixed} (too slow); GEE only")
     if len(d) <= max_games_gee:
         try:
             out["gee"] = gee(d, formula, alpha)

@@ -85,9 +85,12 @@ def methods(a: Analysis, esc: Callable[[str], str] = str) -> list[str]:
     excl += " " + blocked_text(a)
     reg = a.regressions
     if reg.get("mixed") is not None:
-        mixed = ("a mixed-effects logistic regression with a random intercept per interrogator "
-                 "(statsmodels BinomialBayesMixedGLM, variational Bayes; intervals ±z(1−α/2) posterior SD; "
-                 "Jones & Bergen also had random slopes, left out here because they make the fit several times slower)")
+        sub = "; ".join(n for n in reg.get("notes", []) if "subsample" in n)
+        mixed = ("a binomial generalised linear mixed model fitted by maximum likelihood (Laplace approximation, gpboost) "
+                 "with a random intercept and a random games-played slope per interrogator, as Jones & Bergen fit, and a "
+                 "games-played × witness-kind term; Wald SEs, p-values and intervals from the ML fit. Its coefficients are "
+                 "conditional (for a given interrogator), while the GEE's are marginal (averaged over interrogators) and so "
+                 "nearer zero when interrogators differ" + (f" ({sub})" if sub else ""))
     else:
         why = "; ".join(n for n in reg.get("notes", []) if "mixed" in n) or "not fitted"
         mixed = f"no mixed-effects model ({why})"
@@ -236,7 +239,7 @@ def context(a: Analysis) -> dict:
                             "low_first": np.nan, "high_first": np.nan})
     reg = a.regressions
     reg_tables = []
-    for name, title in (("mixed", "Mixed-effects logistic regression (random intercept per interrogator)"),
+    for name, title in (("mixed", "Binomial GLMM, ML (random intercept and games-played slope per interrogator)"),
                         ("gee", "GEE cross-check (exchangeable, groups = interrogator)")):
         if reg.get(name) is not None:
             rows = _records(reg[name])

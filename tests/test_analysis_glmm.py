@@ -1,0 +1,114 @@
+"""The ML binomial GLMM (gpboost, Laplace): false-positive rate and coverage by simulation (reduced size;
+benchmarks/bench_glmm.py runs the full one), and agreement with an independent Laplace fit."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import optimize, special, stats
+
+from turinglab.analysis.models import glmm, regressions
+
+FORMULA = "correct ~ game_index + ai_witness + game_index:ai_witness"
+
+
+def study(seed: int, n_int: int = 60, games: int = 6, slope: float = 0.0, sd0: float = 0.8, sd1: float = 0.1):
+    """Interrogators with a random intercept and games-played slope; game_index effect `slope`."""
+    rng = np.random.default_rng(seed)
+    i = np.repeat(np.arange(n_int), games)
+    gi = np.tile(np.arange(1, games + 1), n_int).astype(float)
+    ai = rng.integers(0, 2, len(i))
+    eta = 0.2 + rng.normal(0, sd0, n_int)[i] + (slope + rng.normal(0, sd1, n_int)[i]) * gi + 0.4 * ai
+    y = rng.random(len(i)) < special.expit(eta)
+    return pd.DataFrame({"correct": y.astype(int), "game_index": gi, "interrogator": [f"p{k}" for k in i],
+                         "ai_witness": ai})
+
+
+@pytest.mark.slow
+def test_false_positive_rate_on_null_studies():
+    """60 null studies (no games-played effect): rejections at 5 % lie in a binomial-consistent band.
+    Under a true 5 % rate P(X >= 9 | 60, 0.05) < 0.01, so more than 8 flags a liberal test."""
+    rej = sum(glmm(study(s), FORMULA).set_index("term").loc["game_index", "p_value"] < 0.05 for s in range(60))
+    assert rej <= 8, f"{rej}/60 null studies rejected"
+
+
+@pytest.mark.slow
+def test_coverage_of_a_known_effect():
+    """40 studies with a games-played slope of 0.15: the 95 % Wald interval covers it in at least
+    33 (P(X <= 32 | 40, 0.95) < 0.01) and the estimate is centred on it."""
+    rows = [glmm(study(100 + s, slope=0.15), FORMULA).set_index("term").loc["game_index"] for s in range(40)]
+    cover = sum(r["low"] <= 0.15 <= r["high"] for r in rows)
+    assert cover >= 33, f"covered {cover}/40"
+    assert abs(np.mean([r["estimate"] for r in rows]) - 0.15) < 0.05
+
+
+def laplace_intercepts(d: pd.DataFrame) -> np.ndarray:
+    """Independent ML fit of a random-intercept logistic GLMM: Laplace approximation written with
+    scipy (inner Newton for each interrogator's mode, outer Nelder-Mead/BFGS over beta and log sd)."""
+    X = np.column_stack([np.ones(len(d)), d["game_index"].to_numpy(float)])
+    y = d["correct"].to_numpy(float)
+    codes, uniq = pd.factorize(d["interrogator"])
+
+    def nll(theta):
+        beta, s2 = theta[:2], np.exp(2 * theta[2])
+        off = X @ beta
+        total = 0.0
+        for g in range(len(uniq)):
+            m = codes == g
+            yy, oo, b = y[m], off[m], 0.0
+            for _ in range(50):
+                p = special.expit(oo + b)
+                grad, hess = (yy - p).sum() - b / s2, -(p * (1 - p)).sum() - 1 / s2
+                step = grad / hess
+                b -= step
+                if abs(step) < 1e-12:
+                    break
+            p = special.expit(oo + b)
+            ll = (yy * (oo + b) - np.logaddexp(0, oo + b)).sum() - b * b / (2 * s2) - 0.5 * np.log(2 * np.pi * s2)
+            h = (p * (1 - p)).sum() + 1 / s2
+            total -= ll + 0.5 * np.log(2 * np.pi) - 0.5 * np.log(h)
+        return total
+
+    r = optimize.minimize(nll, np.array([0.0, 0.0, np.log(0.5)]), method="Nelder-Mead",
+                          options={"xatol": 1e-7, "fatol": 1e-9, "maxiter": 4000})
+    return r.x
+
+
+def test_intercept_only_fit_agrees_with_an_independent_laplace():
+    """Without slope variance in the data, gpboost's random-intercept + slope fit and a hand-written
+    Laplace fit of the random-intercept model give the same fixed effects (to optimiser tolerance)."""
+    import gpboost as gpb
+
+    d = study(7, n_int=80, games=5, sd1=0.0)
+    mine = laplace_intercepts(d)
+    X = np.column_stack([np.ones(len(d)), d["game_index"].to_numpy(float)])
+    m = gpb.GPModel(group_data=pd.factorize(d["interrogator"])[0], likelihood="bernoulli_logit",
+                    num_parallel_threads=1)
+    m.fit(y=d["correct"].to_numpy(float), X=X, params={"trace": False})
+    coef = np.asarray(m.get_coef(format_pandas=False), float).ravel()
+    assert np.allclose(coef[:2], mine[:2], atol=2e-3)
+    assert abs(np.sqrt(np.asarray(m.get_cov_pars(format_pandas=False), float).ravel()[0]) - np.exp(mine[2])) < 0.02
+
+
+def test_zero_variance_matches_a_plain_logistic_regression():
+    """Interrogators identical (no random effects): estimates and SEs are a plain GLM's."""
+    import statsmodels.api as sm
+
+    d = study(3, n_int=150, games=4, sd0=0.0, sd1=0.0)
+    g = glmm(d, FORMULA).set_index("term")
+    X = sm.add_constant(np.column_stack([d["game_index"], d["ai_witness"], d["game_index"] * d["ai_witness"]]))
+    r = sm.GLM(d["correct"], X, family=sm.families.Binomial()).fit()
+    assert np.allclose(g["estimate"].to_numpy(), r.params.to_numpy(), atol=0.03)
+    assert np.allclose(g["se"].to_numpy(), r.bse.to_numpy(), rtol=0.1)
+
+
+def test_a_study_too_large_is_fitted_on_a_stated_subsample():
+    rng = np.random.default_rng(0)
+    n = 600
+    games = pd.DataFrame({"correct": rng.random(n) < 0.6, "game_index": np.tile(np.arange(1, 7), n // 6),
+                          "interrogator_id": np.repeat([f"p{k}" for k in range(n // 6)], 6),
+                          "witness_kind": np.where(rng.random(n) < 0.5, "ai", "human")})
+    r = regressions(games, None, 0.05, max_games_mixed=240)
+    assert r["mixed"] is not None and r["mixed_n_games"] <= 240
+    note = " ".join(r["notes"])
+    assert "subsample of 40 of 100 interrogators" in note and "240 of 600 games" in note
+    assert list(r["mixed"]["label"])[-1] == "games played × AI witness"
