@@ -522,6 +522,72 @@ def witness_show(
         console.print(f"--- prompt for a sample game (now {info['sample_game']['now']}) ---", markup=False)
         print(info["prompt"])
 
+
+@witness_app.command("probe")
+def witness_probe(
+    name: str = typer.Argument(..., help="witness name or codename (a shipped one, or one of --study's)"),
+    study: str | None = typer.Option(None, "--study", help="study YAML file whose witness NAME is probed"),
+    games: int = typer.Option(20, "--games", min=1, help="bot games to play"),
+    turns: int = typer.Option(5, "--turns", min=1, help="interrogator messages per game"),
+    no_judge: bool = typer.Option(False, "--no-judge", help="skip the LLM judge (no judged-human rate)"),
+    db: str | None = typer.Option(None, "--db", help="a store whose human witnesses' replies are compared"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+) -> None:
+    """Bot games against one witness: persona breaks, refusals, blocked replies, lengths, judged-human rate."""
+    import json
+
+    from rich.progress import Progress
+
+    from turinglab.bots.probe import probe
+    from turinglab.witnesses.registry import UnknownWitness, resolve
+
+    filter_words: tuple[str, ...] = ()
+    max_chars = 300
+    if study:
+        from turinglab.game.study_file import StudyFileError, load_study
+
+        try:
+            s = load_study(study)
+        except StudyFileError as exc:
+            fail(str(exc))
+        found = [w for w in s.witnesses if w.codename.lower() == name.lower()]
+        if not found:
+            fail(f"study {study} has no witness {name!r}; its witnesses: {', '.join(w.codename for w in s.witnesses)}")
+        spec, filter_words, max_chars = found[0], tuple(s.content_filter), s.rules.max_chars
+    else:
+        try:
+            spec = resolve(name)
+        except UnknownWitness as exc:
+            fail(str(exc))
+    judge = None
+    if not no_judge:
+        from turinglab.judges.llm import ModelSpec, openai_chat
+
+        judge = openai_chat(ModelSpec(max_tokens=24))
+    store = None
+    if db:
+        from turinglab.store.api import Store
+
+        store = Store(db)
+    with Progress(console=err_console, transient=True) as bar:
+        task = bar.add_task(f"probing {spec.codename}", total=games)
+        res = probe(spec, games=games, turns=turns, max_chars=max_chars, judge=judge, content_filter=filter_words,
+                    store=store, progress=lambda k: bar.update(task, completed=k))
+    out = res.to_json()
+    if as_json:
+        print(json.dumps(out, ensure_ascii=False, indent=2))
+        return
+    jh = "skipped" if out["judged_human_rate"] is None else f"{out['judged_human_rate']:.0%} of {res.judged}"
+    console.print(f"{spec.codename}: {res.replies} replies in {games} games; persona breaks {res.persona_breaks} "
+                  f"({res.persona_break_rate:.1%}) as generated, {res.shown_breaks} ({res.shown_break_rate:.1%}) "
+                  f"after the guard; blocked {res.blocked}; refusals {res.refusals}; fallbacks {res.fallbacks}; "
+                  f"judged human {jh}", markup=False, highlight=False, soft_wrap=True)
+    for k in ("lengths", "latencies_s", "human_lengths", "human_delays_s"):
+        if out[k]:
+            console.print(f"{k}: {out[k]}", markup=False, highlight=False)
+    for ex in res.examples[:10]:
+        console.print(f"  break: {ex['question']!r} -> {ex['reply']!r} ({ex['why']})", markup=False, highlight=False)
+
 # === serve ===
 
 
