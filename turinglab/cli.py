@@ -714,6 +714,83 @@ def serve(
 
 
 
+@app.command()
+def bots(
+    study: str = typer.Option(None, "--study", help="Study YAML file (default: the server's default study)."),
+    games: int = typer.Option(10, "--games", min=1, help="bot participants to play (each plays one game)"),
+    interrogator: str = typer.Option("scripted", "--interrogator", help="scripted or llm (the local model)"),
+    url: str = typer.Option(None, "--url", help="a running server (set the same $TURINGLAB_BOT_TOKEN on both); "
+                            "default: start one here"),
+    db: str = typer.Option(None, "--db", help="database of the server started here (default as serve)"),
+    parallel: int = typer.Option(4, "--parallel", min=1, help="bots playing at once"),
+    turns: int = typer.Option(5, "--turns", min=1, help="interrogator messages per game"),
+    as_json: bool = typer.Option(False, "--json", help="print one JSON object per bot"),
+) -> None:
+    """Bots play the whole participant flow (consent, waiting room, game, verdict, survey) over HTTP and
+    websockets; their games are stored with flags.bot = true (a pilot, or load), left out of analyses."""
+    import asyncio
+    import contextlib
+    import dataclasses
+    import json
+    import os
+    import secrets
+
+    from rich.progress import Progress
+
+    from turinglab.bots.play import LLMInterrogator, run_bots
+
+    if interrogator not in ("scripted", "llm"):
+        fail(f"--interrogator must be scripted or llm, got {interrogator!r}")
+    llm = None
+    if interrogator == "llm":
+        from turinglab.judges.llm import ModelSpec, openai_chat
+
+        llm = LLMInterrogator(openai_chat(ModelSpec(temperature=0.8, max_tokens=40)))
+    token = os.environ.get("TURINGLAB_BOT_TOKEN") or None
+    if url is None:
+        from turinglab.server.app import WitnessSetupError, create_app
+        from turinglab.server.defaults import default_study
+        from turinglab.server.testing import serve_in_thread
+        from turinglab.store.db import StoreError
+
+        if study:
+            from turinglab.game.study_file import StudyFileError, load_study
+
+            try:
+                chosen = load_study(study)
+            except StudyFileError as exc:
+                fail(str(exc))
+        else:
+            chosen = default_study()
+        token = token or secrets.token_hex(16)  # known only to this process and its server
+        try:
+            web = create_app(chosen, db, bot_token=token, warm_up=True)
+        except (StoreError, WitnessSetupError) as exc:
+            fail(str(exc))
+        server = serve_in_thread(web)
+    else:
+        if not token:
+            fail("--url needs $TURINGLAB_BOT_TOKEN set to the token the server was started with "
+                 "(TURINGLAB_BOT_TOKEN=... turinglab serve); without it the games would not be marked as bot games")
+        server = contextlib.nullcontext(url.rstrip("/"))
+    with server as base, Progress(console=err_console, transient=True) as bar:
+        task = bar.add_task("bot games", total=games)
+        results = asyncio.run(run_bots(base, token, games, parallel=parallel, turns=turns, llm=llm,
+                                       progress=lambda r: bar.update(task, advance=1)))
+    if as_json:
+        for r in results:
+            print(json.dumps(dataclasses.asdict(r)))
+    bad = [r for r in results if r.error]
+    played = {r.game_id for r in results if r.game_id}
+    console.print(f"turinglab bots: {len(results) - len(bad)}/{len(results)} bots finished, {len(played)} games, "
+                  f"{sum(r.role == 'interrogator' for r in results)} as interrogator, "
+                  f"{sum(r.survey for r in results)} surveys", markup=False, highlight=False)
+    for r in bad[:5]:
+        console.print(f"  {r.pid}: {r.error}", markup=False, highlight=False)
+    if bad:
+        raise typer.Exit(1)
+
+
 # === analysis: report / export / demo-data / tag ===
 
 
