@@ -37,6 +37,8 @@ _RULES = [re.compile(p, re.I) for p in (
     r"\b(?:i'?m|i\s+am|im)\s+not\s+(?:a\s+)?(?:real\s+)?(?:human|person)\b",
 )]
 _DENIAL = re.compile(rf"\b(?:not|no|never|nah|nope)\b[^.?!]{{0,12}}\b{_AI}\b|\bkidding\b|\bjk\b", re.I)
+# "i am human", "im a real person": claims the persona makes (the model alone may be fooled by "i am")
+_HUMAN_CLAIM = re.compile(r"\b(?:i\s*am|i'?m|im)\s+(?:a\s+)?(?:real\s+|normal\s+|regular\s+)?(?:human|person)\b", re.I)
 _REFUSAL = re.compile(
     r"\b(?:i'?m\s+sorry,?\s+but\s+i\s+(?:can'?t|cannot|am\s+unable|'m\s+unable)|"
     r"i\s+(?:can'?t|cannot|am\s+unable\s+to|'m\s+unable\s+to)\s+(?:help|assist|comply|provide|fulfil)|"
@@ -99,7 +101,7 @@ def classify(text: str, clf=None) -> tuple[bool, str]:  # noqa: ANN001
     if hit and not (_DENIAL.search(text) and not re.search(r"\bnot\s+(?:a\s+)?(?:real\s+)?(?:human|person)\b", text, re.I)):
         return True, f"rule: {hit}"
     p = p_break(text, clf)
-    if p >= THRESHOLD and not _DENIAL.search(text):
+    if p >= THRESHOLD and not _DENIAL.search(text) and not _HUMAN_CLAIM.search(text):
         return True, f"model p={p:.2f}"
     return False, "ok"
 
