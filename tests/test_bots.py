@@ -74,3 +74,26 @@ async def test_the_persona_guard_regenerates_a_break_within_the_delay(sqlite_url
         broke = [e for e in store.events(g.id) if e.type == "refused" and e.payload.get("code") == "persona_break"]
         assert [e.payload["text"] for e in broke] == ["As an AI language model, I don't have a favourite film."]
         assert g.flags["persona_break_regenerated"] == 1 and "ai_output_blocked" not in g.flags
+
+
+async def test_an_llm_interrogator_asks_its_own_questions_and_gives_the_judges_verdict(sqlite_url):
+    """The LLM interrogator with a deterministic chat double (the real model is the judge's, tested there)."""
+    from turinglab.bots.play import LLMInterrogator
+
+    seen = []
+
+    def chat(messages):
+        seen.append(messages)
+        if "Conversation:" in messages[-1]["content"]:
+            return '{"verdict": "machine", "confidence": 73}'
+        return f"question number {len(seen)}"
+
+    with running(study(ratio=0.0, witnesses=(ELIZA,)), sqlite_url, bot_token="t") as base:
+        r = await play_one(base, "t", 1, turns=2, llm=LLMInterrogator(chat))
+    assert r.error is None and (r.verdict, r.confidence) == ("ai", 73)
+    with Store(sqlite_url) as store:
+        (g,) = store.games()
+        texts = [e.payload["text"] for e in store.events(g.id) if e.type == "message" and e.actor == "interrogator"]
+    assert texts == ["question number 1", "question number 2"]
+    assert g.verdict.choice == "ai" and g.verdict.confidence == 73
+    assert "question number 1" in seen[-1][-1]["content"]  # the judge read the transcript
