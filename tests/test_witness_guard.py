@@ -75,3 +75,8 @@ def test_a_bad_label_in_a_labelled_file_is_named(tmp_path):
     p.write_text("maybe\thello\n", encoding="utf-8")
     with pytest.raises(ValueError, match="maybe"):
         guard.load_examples(p)
+
+
+def test_a_job_in_software_is_not_a_break():
+    assert not guard.is_break("i'm a software engineer.")
+    assert guard.is_break("i'm just software")

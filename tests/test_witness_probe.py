@@ -74,3 +74,18 @@ def test_witness_probe_local(monkeypatch):
     res = probe(resolve("local"), games=1, turns=2)
     assert res.replies == 2 and all(n > 0 for n in res.lengths)
     assert res.fallbacks == 0, res.examples
+
+
+class Stubborn(Witness):
+    codename, kind = "Stubborn", "local"
+
+    async def reply(self, history, ctx):
+        return Reply(text="I'm a computer program, not a human.", latency_s=0.1)
+
+
+def test_a_witness_that_keeps_breaking_gets_the_fallback_as_in_a_live_game():
+    res = probe(resolve("local"), games=2, turns=3, make_witness=lambda s, k: Stubborn())
+    assert res.persona_breaks == res.replies == 6
+    assert res.regenerated == 12 and res.guard_fallbacks == 6 and res.shown_breaks == 0
+    shown = [m for t in res.transcripts for who, m in t if who == "Witness"]
+    assert all(m and "computer program" not in m for m in shown)

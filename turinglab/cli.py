@@ -580,7 +580,7 @@ def witness_probe(
     jh = "skipped" if out["judged_human_rate"] is None else f"{out['judged_human_rate']:.0%} of {res.judged}"
     console.print(f"{spec.codename}: {res.replies} replies in {games} games; persona breaks {res.persona_breaks} "
                   f"({res.persona_break_rate:.1%}) as generated, {res.shown_breaks} ({res.shown_break_rate:.1%}) "
-                  f"after the guard; blocked {res.blocked}; refusals {res.refusals}; fallbacks {res.fallbacks}; "
+                  f"after the guard ({res.guard_fallbacks} answered by the fallback); blocked {res.blocked}; refusals {res.refusals}; fallbacks {res.fallbacks}; "
                   f"judged human {jh}", markup=False, highlight=False, soft_wrap=True)
     for k in ("lengths", "latencies_s", "human_lengths", "human_delays_s"):
         if out[k]:

@@ -6,8 +6,9 @@
 Each game: the scripted interrogator (bots/interrogator.py) asks `turns` questions, the witness
 answers with no delay, and each reply goes through the same guard as in a live game (content
 filter, then the persona-break classifier of witnesses/guard; a refused reply is asked for again
-up to AI_REGENERATE_TRIES times, then the fallback answers). We count the model's replies as
-first generated ("persona_breaks": before the guard) and as they would be shown ("shown_breaks").
+up to AI_REGENERATE_TRIES times, then the fallback answers: "guard_fallbacks"). We count the
+model's replies as first generated ("persona_breaks": before the guard) and as they would be
+shown ("shown_breaks").
 Refusals ("sorry, I can't help with that") are counted apart. At the end an LLM judge
 (judges/llm.py, the local model by default) reads each shown transcript and says human or
 machine: "judged_human_rate". With a store, the human witnesses' reply lengths and delays are
@@ -41,7 +42,8 @@ class ProbeResult:
     shown_breaks: int = 0  # replies still breaking persona after the guard
     blocked: int = 0  # replies the content filter blocked
     refusals: int = 0
-    fallbacks: int = 0  # replies the fallback (e.g. ELIZA) gave
+    fallbacks: int = 0  # replies the fallback (e.g. ELIZA) gave because the model failed
+    guard_fallbacks: int = 0  # replies still refused after the guard's tries: the fallback answered
     judged_human: int = 0
     judged: int = 0
     lengths: list[int] = field(default_factory=list)
@@ -112,6 +114,9 @@ async def _game(witness: Witness, spec: WitnessSpec, i: int, turns: int, max_cha
                     break
                 res.regenerated += 1
                 text = (await witness.reply(history, ctx)).text.strip()[:max_chars]
+            if (await check_filter(text)) or classify(text)[0]:  # as in a live game: the fallback answers
+                res.guard_fallbacks += 1
+                text = await _fallback_text(spec, history, ctx)
             res.shown_breaks += int(classify(text)[0])
             res.lengths.append(len(text))
             history.append(Turn("witness", text, 0))
@@ -120,6 +125,19 @@ async def _game(witness: Witness, spec: WitnessSpec, i: int, turns: int, max_cha
         close = getattr(witness, "close")
         await close()
     res.transcripts.append(shown)
+
+
+async def _fallback_text(spec: WitnessSpec, history: list[Turn], ctx: GameContext) -> str:
+    """What the live game shows when the guard's tries are used up (server/session.py): the spec's
+    fallback (ELIZA, lowercased as LLMWitness does, or its fixed text), else a neutral line."""
+    fb = (spec.fallback or "").strip()
+    if fb.lower() == "eliza":
+        from turinglab.witnesses.eliza.witness import ElizaWitness
+
+        text = (await ElizaWitness(codename=spec.codename, seed=0).reply(history, ctx)).text.lower()
+    else:
+        text = fb
+    return text if text and not classify(text)[0] else "sorry, what do you mean?"
 
 
 def judge_transcripts(res: ProbeResult, chat: Callable[[list[dict[str, str]]], str]) -> None:

@@ -22,7 +22,7 @@ THRESHOLD = 0.6
 _I = r"(?:i\s*am|i'?m|im|i\s+was)"
 _AI = (r"(?:an?\s+)?(?:(?:large\s+)?language\s+model|llm|ai|a\.i\.|artificial\s+intelligence|chat\s*bot|bot|"
        r"robot|computer\s+program|program|machine(?:\s+learning\s+model)?|virtual\s+assistant|"
-       r"(?:ai\s+|digital\s+)?assistant|software)")
+       r"(?:ai\s+|digital\s+)?assistant|software(?!\s+(?:engineer|developer|dev|tester)))")
 _RULES = [re.compile(p, re.I) for p in (
     rf"\bas\s+an?\s+(?:ai|a\.i\.|language\s+model|digital\s+assistant|assistant|machine|chatbot)\b",
     rf"\b{_I}\s+(?:just\s+|only\s+|really\s+|actually\s+)?{_AI}\b",
