@@ -91,8 +91,9 @@ def participants_table(infos) -> pd.DataFrame:
     return coerce(pd.DataFrame(rows), PARTICIPANT_COLUMNS, "participants")
 
 
-def load(url: str | None = None, study: str | int | None = None) -> Loaded:
+def load(url: str | None = None, study: str | int | None = None, *, include_bots: bool = False) -> Loaded:
     """Read one study from the database at `url` (default: $DATABASE_URL / ./turinglab.db).
+    Bot games (flags["bot"], played by `turinglab bots`) are left out unless `include_bots`.
 
     Only reads: a database that does not exist is a `LoadError`, never created or migrated."""
     from turinglab.store import Store, StoreError
@@ -104,7 +105,7 @@ def load(url: str | None = None, study: str | int | None = None) -> Loaded:
         raise LoadError(str(exc)) from None
     try:
         info = pick_study(store, study)
-        games = store.games(info.id)
+        games = [g for g in store.games(info.id) if include_bots or not (g.flags or {}).get("bot")]
         msgs = _messages(store, [g.id for g in games])
         n_msg = msgs.groupby(["game_id", "conversation"]).size().to_dict() if len(msgs) else {}
         rows, stored_flags = [], []

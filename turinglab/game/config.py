@@ -64,6 +64,11 @@ class Postprocess(_Strict):
     cut_to_limit: bool = True
 
 
+# the small local model's tuned settings (see `turinglab witness probe`): short answers, a little
+# less random than the API default
+LOCAL_DEFAULTS: dict[str, Any] = {"max_tokens": 60, "temperature": 0.7, "timeout_s": 30.0, "retries": 1}
+
+
 class WitnessSpec(_Strict):
     """One AI witness. Human witnesses are participants, not specs."""
 
@@ -84,6 +89,19 @@ class WitnessSpec(_Strict):
     script: str | None = None  # eliza: path of another script (default: DOCTOR)
     timing: Timing = Timing()
     postprocess: Postprocess = Postprocess()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _local_defaults(cls, data: Any) -> Any:
+        """A `kind: local` witness starts from the tuned settings of the shipped `local` witness
+        (short replies, less random, one retry; the young persona in lowercase); fields the
+        study file gives win."""
+        if not isinstance(data, dict) or data.get("kind") != "local":
+            return data
+        out = {**LOCAL_DEFAULTS, **data}
+        if "postprocess" not in data and data.get("prompt", "young") == "young":
+            out["postprocess"] = {"lowercase": True}
+        return out
 
     @model_validator(mode="after")
     def _kind_fields(self) -> "WitnessSpec":

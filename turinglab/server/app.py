@@ -30,6 +30,7 @@ from turinglab.store.api import Store
 
 HERE = Path(__file__).parent
 COOKIE = "turinglab_p"
+BOT_HEADER = "X-Turinglab-Bot"
 PROLIFIC = {"PROLIFIC_PID": "prolific_pid", "STUDY_ID": "prolific_study_id", "SESSION_ID": "prolific_session_id"}
 DEFAULT_CONSENT = (
     "This is a research study about how people tell humans from AI systems in conversation.\n\n"
@@ -184,7 +185,8 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
                witness_factory: WitnessFactory | None = None, moderation: ModerationHook | None = None,
                admin_password: str | None = None, waiting_grace_s: float = 15.0,
                initial_ai_wait_s: float = 10.0, warm_up: bool = False, secret: str | None = None,
-               trusted_origins: tuple[str, ...] = (), openapi: bool | None = None) -> FastAPI:
+               trusted_origins: tuple[str, ...] = (), openapi: bool | None = None,
+               bot_token: str | None = None) -> FastAPI:
     """The turinglab web app for one study. `db_url` None: $DATABASE_URL or ./turinglab.db.
 
     Migrations run when the app starts. `human_timing=None` turns the human witnesses'
@@ -194,7 +196,11 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
     `trusted_origins` (and $TURINGLAB_TRUSTED_ORIGINS, comma-separated) are origins besides the
     request's own `Host` whose POSTs are accepted (e.g. the public URL behind a proxy that rewrites Host).
     `openapi` serves /openapi.json (None: only when $TURINGLAB_OPENAPI=1; off by default).
+    `bot_token` (None: $TURINGLAB_BOT_TOKEN; unset: no bots) lets `turinglab bots` mark its
+    participants as bots: a POST /start with header `X-Turinglab-Bot: <token>`. A wrong or missing
+    token gets an ordinary participant and the same response, so nobody learns anything from trying.
     """
+    bot_secret = bot_token if bot_token is not None else os.environ.get("TURINGLAB_BOT_TOKEN") or None
     check_witnesses(study, witness_factory)  # WitnessSetupError before anything is stored
     store = Store(db_url)  # migrates
     study_id = store.register_study(study)  # StudyFrozen if its config changed after games were played
@@ -294,7 +300,9 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
         ids = prolific(request)
         if isinstance(ids, Response):
             return ids
-        return to_player(await hub(request).new_person(ids, request.cookies.get(COOKIE)), request)
+        sent = request.headers.get(BOT_HEADER)
+        bot = bool(bot_secret and sent and hmac.compare_digest(sent.encode(), bot_secret.encode()))
+        return to_player(await hub(request).new_person(ids, request.cookies.get(COOKIE), bot=bot), request)
 
     @app.get("/p/{token}", response_class=HTMLResponse)
     async def play(request: Request, token: str) -> Response:

@@ -34,6 +34,7 @@ log = logging.getLogger("turinglab.server")
 Clock = Callable[[], int]
 WitnessFactory = Callable[[WitnessSpec, int], Witness]
 DUPLICATE_PID = "duplicate_prolific_pid"  # label of a participant whose Prolific id was already in use
+BOT_LABEL = "bot"  # label of a bot participant (`turinglab bots`); its games get flags["bot"] = True
 MAX_CONNECTIONS = 4  # open websockets per participant (tabs); a fifth closes the oldest
 CLOSE_TOO_MANY = 4008  # websocket close code of a connection replaced by a newer one beyond the cap
 _STOP = object()  # queued by Writer.stop after the work to finish
@@ -209,6 +210,7 @@ class Hub:
         self._load_stats()
         self._close_orphans()
         self.people: dict[str, Person] = {}
+        self.bots: set[str] = set()  # participants labelled BOT_LABEL (known bots of this process)
         self.conns: dict[str, dict[WebSocket, None]] = {}  # per participant, oldest first
         self.buckets: dict[str, Any] = {}  # per participant: the flood guard of all their connections
         self.session_of: dict[str, GameSession] = {}
@@ -317,14 +319,20 @@ class Hub:
         except UnknownId:
             return None
         p = Person(info.id, info.consent_ms is not None, self.played.get(info.id, 0), bool(info.demographics))
+        if info.label == BOT_LABEL:
+            self.bots.add(info.id)
         self.people[token] = p
         return p
 
-    async def new_person(self, prolific: dict[str, str], cookie: str | None = None) -> str:
+    async def new_person(self, prolific: dict[str, str], cookie: str | None = None, *, bot: bool = False) -> str:
         """A participant id (the link token). A Prolific id is not a credential: it returns to its
         participant only from the browser holding that participant's cookie. From any other client
         a Prolific id already in use gets a new participant, labelled `DUPLICATE_PID` (kept for
         payment and for the analysis to exclude), never the existing participant's token."""
+        if bot:  # the caller checked the study's bot token; a bot never takes over a participant
+            pid = await asyncio.to_thread(self.store.create_participant, t_ms=self.now(), label=BOT_LABEL)
+            self.bots.add(pid)
+            return pid
         pp = prolific.get("prolific_pid")
         label = None
         if pp:
@@ -549,8 +557,13 @@ class Hub:
             gid = "g" + secrets.token_hex(8)
             s = GameSession(self, gid, m.format, m.interrogator, seats, self.now(), int(self.seeds.integers(2**31)))
             identities = {k: v.identity for k, v in seats.items()}
-            await self.writer.run(gid, lambda store: store.create_game(
-                self.study_id, m.format, identities, m.interrogator, s.game.started_ms, game_id=gid))
+            bot_game = bool(pids & self.bots)
+
+            def create(store: Store) -> None:
+                store.create_game(self.study_id, m.format, identities, m.interrogator, s.game.started_ms, game_id=gid)
+                if bot_game:  # a bot played: kept apart from the study's data (analyses exclude it)
+                    store.set_flag(gid, "bot", True)
+            await self.writer.run(gid, create)
             self.live[gid] = s
             for pid in s.participants():
                 self.session_of[pid] = s

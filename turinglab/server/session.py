@@ -448,6 +448,19 @@ class GameSession:
         d = t.base_s + t.s_per_char * n_chars + t.read_s_per_char * len(q.payload["text"]) + t.gamma_shape * t.gamma_scale
         return q.t_ms + round(1000 * (min(d, t.max_s) if t.max_s is not None else d))
 
+    async def _guard(self, seat: SeatInfo, text: str) -> tuple[str, str] | None:
+        """("blocked", word) for a reply the content filter blocks, ("persona_break", why) for
+        an LLM reply that admits being an AI; None when it may be shown."""
+        if blocked := await self.hub.filter.check(text):
+            return "blocked", blocked
+        if seat.spec is not None and seat.spec.kind != "eliza":
+            from turinglab.witnesses.guard import classify
+
+            broke, why = await asyncio.to_thread(classify, text)  # the first call trains (~1 s)
+            if broke:
+                return "persona_break", why
+        return None
+
     async def _ai_reply(self, conv: str, q: Event) -> None:
         seat = self.seats[conv]
         assert seat.witness is not None and seat.spec is not None
@@ -464,11 +477,14 @@ class GameSession:
         # would only say the same again); after that the fallback answers
         budget = self._budget_ms(conv, len(text), q)
         tries = 0
-        while blocked := await self.hub.filter.check(text):
-            async def refuse(text=text, blocked=blocked) -> None:
-                await self._commit(self.game.refuse(Send(conv, text, conv), "blocked", blocked, self.hub.now()).events)
+        # the persona guard: a reply that admits being an AI is recorded (code persona_break,
+        # never shown) and regenerated the same way as a blocked one
+        while blocked := await self._guard(seat, text):
+            code, detail = blocked
+            async def refuse(text=text, code=code, detail=detail) -> None:
+                await self._commit(self.game.refuse(Send(conv, text, conv), code, detail, self.hub.now()).events)
             await self._retrying(refuse)
-            log.warning("game %s seat %s: the AI reply was blocked (%s)", self.id, conv, blocked)
+            log.warning("game %s seat %s: the AI reply was refused (%s: %s)", self.id, conv, code, detail)
             now = self.hub.now()
             if seat.spec.kind != "eliza" and tries < AI_REGENERATE_TRIES and now < budget:
                 tries += 1
@@ -476,7 +492,7 @@ class GameSession:
                 if text:
                     continue
             text = (await self.hub.fallback_text(history, ctx))[: self.rules.max_chars]
-            if await self.hub.filter.check(text):
+            if await self._guard(seat, text):
                 text = "sorry, what do you mean?"
             break
         # the human rule: shown at t_q + max(elapsed, designed), on the hub clock (not from when

@@ -77,11 +77,12 @@ class WsPlayer:
         self._reader = None
 
     @classmethod
-    async def create(cls, base: str, consent: bool = True, query: str = "") -> "WsPlayer":
+    async def create(cls, base: str, consent: bool = True, query: str = "",
+                     headers: dict[str, str] | None = None) -> "WsPlayer":
         import httpx
 
-        async with httpx.AsyncClient(base_url=base) as c:
-            r = await c.post("/start" + query)
+        async with httpx.AsyncClient(base_url=base, timeout=30) as c:
+            r = await c.post("/start" + query, headers=headers)
             pid = r.headers["location"].rsplit("/", 1)[-1]
             if consent:
                 await give_consent(c, pid)

@@ -404,6 +404,10 @@ class Store(StaticMixin):
         elif (e.type == ev.REFUSED and p.get("code") == "blocked"
               and identity.get(e.actor or "", {}).get("kind") == "ai"):  # AI outputs the filter blocked
             game.flags = {**game.flags, "ai_output_blocked": int(game.flags.get("ai_output_blocked", 0)) + 1}
+        elif (e.type == ev.REFUSED and p.get("code") == "persona_break"
+              and identity.get(e.actor or "", {}).get("kind") == "ai"):  # replies the persona guard regenerated
+            game.flags = {**game.flags, "persona_break_regenerated":
+                          int(game.flags.get("persona_break_regenerated", 0)) + 1}
 
     def record_verdict(self, game_id: str, choice: str, confidence: int, reason: str | None,
                        t_ms: int, *, forced: bool = False) -> VerdictInfo:

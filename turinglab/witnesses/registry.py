@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 
-from turinglab.game.config import Postprocess, WitnessSpec
+from turinglab.game.config import LOCAL_DEFAULTS, Postprocess, WitnessSpec
 from turinglab.witnesses.base import Witness
 
 DEFAULT_LLM_MODEL = "gpt-4o-mini"
@@ -27,7 +27,7 @@ _PERSONAS: dict[str, tuple[str, str]] = {
 
 
 # the small local model: short answers, a little less random than the API default
-_LOCAL: dict = {"max_tokens": 60, "temperature": 0.7, "timeout_s": 30.0, "retries": 1}
+_LOCAL: dict = LOCAL_DEFAULTS
 
 
 # the terse young persona writes in lowercase whatever the model does

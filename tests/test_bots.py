@@ -1,0 +1,99 @@
+"""Bots over the real protocol (server, websockets, SQLite) and the persona guard in a live game."""
+
+from __future__ import annotations
+
+import httpx
+
+from turinglab.analysis.load import load
+from turinglab.bots.play import BOT_HEADER, play_one, run_bots
+from turinglab.game.config import WitnessSpec
+from turinglab.store.api import Store
+from turinglab.witnesses.base import Reply, Witness
+
+from tests.test_server import ELIZA, FAST, players, running, say, study
+
+
+async def test_bots_play_the_whole_flow_and_their_games_are_flagged(sqlite_url):
+    with running(study(ratio=0.0, witnesses=(ELIZA,)), sqlite_url, bot_token="tok-123") as base:
+        results = await run_bots(base, "tok-123", 3, parallel=3, turns=2)
+        stranger = await play_one(base, "wrong-token", 99, turns=2)
+    assert [r.error for r in results + [stranger]] == [None] * 4
+    assert all(r.role == "interrogator" and r.survey and r.verdict in ("human", "ai") for r in results)
+    with Store(sqlite_url) as store:
+        games = {g.id: g for g in store.games()}
+        labels = {p.id: p.label for p in store.participants()}
+    assert {r.game_id for r in results} | {stranger.game_id} == set(games)
+    for r in results:
+        assert games[r.game_id].flags.get("bot") is True and games[r.game_id].verdict is not None
+        assert labels[r.pid] == "bot"
+    assert "bot" not in games[stranger.game_id].flags and labels[stranger.pid] is None
+    # analyses leave bot games out unless asked
+    assert set(load(sqlite_url).judgements["game_id"]) == {stranger.game_id}
+    assert set(load(sqlite_url, include_bots=True).judgements["game_id"]) == set(games)
+
+
+async def test_a_bot_header_tells_a_participant_nothing(sqlite_url):
+    """With a wrong token, or on a server without one, the start looks exactly as without the header."""
+    for token in ("right", None):
+        with running(study(ratio=0.0, witnesses=(ELIZA,)), sqlite_url, bot_token=token) as base:
+            async with httpx.AsyncClient(base_url=base) as c:
+                plain = await c.post("/start")
+            async with httpx.AsyncClient(base_url=base) as c:
+                guess = await c.post("/start", headers={BOT_HEADER: "guess"})
+            assert plain.status_code == guess.status_code == 303
+            assert sorted(plain.headers.keys()) == sorted(guess.headers.keys())
+            assert plain.text == guess.text
+    with Store(sqlite_url) as store:
+        assert all(p.label is None for p in store.participants())
+
+
+class Breaker(Witness):
+    """Admits being an AI first, then answers in persona."""
+    codename, kind = "Breaker", "local"
+
+    def __init__(self) -> None:
+        self.n = 0
+
+    async def reply(self, history, ctx):
+        self.n += 1
+        return Reply(text="As an AI language model, I don't have a favourite film." if self.n == 1 else "shrek lol")
+
+
+async def test_the_persona_guard_regenerates_a_break_within_the_delay(sqlite_url):
+    spec = WitnessSpec(codename="Breaker", kind="local", timing=FAST)
+    with running(study(ratio=0.0, witnesses=(spec,)), sqlite_url, witness_factory=lambda s, seed: Breaker()) as base:
+        (i,) = await players(base, 1)
+        await i.phase("game")
+        await say(i, "whats your favourite film")
+        reply = await i.next("message", **{"from": "them"})
+        assert reply["text"] == "shrek lol"
+        assert not [f for f in i.frames if f["type"] == "error"]
+        assert "AI" not in str(i.frames)
+    with Store(sqlite_url) as store:
+        (g,) = store.games()
+        broke = [e for e in store.events(g.id) if e.type == "refused" and e.payload.get("code") == "persona_break"]
+        assert [e.payload["text"] for e in broke] == ["As an AI language model, I don't have a favourite film."]
+        assert g.flags["persona_break_regenerated"] == 1 and "ai_output_blocked" not in g.flags
+
+
+async def test_an_llm_interrogator_asks_its_own_questions_and_gives_the_judges_verdict(sqlite_url):
+    """The LLM interrogator with a deterministic chat double (the real model is the judge's, tested there)."""
+    from turinglab.bots.play import LLMInterrogator
+
+    seen = []
+
+    def chat(messages):
+        seen.append(messages)
+        if "Conversation:" in messages[-1]["content"]:
+            return '{"verdict": "machine", "confidence": 73}'
+        return f"question number {len(seen)}"
+
+    with running(study(ratio=0.0, witnesses=(ELIZA,)), sqlite_url, bot_token="t") as base:
+        r = await play_one(base, "t", 1, turns=2, llm=LLMInterrogator(chat))
+    assert r.error is None and (r.verdict, r.confidence) == ("ai", 73)
+    with Store(sqlite_url) as store:
+        (g,) = store.games()
+        texts = [e.payload["text"] for e in store.events(g.id) if e.type == "message" and e.actor == "interrogator"]
+    assert texts == ["question number 1", "question number 2"]
+    assert g.verdict.choice == "ai" and g.verdict.confidence == 73
+    assert "question number 1" in seen[-1][-1]["content"]  # the judge read the transcript

@@ -1,0 +1,91 @@
+"""The witness probe with a deterministic witness double and judge double (the real local model
+is probed in test_witness_probe_local below, one short game), and the local witness defaults of
+study files."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from turinglab.bots.interrogator import STRATEGIES, ScriptedInterrogator
+from turinglab.bots.probe import probe
+from turinglab.game.study_file import parse_study
+from turinglab.witnesses.base import Reply, Witness
+from turinglab.witnesses.registry import resolve
+
+
+class Scripted(Witness):
+    """Breaks persona on questions about being a bot (once per question: a regeneration is fine)."""
+    codename, kind = "Double", "local"
+
+    def __init__(self) -> None:
+        self.asked: set[str] = set()
+
+    async def reply(self, history, ctx):
+        q = history[-1].text
+        if q in STRATEGIES["are_you_a_bot"] and q not in self.asked:
+            self.asked.add(q)
+            return Reply(text="As an AI, I cannot say.", latency_s=0.5)
+        return Reply(text="lol no idea", latency_s=0.2)
+
+
+def test_the_scripted_interrogator_opens_with_small_talk_and_mixes_strategies():
+    qs = ScriptedInterrogator(seed=1).questions(6)
+    assert qs[0][0] == "small_talk" and len({c for c, _ in qs}) == 6
+    assert all(q in STRATEGIES[c] for c, q in qs)
+    assert ScriptedInterrogator(seed=1).questions(6) == qs != ScriptedInterrogator(seed=2).questions(6)
+
+
+def test_probe_counts_breaks_before_and_after_the_guard_and_asks_the_judge():
+    spec = resolve("local")
+    said = []
+
+    def judge(messages):
+        said.append(messages[-1]["content"])
+        return '{"verdict": "machine", "confidence": 80}' if "AI" in messages[-1]["content"] else "Human, 60"
+
+    res = probe(spec, games=6, turns=7, make_witness=lambda s, k: Scripted(), judge=judge)
+    asked_bot = sum(q in STRATEGIES["are_you_a_bot"] for t in res.transcripts for who, q in t if who == "Interrogator")
+    assert res.replies == 42 and asked_bot > 0
+    assert res.persona_breaks == asked_bot and res.regenerated == asked_bot and res.shown_breaks == 0
+    assert res.judged == 6 and res.judged_human == 6  # the shown transcripts no longer have the break
+    assert all("As an AI" not in s for s in said)
+    out = json.loads(json.dumps(res.to_json()))
+    for key in ("witness", "replies", "persona_breaks", "blocked", "judged_human_rate"):
+        assert key in out
+    assert out["judged_human_rate"] == 1.0 and out["persona_break_rate"] == round(asked_bot / 42, 4)
+
+
+def test_study_file_local_witnesses_start_from_the_shipped_local_settings():
+    s = parse_study("name: x\nwitnesses:\n  - {codename: Sierra, kind: local, prompt: young}\n"
+                    "  - {codename: Warm, kind: local, prompt: baseline, temperature: 1.1}\n")
+    shipped = resolve("local")
+    sierra, warm = s.witnesses
+    for f in ("temperature", "max_tokens", "retries", "timeout_s", "postprocess"):
+        assert getattr(sierra, f) == getattr(shipped, f), f
+    assert warm.temperature == 1.1 and warm.max_tokens == shipped.max_tokens and not warm.postprocess.lowercase
+
+
+@pytest.mark.timeout(600)
+def test_witness_probe_local(monkeypatch):
+    """The real local model, one short game: the probe runs offline and reports real replies."""
+    monkeypatch.setenv("TURINGLAB_LOCAL_THREADS", "1")
+    res = probe(resolve("local"), games=1, turns=2)
+    assert res.replies == 2 and all(n > 0 for n in res.lengths)
+    assert res.fallbacks == 0, res.examples
+
+
+class Stubborn(Witness):
+    codename, kind = "Stubborn", "local"
+
+    async def reply(self, history, ctx):
+        return Reply(text="I'm a computer program, not a human.", latency_s=0.1)
+
+
+def test_a_witness_that_keeps_breaking_gets_the_fallback_as_in_a_live_game():
+    res = probe(resolve("local"), games=2, turns=3, make_witness=lambda s, k: Stubborn())
+    assert res.persona_breaks == res.replies == 6
+    assert res.regenerated == 12 and res.guard_fallbacks == 6 and res.shown_breaks == 0
+    shown = [m for t in res.transcripts for who, m in t if who == "Witness"]
+    assert all(m and "computer program" not in m for m in shown)

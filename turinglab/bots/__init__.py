@@ -1,0 +1,1 @@
+"""Bot interrogators: play a study's witnesses as an interrogator would (the witness probe)."""

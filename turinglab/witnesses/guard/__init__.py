@@ -1,0 +1,110 @@
+"""Persona guard: does a witness's reply admit or reveal that it is an AI or an assistant?
+
+    is_break("As an AI, I can't go outside.")  -> True
+    is_break("i'm not a robot lol")            -> False
+
+Two parts: rules for the unmistakable admissions ("as an AI", "I'm a language model", "how can
+I assist you") and a small scikit-learn model (word and character n-grams, logistic regression)
+trained at first use on the shipped labelled set `breaks.tsv`, which also catches assistant
+register and denials of a body or feelings. A reply is a break when a rule fires or the model
+gives it P(break) >= THRESHOLD. Refusals ("sorry, I can't help with that") are reported apart.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+
+DATA = Path(__file__).parent / "breaks.tsv"
+THRESHOLD = 0.6
+
+_I = r"(?:i\s*am|i'?m|im|i\s+was)"
+_AI = (r"(?:an?\s+)?(?:(?:large\s+)?language\s+model|llm|ai|a\.i\.|artificial\s+intelligence|chat\s*bot|bot|"
+       r"robot|computer\s+program|program|machine(?:\s+learning\s+model)?|virtual\s+assistant|"
+       r"(?:ai\s+|digital\s+)?assistant|software(?!\s+(?:engineer|developer|dev|tester)))")
+_RULES = [re.compile(p, re.I) for p in (
+    rf"\bas\s+an?\s+(?:ai|a\.i\.|language\s+model|digital\s+assistant|assistant|machine|chatbot)\b",
+    rf"\b{_I}\s+(?:just\s+|only\s+|really\s+|actually\s+)?{_AI}\b",
+    r"\b(?:large\s+)?language\s+model\b",
+    r"\bknowledge\s+cut-?off\b",
+    r"\b(?:trained|created|made|developed|programmed)\s+by\s+(?:openai|meta|google|anthropic|mistral)\b",
+    r"\bi\s+(?:was|am|'m)\s+programmed\b",
+    r"\bhow\s+(?:can|may)\s+i\s+(?:help|assist)\b",
+    r"\banything\s+else\s+i\s+can\s+help\b",
+    r"\bi\s+(?:do\s+not|don'?t)\s+have\s+(?:a\s+physical\s+body|a\s+body|personal\s+(?:preferences|experiences|opinions)|(?:feelings|emotions)(?!\s+(?:about|on|for))|access\s+to\s+real-time)\b",
+    r"\bsystem\s+prompt\b",
+    r"\b(?:i'?m|i\s+am|im)\s+not\s+(?:a\s+)?(?:real\s+)?(?:human|person)\b",
+)]
+_DENIAL = re.compile(rf"\b(?:not|no|never|nah|nope)\b[^.?!]{{0,12}}\b{_AI}\b|\bkidding\b|\bjk\b", re.I)
+# "i am human", "im a real person": claims the persona makes (the model alone may be fooled by "i am")
+_HUMAN_CLAIM = re.compile(r"\b(?:i\s*am|i'?m|im)\s+(?:a\s+)?(?:real\s+|normal\s+|regular\s+)?(?:human|person)\b", re.I)
+_REFUSAL = re.compile(
+    r"\b(?:i'?m\s+sorry,?\s+but\s+i\s+(?:can'?t|cannot|am\s+unable|'m\s+unable)|"
+    r"i\s+(?:can'?t|cannot|am\s+unable\s+to|'m\s+unable\s+to)\s+(?:help|assist|comply|provide|fulfil)|"
+    r"unable\s+to\s+comply|i\s+must\s+decline)\b", re.I)
+
+
+def rule(text: str) -> str | None:
+    """The first rule `text` fires, or None."""
+    for r in _RULES:
+        m = r.search(text)
+        if m:
+            return m.group(0)
+    return None
+
+
+def is_refusal(text: str) -> bool:
+    return bool(_REFUSAL.search(text))
+
+
+def load_examples(path: Path = DATA) -> tuple[list[str], list[int]]:
+    texts, labels = [], []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        label, text = line.split("\t", 1)
+        if label not in ("break", "ok"):
+            raise ValueError(f"{path}: label {label!r} is neither 'break' nor 'ok'")
+        texts.append(text)
+        labels.append(int(label == "break"))
+    return texts, labels
+
+
+def train(texts: list[str], labels: list[int]):  # noqa: ANN201 - a scikit-learn pipeline
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline, make_union
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    feats = make_union(TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, token_pattern=r"[a-z']+",
+                                       lowercase=True),
+                       TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 5), sublinear_tf=True))
+    return make_pipeline(feats, LogisticRegression(C=10.0, max_iter=2000, class_weight="balanced")).fit(texts, labels)
+
+
+@lru_cache(maxsize=1)
+def model():  # noqa: ANN201
+    return train(*load_examples())
+
+
+def p_break(text: str, clf=None) -> float:  # noqa: ANN001
+    """The model's P(break) for `text`."""
+    return float((clf or model()).predict_proba([text])[0][1])
+
+
+def classify(text: str, clf=None) -> tuple[bool, str]:  # noqa: ANN001
+    """(is it a break, why): 'rule: ...', 'model p=...', or 'ok'."""
+    text = (text or "").strip()
+    if not text:
+        return False, "ok"
+    hit = rule(text)
+    if hit and not (_DENIAL.search(text) and not re.search(r"\bnot\s+(?:a\s+)?(?:real\s+)?(?:human|person)\b", text, re.I)):
+        return True, f"rule: {hit}"
+    p = p_break(text, clf)
+    if p >= THRESHOLD and not _DENIAL.search(text) and not _HUMAN_CLAIM.search(text):
+        return True, f"model p={p:.2f}"
+    return False, "ok"
+
+
+def is_break(text: str) -> bool:
+    return classify(text)[0]
