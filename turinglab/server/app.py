@@ -184,7 +184,8 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
                witness_factory: WitnessFactory | None = None, moderation: ModerationHook | None = None,
                admin_password: str | None = None, waiting_grace_s: float = 15.0,
                initial_ai_wait_s: float = 10.0, warm_up: bool = False, secret: str | None = None,
-               trusted_origins: tuple[str, ...] = (), openapi: bool | None = None) -> FastAPI:
+               trusted_origins: tuple[str, ...] = (), openapi: bool | None = None,
+               redis_url: str | None = None, redis_prefix: str | None = None) -> FastAPI:
     """The turinglab web app for one study. `db_url` None: $DATABASE_URL or ./turinglab.db.
 
     Migrations run when the app starts. `human_timing=None` turns the human witnesses'
@@ -194,18 +195,33 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
     `trusted_origins` (and $TURINGLAB_TRUSTED_ORIGINS, comma-separated) are origins besides the
     request's own `Host` whose POSTs are accepted (e.g. the public URL behind a proxy that rewrites Host).
     `openapi` serves /openapi.json (None: only when $TURINGLAB_OPENAPI=1; off by default).
+    `redis_url`: one worker of several serving the study together (PostgreSQL only; see
+    turinglab/server/cluster.py and docs/deploy.md); `redis_prefix` names its keys (default
+    `turinglab:<study name>`).
     """
     check_witnesses(study, witness_factory)  # WitnessSetupError before anything is stored
     store = Store(db_url)  # migrates
     study_id = store.register_study(study)  # StudyFrozen if its config changed after games were played
+    hub_kw: dict[str, Any] = {}
+    hub_class = Hub
+    if redis_url:
+        from turinglab.server.cluster import ClusterHub, check_cluster_db, shared_secret
+
+        check_cluster_db(store.url)
+        hub_class = ClusterHub
+        hub_kw = {"redis_url": redis_url, "prefix": redis_prefix or f"turinglab:{study.name}"}
+        if not (secret or os.environ.get("TURINGLAB_SECRET")):
+            secret = shared_secret(redis_url, hub_kw["prefix"])
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
-        app.state.hub = Hub(study, store, clock=clock, rng_seed=rng_seed, human_timing=human_timing,
+        app.state.hub = hub_class(study, store, clock=clock, rng_seed=rng_seed, human_timing=human_timing,
                             witness_factory=witness_factory,
                             content_filter=ContentFilter(study.content_filter, hook=moderation),
                             waiting_grace_s=waiting_grace_s, initial_ai_wait_s=initial_ai_wait_s,
-                            study_id=study_id)
+                            study_id=study_id, **hub_kw)
+        if redis_url:
+            await app.state.hub.start()
         if warm_up:
             app.state.hub.warm_up()
         try:
