@@ -406,7 +406,10 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
         except Exception:  # noqa: BLE001 - any failure means the database is down for us
             log.exception("health check: the database did not answer")
             return JSONResponse({"ok": False, "database": "down"}, status_code=503)
-        return JSONResponse({"ok": True, "database": "ok"})
+        redis_ping = getattr(request.app.state.hub, "redis_ok", None)  # a cluster worker: Redis too
+        if redis_ping is not None and not await redis_ping():
+            return JSONResponse({"ok": False, "database": "ok", "redis": "down"}, status_code=503)
+        return JSONResponse({"ok": True, "database": "ok", **({"redis": "ok"} if redis_ping else {})})
 
     @app.websocket("/ws/{token}")
     async def ws(websocket: WebSocket, token: str) -> None:
