@@ -121,7 +121,9 @@ class ClusterHub(Hub):
 
         self.me = "w" + secrets.token_hex(6)
         self.prefix = prefix
-        self.r = aioredis.from_url(redis_url, decode_responses=True, max_connections=256)
+        pool = aioredis.BlockingConnectionPool.from_url(redis_url, decode_responses=True, max_connections=64,
+                                                         timeout=20)
+        self.r = aioredis.Redis(connection_pool=pool)
         self.claim = self.r.register_script(CLAIM)
         self.renew = self.r.register_script(RENEW)
         self.hold = self.r.register_script(HOLD)
@@ -178,6 +180,7 @@ class ClusterHub(Hub):
             if self.pubsub is not None:
                 await self.pubsub.aclose()
             await self.r.aclose()
+            await self.r.connection_pool.disconnect()
         except Exception:  # noqa: BLE001 - Redis gone at shutdown
             pass
 
@@ -685,8 +688,12 @@ class ClusterHub(Hub):
                 seats[name] = SeatInfo(ident)
         s = ResumedSession(self, info.id, info.format, info.interrogator_id, seats, info.started_ms,
                            int(self.seeds.integers(2**31)))
-        s.game = Game.replay(events)
-        s._rebuild(events)  # message ids; held human replies are released on time
+        if events:
+            s.game = Game.replay(events)
+            s._rebuild(events)  # message ids; held human replies are released on time
+        else:  # stored, but its owner died before its first event: it starts here
+            s.game = Game.start(info.format, self.study.rules, info.started_ms)
+            await s._commit(s.game.log)
         for pid in s.participants():
             await self.person(pid)
             self.session_of[pid] = s
