@@ -19,7 +19,7 @@ FAST = Timing(base_s=0.05, s_per_char=0.001, gamma_shape=1.0, gamma_scale=0.01)
 
 
 @pytest.fixture
-def redis_url() -> str:
+def redis_url():  # noqa: ANN201 - Iterator[str]
     import redis
 
     try:
@@ -29,11 +29,21 @@ def redis_url() -> str:
         warnings.warn(reason)
         print(f"\n!!! SKIPPED: {reason}\n")
         pytest.skip(reason)
-    return REDIS
+    yield REDIS
+    r = redis.Redis.from_url(REDIS)
+    while PREFIXES:  # the test's keys go with it
+        for k in r.scan_iter(f"{PREFIXES.pop()}:*", count=1000):
+            r.delete(k)
+    r.close()
+
+
+PREFIXES: list[str] = []
 
 
 def prefix() -> str:
-    return f"tltest:{uuid.uuid4().hex[:10]}"
+    """A key prefix of one test's own (parallel runs share the Redis server)."""
+    PREFIXES.append(f"tltest:{uuid.uuid4().hex[:10]}")
+    return PREFIXES[-1]
 
 
 def apps(study: Study, db: str, redis_url: str, n: int = 2, **kw):
@@ -109,8 +119,6 @@ def test_a_person_is_claimed_once_under_races(redis_url):
     assert r.smembers(f"{pre}:games") == {gid} and not r.hexists(f"{pre}:room", "alice")
     other = "carol" if partner == "bob" else "bob"
     assert r.hget(f"{pre}:room", other) == entry  # the one left out still waits
-    for k in r.scan_iter(f"{pre}:*"):
-        r.delete(k)
 
 
 async def test_many_players_on_two_workers_each_matched_once(postgres_url, redis_url):

@@ -11,13 +11,12 @@ import signal
 import subprocess
 import sys
 import time
-import uuid
 from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.test_cluster import redis_url  # noqa: F401 - the fixture
+from tests.test_cluster import prefix, redis_url  # noqa: F401 - the fixture
 from turinglab.server.testing import free_port, give_consent
 
 ROUNDS = 3
@@ -59,8 +58,8 @@ class Bot:
         self.pid, self.bases, self.i = pid, bases, first
         self.acked: dict[str, tuple[str, str]] = {}  # client_id -> (message id, text)
         self.outbox: dict[str, str] = {}
-        self.mine = 0
-        self.theirs = 0
+        self.my_ids: set[str] = set()  # by id, as the browser: an ack of a message the snapshot shows counts once
+        self.their_ids: set[str] = set()
         self.gid = self.role = None
         self.verdict_sent = False
         self.reveal = None
@@ -106,24 +105,32 @@ class Bot:
                 self.reveal = g
             elif g is not None and f["phase"] in ("game", "verdict"):
                 self.gid, self.role = g["game_id"], g["role"]
-                self.mine = sum(1 for m in g["messages"] if m["from"] == "you")
-                self.theirs = sum(1 for m in g["messages"] if m["from"] == "them")
+                self.my_ids = {m["id"] for m in g["messages"] if m["from"] == "you"}
+                self.their_ids = {m["id"] for m in g["messages"] if m["from"] == "them"}
                 for text in list(self.outbox):  # as the browser: resend what was not acknowledged
                     await self.send({"type": "message", "conv": "A", "text": text, "client_id": text})
                 await self.act(resend_verdict=True)
         elif t == "message" and f["from"] == "them":
-            self.theirs += 1
+            self.their_ids.add(f["id"])
             await self.act()
         elif t == "ack" and f["client_id"] in self.outbox:
             text = self.outbox.pop(f["client_id"])
             self.acked[f["client_id"]] = (f["id"], text)
-            self.mine += 1
+            self.my_ids.add(f["id"])
             await self.act()
         elif t == "error":
             self.errors.append(f)
             if f.get("code") == "store_unavailable" and f.get("client_id") in self.outbox:
                 await asyncio.sleep(0.5)  # the game's owner died: it comes back on another worker
                 await self.send({"type": "message", "conv": "A", "text": f["client_id"], "client_id": f["client_id"]})
+
+    @property
+    def mine(self) -> int:
+        return len(self.my_ids)
+
+    @property
+    def theirs(self) -> int:
+        return len(self.their_ids)
 
     async def act(self, resend_verdict: bool = False) -> None:
         if self.role == "interrogator":
@@ -143,9 +150,9 @@ async def test_sigkill_of_one_worker_loses_nothing_acknowledged(postgres_url, re
 
     study = tmp_path / "chaos.yaml"
     study.write_text(STUDY)
-    prefix = f"tltest:{uuid.uuid4().hex[:10]}"
-    a, base_a = start_worker(study, postgres_url, redis_url, prefix, tmp_path / "a.log")
-    b, base_b = start_worker(study, postgres_url, redis_url, prefix, tmp_path / "b.log")
+    pre = prefix()
+    a, base_a = start_worker(study, postgres_url, redis_url, pre, tmp_path / "a.log")
+    b, base_b = start_worker(study, postgres_url, redis_url, pre, tmp_path / "b.log")
     try:
         async with httpx.AsyncClient(timeout=60) as c:
             sem = asyncio.Semaphore(16)
