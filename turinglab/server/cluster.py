@@ -43,6 +43,7 @@ from turinglab.witnesses import timing
 log = logging.getLogger("turinglab.cluster")
 
 LEASE_MS = 4000  # a dead worker's games are taken over after this long
+ADOPT_EVERY = 30  # every this many renewals, look in the store for open games Redis does not know
 RENEW_S = 1.0  # leases, the matchmaker lock and the worker's heartbeat are renewed this often
 GAME_FRAMES = {"message", "paste", "verdict", "report"}
 
@@ -133,6 +134,7 @@ class ClusterHub(Hub):
         self.verdict_cursor = 0
         self.counted: set[str] = set()  # games whose verdict is in the tallies
         self.pending: dict[str, Match] = {}  # games leased to me, not yet started
+        self.local_only: set[str] = set()  # players of my games connected to no other worker
         self.plocks: dict[str, asyncio.Lock] = {}  # relayed frames of one participant run in order
         self.bg: list[asyncio.Task] = []
         super().__init__(*args, **kw)
@@ -251,6 +253,7 @@ class ClusterHub(Hub):
         asyncio.create_task(self._in_order(lock, pid, m))
 
     async def _in_order(self, lock: asyncio.Lock, pid: str, m: dict[str, Any]) -> None:
+        self.local_only.discard(pid)  # another worker has a connection of theirs
         async with lock:
             try:
                 if m["op"] == "frame":
@@ -271,10 +274,17 @@ class ClusterHub(Hub):
                 await ws.send_text(data)
             except Exception:  # noqa: BLE001
                 self.conns.get(pid, {}).pop(ws, None)
+        if pid in self.local_only:
+            return
         try:
-            await self.r.publish(self.k(f"p:{pid}"), f"{self.me}|{data}")
+            n = await self.r.publish(self.k(f"p:{pid}"), f"{self.me}|{data}")
         except Exception:  # noqa: BLE001 - Redis away: the players' reconnect brings the state back
             log.warning("worker %s: could not relay a frame to %s (Redis)", self.me, pid)
+            return
+        # nobody else listens: stop publishing for this player of a game of mine until another worker
+        # tells of a connection (a relayed frame or connection; it then gets the full state)
+        if n <= (1 if self.conns.get(pid) else 0) and self._owns(pid) is not None:
+            self.local_only.add(pid)
 
     async def _route(self, pid: str) -> tuple[str | None, str | None, bool]:
         """(game id, owning worker, is the game live) of the participant's current game."""
@@ -461,9 +471,9 @@ class ClusterHub(Hub):
             return
         self.session_of.pop(pid, None)
         await self.r.delete(self.k(f"game:{pid}"), self.k(f"alone:{pid}"))
+        waits = await self.r.lrange(self.k("hwaits"), 0, -1)
         self.room.human_waits.clear()
-        for w in await self.r.lrange(self.k("hwaits"), 0, -1):
-            self.room.human_waits.append(json.loads(w))
+        self.room.human_waits.extend(json.loads(w) for w in waits)
         self.room.waiting.pop(pid, None)
         entry = self.room.join(pid, self.now())
         self.room.waiting.pop(pid, None)  # the shared room is the only room
@@ -511,27 +521,30 @@ class ClusterHub(Hub):
 
     async def _poll_shared(self) -> int | None:
         entries = await self.r.hgetall(self.k("room"))
-        room = self.room
+        waits = await self.r.lrange(self.k("hwaits"), 0, -1)
+        rot = await self.r.hgetall(self.k("interrogated")) if self.study.format == "three-player" else None
+        room = self.room  # from here to the claims nothing awaits: the pure rules see one snapshot
         room.waiting = {pid: waiting_from_json(pid, raw) for pid, raw in entries.items()}
         room.human_waits.clear()
-        for w in await self.r.lrange(self.k("hwaits"), 0, -1):
-            room.human_waits.append(json.loads(w))
-        if self.study.format == "three-player":
-            room.interrogated = {k: int(v) for k, v in (await self.r.hgetall(self.k("interrogated"))).items()}
+        room.human_waits.extend(json.loads(w) for w in waits)
+        if rot is not None:
+            room.interrogated = {k: int(v) for k, v in rot.items()}
         matches = room.poll(self.now())
         nxt = room.next_wakeup()
         room.waiting = {}
-        for m in matches:
-            await self._claim(m, entries)
         if matches:
+            # each game goes to its interrogator's worker, if alive; the claims run side by side
+            at = await self.r.mget([self.k(f"at:{m.interrogator}") for m in matches])
+            workers = sorted({w for w in at if w})
+            alive = dict(zip(workers, await self.r.mget([self.k(f"alive:{w}") for w in workers]))) if workers else {}
+            owners = [w if w and alive.get(w) else self.me for w in at]
+            for i in range(0, len(matches), 32):
+                await asyncio.gather(*(self._claim(m, entries, o) for m, o in zip(matches[i:i + 32], owners[i:i + 32])))
             await self.send_waiting_counts()
         return nxt
 
-    async def _claim(self, m: Match, entries: dict[str, str]) -> None:
+    async def _claim(self, m: Match, entries: dict[str, str], owner: str) -> None:
         gid = "g" + secrets.token_hex(8)
-        owner = await self.r.get(self.k(f"at:{m.interrogator}"))
-        if not owner or not await self.r.exists(self.k(f"alive:{owner}")):
-            owner = self.me
         pids = list(m.waited_ms)
         hw = json.dumps(list(m.waited_ms.values())) if m.reason == "human" else ""
         inter = m.interrogator if m.format == "three-player" else ""
@@ -640,9 +653,13 @@ class ClusterHub(Hub):
             t.cancel()
 
     async def _takeover_loop(self) -> None:
+        n = 0
         while True:
             await asyncio.sleep(RENEW_S)
+            n += 1
             try:
+                if n % ADOPT_EVERY == 0:  # Redis lost meanwhile: open games nobody holds come back from the log
+                    await self._adopt_open()
                 gids = list(await self.r.smembers(self.k("games")))
                 if not gids:
                     continue
