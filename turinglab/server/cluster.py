@@ -257,7 +257,7 @@ class ClusterHub(Hub):
         async with lock:
             try:
                 if m["op"] == "frame":
-                    await self.handle(pid, m["raw"], relayed=True)
+                    await self.handle(pid, m["raw"])
                 elif m["op"] == "conn":
                     await self._remote_conn(pid, m["up"])
                 elif m["op"] == "state":
@@ -414,7 +414,7 @@ class ClusterHub(Hub):
                 await self.send(pid, await self._shared_state(pid))
 
     # ---- frames in ---------------------------------------------------------------------
-    async def handle(self, pid: str, raw: str, relayed: bool = False) -> None:
+    async def handle(self, pid: str, raw: str) -> None:
         try:
             f = proto.parse(raw)
         except proto.BadFrame as exc:
@@ -433,18 +433,19 @@ class ClusterHub(Hub):
         if self._owns(pid) is not None or pid in self.starting:
             await super().handle(pid, raw)
             return
-        if not relayed:
-            gid, owner, live = await self._route(pid)
-            if owner and owner != self.me:
-                if await self._to_owner(owner, {"op": "frame", "pid": pid, "raw": raw}):
-                    return
-                live = True  # its owner just died: its game comes back after the takeover
-            if live and t in GAME_FRAMES:
-                await self.send(pid, proto.error("store_unavailable", proto.TEXTS["store_unavailable"], cid))
+        # not mine: to the lease holder (a relayed frame too, if its game moved meanwhile; the holder
+        # never forwards further, so a frame makes at most two hops)
+        gid, owner, live = await self._route(pid)
+        if owner and owner != self.me:
+            if await self._to_owner(owner, {"op": "frame", "pid": pid, "raw": raw}):
                 return
-            if live and t == "join":
-                await self.send_state(pid)
-                return
+            live = True  # its owner just died: its game comes back after the takeover
+        if live and t in GAME_FRAMES:
+            await self.send(pid, proto.error("store_unavailable", proto.TEXTS["store_unavailable"], cid))
+            return
+        if live and t == "join":
+            await self.send_state(pid)
+            return
         if t == "join":
             await self._join(pid)
         else:
