@@ -3,6 +3,13 @@
     python benchmarks/bench_server.py                # step N up: 10, 50, 100, 250, 500, 1000, 1500, 2000
     python benchmarks/bench_server.py --games 1000   # one level
     python benchmarks/bench_server.py --db postgresql+psycopg://postgres@127.0.0.1:5432/bench
+    python benchmarks/bench_server.py --workers 1,2 --games 1000,2000 --think 5 --rounds 3 \
+        --db postgresql+psycopg://postgres@127.0.0.1:5432/bench --redis redis://127.0.0.1:6379/0
+
+With --workers N > 1 the study is served by N worker processes sharing the database and Redis
+(each on its own port, players spread over them round-robin, so the two players of a game often
+sit on different workers); 1 worker is the single-process server. Lists run every combination
+and end with a table side by side.
 
 The server runs in its own process (uvicorn, loopback); scripted players run here. Designed
 delays are off (human timing None, no typing indicator), so the figures are the server's own
@@ -27,7 +34,7 @@ import time
 import numpy as np
 
 
-def serve(port: int, db: str) -> None:
+def serve(port: int, db: str, redis: str | None = None, prefix: str | None = None) -> None:
     import uvicorn
 
     from turinglab.game.config import Allocation, Rules, Study
@@ -35,7 +42,8 @@ def serve(port: int, db: str) -> None:
 
     study = Study(name="bench", rules=Rules(time_limit_s=600, typing_min_s=3600, typing_jitter_s=0),
                   allocation=Allocation(human_ratio=1.0))
-    app = create_app(study, db, rng_seed=1, human_timing=None)
+    app = create_app(study, db, rng_seed=None if redis else 1, human_timing=None, redis_url=redis,
+                     redis_prefix=prefix)
     if not os.environ.get("BENCH_DEFAULT_GC"):  # as `turinglab serve` does
         from turinglab.server.tuning import tune_gc
 
@@ -58,6 +66,7 @@ class Player:
         self.role = None
 
     async def run(self, base_ws: str, start: asyncio.Event, joined: list) -> None:
+        self.base_ws = base_ws
         import websockets
 
         async with websockets.connect(f"{base_ws}/ws/{self.pid}", max_queue=None, open_timeout=60, compression=None,
@@ -116,50 +125,71 @@ def cpu_seconds(pid: int) -> float:
     return sum(cpu_times(pid))
 
 
-async def level(n_games: int, rounds: int, db: str | None, timeout: float, think: float) -> dict:
+async def wait_healthy(base: str, proc: subprocess.Popen) -> None:
+    import httpx
+
+    async with httpx.AsyncClient(base_url=base, timeout=10) as c:
+        for _ in range(600):
+            if proc.poll() is not None:
+                raise SystemExit(f"bench: the server on {base} exited with {proc.returncode}")
+            try:
+                if (await c.get("/healthz")).status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            await asyncio.sleep(0.1)
+    raise SystemExit(f"bench: the server on {base} did not become healthy")
+
+
+async def level(n_games: int, rounds: int, db: str | None, timeout: float, think: float,
+                workers: int = 1, redis: str | None = None) -> dict:
     import httpx
 
     from turinglab.server.testing import give_consent
 
     tmp = tempfile.mkdtemp(prefix="tl-bench-")
     url = db or f"sqlite:///{tmp}/bench.db"
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, __file__, "--serve", str(port), url])
-    base = f"http://127.0.0.1:{port}"
+    if workers > 1 and (not redis or url.startswith("sqlite")):
+        raise SystemExit("bench: --workers above 1 needs --redis redis://HOST:6379/0 and --db postgresql+psycopg://...")
+    extra = [redis, f"tlbench:{os.getpid()}:{time.time_ns()}"] if workers > 1 else []
+    procs, bases = [], []
+    for _ in range(workers):  # the first one migrates the database before the others start
+        port = free_port()
+        procs.append(subprocess.Popen([sys.executable, __file__, "--serve", str(port), url, *extra]))
+        bases.append(f"http://127.0.0.1:{port}")
+        await wait_healthy(bases[-1], procs[-1])
+    proc, base = procs[0], bases[0]
     try:
-        async with httpx.AsyncClient(base_url=base, timeout=60) as c:
-            for _ in range(300):
-                try:
-                    if (await c.get("/healthz")).status_code == 200:
-                        break
-                except httpx.TransportError:
-                    await asyncio.sleep(0.1)
+        async with httpx.AsyncClient(timeout=60) as c:
             sem = asyncio.Semaphore(32)
 
-            async def person() -> str:
+            async def person(i: int) -> str:
                 async with sem:
-                    r = await c.post("/start")
+                    r = await c.post(bases[i % workers] + "/start")
                     pid = r.headers["location"].rsplit("/", 1)[-1]
-                    await give_consent(c, pid)
+                    async with httpx.AsyncClient(base_url=bases[i % workers], timeout=60) as one:
+                        await give_consent(one, pid)
                     return pid
 
-            pids = await asyncio.gather(*(person() for _ in range(2 * n_games)))
+            pids = await asyncio.gather(*(person(i) for i in range(2 * n_games)))
         sent: dict[str, float] = {}
         got: dict[str, int] = {}
         lat: list[float] = []
         players = [Player(p, rounds, sent, lat, got, think) for p in pids]
         start, joined = asyncio.Event(), []
-        tasks = [asyncio.create_task(p.run(base.replace("http", "ws", 1), start, joined)) for p in players]
+        tasks = [asyncio.create_task(p.run(bases[i % workers].replace("http", "ws", 1), start, joined))
+                 for i, p in enumerate(players)]
         await asyncio.sleep(0.5 + n_games / 500)  # let every socket open
         t0 = time.perf_counter()
-        cpu0, own0, sys0 = cpu_seconds(proc.pid), time.process_time(), cpu_times(proc.pid)[1]
+        cpu0, own0 = sum(cpu_seconds(p.pid) for p in procs), time.process_time()
+        sys0 = sum(cpu_times(p.pid)[1] for p in procs)
         # for a profiler attached to the server (py-spy record -p PID): the measured phase starts now
-        print(f"bench: measuring (server pid {proc.pid})", file=sys.stderr, flush=True)
+        print(f"bench: measuring (server pids {[p.pid for p in procs]})", file=sys.stderr, flush=True)
         start.set()
         done, pending = await asyncio.wait(tasks, timeout=timeout)
         elapsed = time.perf_counter() - t0
-        server_cpu, client_cpu = cpu_seconds(proc.pid) - cpu0, time.process_time() - own0
-        server_sys = cpu_times(proc.pid)[1] - sys0
+        server_cpu, client_cpu = sum(cpu_seconds(p.pid) for p in procs) - cpu0, time.process_time() - own0
+        server_sys = sum(cpu_times(p.pid)[1] for p in procs) - sys0
         for t in pending:
             t.cancel()
         errors = [t.exception() for t in done if t.exception() is not None]
@@ -169,7 +199,7 @@ async def level(n_games: int, rounds: int, db: str | None, timeout: float, think
         ms = np.array([x for _, x in lat]) * 1000
         all_in = max((getattr(p, "started", 0.0) for p in players), default=0.0)
         steady = np.array([x for t, x in lat if t > all_in]) * 1000  # sent after every game started
-        return {"games": n_games, "messages": expected, "sent": len(sent), "delivered": delivered,
+        return {"games": n_games, "workers": workers, "messages": expected, "sent": len(sent), "delivered": delivered,
                 "lost": expected - delivered, "duplicates": dupes, "unfinished": len(pending),
                 "client_errors": len(errors), "seconds": round(elapsed, 2),
                 "msgs_per_s": round(delivered / elapsed, 1) if elapsed else 0.0,
@@ -181,12 +211,31 @@ async def level(n_games: int, rounds: int, db: str | None, timeout: float, think
                 "steady_p99_ms": round(float(np.percentile(steady, 99)), 2) if len(steady) else None,
                 "server_cpu_s": round(server_cpu, 2), "server_sys_s": round(server_sys, 2), "client_cpu_s": round(client_cpu, 2), "think_s": think}
     finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            try:
+                p.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                p.kill()
 
 
 async def main(args) -> None:
-    levels = [args.games] if args.games else [10, 50, 100, 250, 500, 1000, 1500, 2000]
+    levels = [int(x) for x in args.games.split(",")] if args.games else [10, 50, 100, 250, 500, 1000, 1500, 2000]
+    worker_counts = [int(x) for x in str(args.workers).split(",")]
+    if len(worker_counts) > 1 or worker_counts != [1]:
+        rows = []
+        for n in levels:
+            for w in worker_counts:
+                r = await level(n, args.rounds, args.db, args.timeout, args.think, w, args.redis)
+                print(json.dumps(r), flush=True)
+                rows.append(r)
+        print(f"{'workers':>7} {'games':>6} {'lost':>5} {'dupes':>5} {'p50_ms':>8} {'p99_ms':>8} {'max_ms':>8} "
+              f"{'burst_s':>7} {'cpu_s':>7}")
+        for r in rows:
+            print(f"{r['workers']:>7} {r['games']:>6} {r['lost']:>5} {r['duplicates']:>5} {r['p50_ms']!s:>8} "
+                  f"{r['p99_ms']!s:>8} {r['max_ms']!s:>8} {r['start_burst_s']:>7} {r['server_cpu_s']:>7}")
+        return
     best = None
     started = time.monotonic()
     for n in levels:
@@ -204,6 +253,9 @@ async def main(args) -> None:
 
 
 if __name__ == "__main__":
+    if len(sys.argv) == 6 and sys.argv[1] == "--serve":  # a worker of several
+        serve(int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5])
+        sys.exit(0)
     if len(sys.argv) == 4 and sys.argv[1] == "--serve":
         if os.environ.get("BENCH_PROFILE"):  # write a cProfile of the server process
             import cProfile
@@ -215,7 +267,9 @@ if __name__ == "__main__":
             serve(int(sys.argv[2]), sys.argv[3])
         sys.exit(0)
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--games", type=int, default=None, help="run one level with N concurrent games")
+    ap.add_argument("--games", default=None, help="run one level with N concurrent games (or a list: 1000,2000)")
+    ap.add_argument("--workers", default="1", help="worker processes (or a list: 1,2); above 1 needs --redis")
+    ap.add_argument("--redis", default=None, help="Redis URL shared by the workers (redis://127.0.0.1:6379/0)")
     ap.add_argument("--rounds", type=int, default=5, help="question/answer exchanges per game")
     ap.add_argument("--think", type=float, default=0.0,
                     help="mean seconds a player waits before answering (0: as fast as possible)")

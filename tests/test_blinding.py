@@ -9,13 +9,16 @@ from __future__ import annotations
 import json
 import re
 import time
+from contextlib import contextmanager
 
 import numpy as np
+import pytest
 from scipy import stats
 
 from turinglab.game.config import Allocation, Rules, Study, Timing, WitnessSpec
 from turinglab.server.app import create_app
 from turinglab.server.testing import WsPlayer, serve_in_thread
+from tests.test_cluster import prefix, redis_url  # noqa: F401 - the fixture of the two-worker variant
 
 TIMING = Timing(base_s=0.15, s_per_char=0.004, gamma_shape=2.5, gamma_scale=0.04)
 RULES = Rules(time_limit_s=30, typing_min_s=0.05, typing_jitter_s=0.05)
@@ -39,15 +42,16 @@ def shape(x, path="", out=None) -> set:
     return out
 
 
-async def play(base: str, ai: bool) -> tuple[WsPlayer, list[float], str]:
-    """Play one scripted game; return the interrogator, reply delays, and the witness's secret."""
+async def play(base: str, ai: bool, base2: str | None = None) -> tuple[WsPlayer, list[float], str]:
+    """Play one scripted game; return the interrogator, reply delays, and the witness's secret.
+    With `base2` (a second worker of a cluster) the second player connects there."""
     if ai:
-        inter = await (await WsPlayer.create(base)).connect()
+        inter = await (await WsPlayer.create(base2 or base)).connect()
         await inter.send({"type": "join"})
         await inter.phase("game")
         witness = None
     else:
-        a, b = [await (await WsPlayer.create(base)).connect() for _ in range(2)]
+        a, b = [await (await WsPlayer.create(x)).connect() for x in (base, base2 or base)]
         for p in (a, b):
             await p.send({"type": "join"})
         sa = await a.phase("game")
@@ -82,15 +86,32 @@ async def _reply(p: WsPlayer) -> dict:
             return f
 
 
-async def test_interrogator_cannot_tell_human_from_ai(sqlite_url, tmp_path):
+@pytest.fixture(params=["one process", "two workers"])
+def servers(request, tmp_path):
+    """Serve a study: one process on SQLite, or two workers sharing PostgreSQL and Redis (the
+    players of a human game on different workers; the AI game's interrogator on the second)."""
+    @contextmanager
+    def serve(s: Study, n: int, **kw):
+        if request.param == "one process":
+            with serve_in_thread(create_app(s, f"sqlite:///{tmp_path}/b{n}.db", **kw)) as base:
+                yield base, None
+            return
+        pg = request.getfixturevalue("postgres_url")  # one database (per test), two studies
+        redis = request.getfixturevalue("redis_url")
+        pre = prefix()
+        a1, a2 = [create_app(s, pg, redis_url=redis, redis_prefix=pre, **kw) for _ in range(2)]
+        with serve_in_thread(a1) as b1, serve_in_thread(a2) as b2:
+            yield b1, b2
+    return serve
+
+
+async def test_interrogator_cannot_tell_human_from_ai(servers):
     recorded = {}
     for ai in (False, True):
         s = Study(name=f"blind-{ai}", rules=RULES, witnesses=(ELIZA,) if ai else (),
                   allocation=Allocation(human_ratio=0.0 if ai else 1.0))
-        app = create_app(s, f"sqlite:///{tmp_path}/b{int(ai)}.db", rng_seed=3, human_timing=TIMING,
-                         initial_ai_wait_s=0.1)
-        with serve_in_thread(app) as base:
-            inter, delays, secret = await play(base, ai)
+        with servers(s, int(ai), rng_seed=3, human_timing=TIMING, initial_ai_wait_s=0.1) as (base, base2):
+            inter, delays, secret = await play(base, ai, base2)
             before = list(inter.frames)  # everything before the verdict
             await inter.send({"type": "verdict", "choice": "human", "confidence": 50})
             await inter.phase("reveal")

@@ -714,9 +714,19 @@ def serve(
     port: int = typer.Option(8000, "--port", help="Port to listen on."),
     db: str = typer.Option(None, "--db", help="Database URL (default: $DATABASE_URL, else sqlite:///./turinglab.db)."),
     warm_up: bool = typer.Option(True, "--warm-up/--no-warm-up", help="Load the local model at start."),
+    workers: int = typer.Option(1, "--workers", help="Worker processes on this port (more than 1 needs --redis "
+                                "and PostgreSQL); see docs/deploy.md."),
+    redis: str = typer.Option(None, "--redis", help="Redis URL shared by every worker of the study (e.g. "
+                              "redis://127.0.0.1:6379/0): workers here and on other hosts serve it together."),
 ) -> None:
     """Run the live imitation game, or a static test's judge pages, in the browser (with /admin)."""
     import uvicorn
+
+    if workers > 1 or redis:
+        from turinglab.server.cluster import serve_cluster
+
+        serve_cluster(study, db, redis, workers, host, port, warm_up, fail)
+        return
 
     from turinglab.server.defaults import default_study
     from turinglab.store.db import StoreError

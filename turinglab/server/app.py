@@ -186,7 +186,8 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
                admin_password: str | None = None, waiting_grace_s: float = 15.0,
                initial_ai_wait_s: float = 10.0, warm_up: bool = False, secret: str | None = None,
                trusted_origins: tuple[str, ...] = (), openapi: bool | None = None,
-               bot_token: str | None = None) -> FastAPI:
+               bot_token: str | None = None, redis_url: str | None = None,
+               redis_prefix: str | None = None) -> FastAPI:
     """The turinglab web app for one study. `db_url` None: $DATABASE_URL or ./turinglab.db.
 
     Migrations run when the app starts. `human_timing=None` turns the human witnesses'
@@ -199,19 +200,34 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
     `bot_token` (None: $TURINGLAB_BOT_TOKEN; unset: no bots) lets `turinglab bots` mark its
     participants as bots: a POST /start with header `X-Turinglab-Bot: <token>`. A wrong or missing
     token gets an ordinary participant and the same response, so nobody learns anything from trying.
+    `redis_url`: one worker of several serving the study together (PostgreSQL only; see
+    turinglab/server/cluster.py and docs/deploy.md); `redis_prefix` names its keys (default
+    `turinglab:<study name>`).
     """
     bot_secret = bot_token if bot_token is not None else os.environ.get("TURINGLAB_BOT_TOKEN") or None
     check_witnesses(study, witness_factory)  # WitnessSetupError before anything is stored
     store = Store(db_url)  # migrates
     study_id = store.register_study(study)  # StudyFrozen if its config changed after games were played
+    hub_kw: dict[str, Any] = {}
+    hub_class = Hub
+    if redis_url:
+        from turinglab.server.cluster import ClusterHub, check_cluster_db, shared_secret
+
+        check_cluster_db(store.url)
+        hub_class = ClusterHub
+        hub_kw = {"redis_url": redis_url, "prefix": redis_prefix or f"turinglab:{study.name}"}
+        if not (secret or os.environ.get("TURINGLAB_SECRET")):
+            secret = shared_secret(redis_url, hub_kw["prefix"])
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
-        app.state.hub = Hub(study, store, clock=clock, rng_seed=rng_seed, human_timing=human_timing,
+        app.state.hub = hub_class(study, store, clock=clock, rng_seed=rng_seed, human_timing=human_timing,
                             witness_factory=witness_factory,
                             content_filter=ContentFilter(study.content_filter, hook=moderation),
                             waiting_grace_s=waiting_grace_s, initial_ai_wait_s=initial_ai_wait_s,
-                            study_id=study_id)
+                            study_id=study_id, **hub_kw)
+        if redis_url:
+            await app.state.hub.start()
         if warm_up:
             app.state.hub.warm_up()
         try:
@@ -398,7 +414,10 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
         except Exception:  # noqa: BLE001 - any failure means the database is down for us
             log.exception("health check: the database did not answer")
             return JSONResponse({"ok": False, "database": "down"}, status_code=503)
-        return JSONResponse({"ok": True, "database": "ok"})
+        redis_ping = getattr(request.app.state.hub, "redis_ok", None)  # a cluster worker: Redis too
+        if redis_ping is not None and not await redis_ping():
+            return JSONResponse({"ok": False, "database": "ok", "redis": "down"}, status_code=503)
+        return JSONResponse({"ok": True, "database": "ok", **({"redis": "ok"} if redis_ping else {})})
 
     @app.websocket("/ws/{token}")
     async def ws(websocket: WebSocket, token: str) -> None:

@@ -538,7 +538,7 @@ class Hub:
             except TimeoutError:
                 pass
 
-    async def _start(self, m: Match) -> None:
+    async def _start(self, m: Match, gid: str | None = None) -> None:
         # matched people have left the waiting room but have no session until the game is stored:
         # mark them as starting meanwhile, so they cannot join (and be matched) again
         pids = set(m.participants)
@@ -554,7 +554,7 @@ class Hub:
                     seats[name] = SeatInfo(ident, self.witness_factory(spec, int(self.seeds.integers(2**31))), spec)
                 else:
                     seats[name] = SeatInfo(ident)
-            gid = "g" + secrets.token_hex(8)
+            gid = gid or "g" + secrets.token_hex(8)  # a cluster's matchmaker names the game
             s = GameSession(self, gid, m.format, m.interrogator, seats, self.now(), int(self.seeds.integers(2**31)))
             identities = {k: v.identity for k, v in seats.items()}
             bot_game = bool(pids & self.bots)

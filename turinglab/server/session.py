@@ -237,6 +237,8 @@ class GameSession:
         messages = []
         for c in convs:
             for m in g.conversations[c].messages:
+                if m.seq not in self.ids:  # applied, its write not yet committed: not shown yet
+                    continue
                 frm = "you" if (m.sender == INTERROGATOR) == (mine == "interrogator") else "them"
                 messages.append({"type": "message", "id": self.ids[m.seq], "conv": c, "from": frm,
                                  "text": m.text, "t_ms": m.t_ms})
