@@ -154,6 +154,9 @@ def term_label(term: str, a: Analysis) -> str:
              "llm_knowledge": "LLM knowledge (per step: nothing < a little < some < a lot < I research them)"}
     if term in fixed:
         return fixed[term]
+    if ":" in term:  # an interaction: its parts in words
+        short = {"game_index": "game number", "ai_witness": "AI witness"}
+        return " × ".join(short.get(t, term_label(t, a)) for t in term.split(":")) + " (interaction)"
     import re
 
     m = re.match(r"C\((\w+)[^)]*\)\[T\.(.+)\]$", term) or re.match(r"(\w+)\[T\.(.+)\]$", term)
