@@ -135,3 +135,43 @@ def test_bad_judge_trial_nothing_imported(tmp_path, sqlite_url):
     r = cli("static", "import", "--task", "word", "--responses", str(WORD), "--study", "x", "--db", sqlite_url,
             "--judge-trials", _write(tmp_path, "j2.json", raw))
     assert r.exit_code == 2 and "cue index 150 but the responses have 150 stimuli" in r.output
+
+
+CONV = DATA / "trials_all.json"
+
+
+@pytest.mark.skipif(not CONV.is_file(), reason="Zhang conversation verdicts not present")
+def test_conversation_verdicts_import_alone_and_summary_is_the_raw_file(tmp_path):
+    """trials_all.json (verdicts on transcripts, no transcript text): one item per transcript and one
+    trial per verdict; the summary's confusion matrix and rates are what the raw file says."""
+    import json as _json
+    from collections import Counter as _Counter
+
+    from typer.testing import CliRunner
+
+    from turinglab.cli import app
+
+    url = f"sqlite:///{tmp_path / 'c.db'}"
+    run = CliRunner().invoke
+    r = run(app, ["static", "import", "--task", "conversation", "--judge-trials", str(CONV), "--study", "conv",
+                  "--db", url])
+    assert r.exit_code == 0, r.output
+    raw = _json.loads(CONV.read_text())
+    pairs = _Counter((v["groundtruth"], v["response"]) for vs in raw.values() for v in vs)
+    r = run(app, ["static", "summary", "--study", "conv", "--db", url, "--json"])
+    assert r.exit_code == 0, r.output
+    s = _json.loads(r.stdout)
+    assert s["trials"] == sum(pairs.values()) == sum(len(v) for v in raw.values())
+    assert s["confusion"] == {t: {a: pairs[(t, a)] for a in ("human", "machine")} for t in ("human", "machine")}
+    machine = next(a for a in s["agents"] if a["agent"] != "human")
+    assert machine["n"] == pairs[("machine", "human")] + pairs[("machine", "machine")]
+    assert machine["judged_human"] == pairs[("machine", "human")]
+    r = run(app, ["report", "--study", "conv", "--db", url, "--out", str(tmp_path / "c.md"), "--format", "md"])
+    assert r.exit_code == 0, r.output
+    # without --judge-trials there is nothing to import: one clear line
+    r = run(app, ["static", "import", "--task", "conversation", "--study", "c2", "--db", url])
+    assert r.exit_code == 2 and "--responses is needed" in r.output
+    bad = tmp_path / "bad.json"
+    bad.write_text(_json.dumps({"1.txt": [{"groundtruth": "human", "response": "maybe"}]}))
+    r = run(app, ["static", "import", "--task", "conversation", "--judge-trials", str(bad), "--study", "c3", "--db", url])
+    assert r.exit_code == 2 and "field 'response' is 'maybe'" in r.output

@@ -1294,10 +1294,10 @@ def _static_store(db: str | None, *, write: bool):  # noqa: ANN202 - Store
 @static_app.command("import")
 def static_import(
     task: str = typer.Option(..., "--task", help=_TASKS),
-    responses: str = typer.Option(..., "--responses", help="Zhang response dictionary (JSON), e.g. word.json."),
+    responses: str = typer.Option(None, "--responses", help="Zhang response dictionary (JSON), e.g. word.json (needed except for conversation verdicts alone)."),
     study: str = typer.Option(..., "--study", help="Name of the static study to create."),
     images: str = typer.Option(None, "--images", help="Folder with the stimulus images (vision tasks)."),
-    judge_trials: str = typer.Option(None, "--judge-trials", help="Zhang human-judge trial file (JSON)."),
+    judge_trials: str = typer.Option(None, "--judge-trials", help="Zhang human-judge trial file (JSON); for --task conversation without --responses, the verdict file trials_all.json."),
     study_file: str = typer.Option(None, "--study-file", help="Static study YAML (default: preset zhang-2023)."),
     db: str = typer.Option(None, "--db", help=_DB_HELP),
 ) -> None:
@@ -1306,11 +1306,20 @@ def static_import(
 
     from turinglab.game.study_file import StudyFileError
     from turinglab.statictests.config import TASKS, load_static_study, preset_study
-    from turinglab.statictests.zhang import ImportProblem, parse_judge_trials, parse_responses, read_json
+    from turinglab.statictests.zhang import (
+        ImportProblem,
+        parse_conversation_verdicts,
+        parse_judge_trials,
+        parse_responses,
+        read_json,
+    )
     from turinglab.store import StoreError
 
     if task not in TASKS:
         fail(f"--task must be one of {', '.join(TASKS)}, got {task!r}")
+    if responses is None and not (task == "conversation" and judge_trials):
+        fail("--responses is needed (a Zhang response dictionary, e.g. word.json); only --task conversation "
+             "can import a verdict file (trials_all.json) alone with --judge-trials")
     img = Path(images).resolve() if images else None
     if img is not None and not img.is_dir():
         fail(f"--images {images}: no such folder; give the folder holding the image files")
@@ -1320,9 +1329,12 @@ def static_import(
         fail(str(exc))
     cfg = cfg.model_copy(update={"name": study, "task": task, **({"image_dir": str(img)} if img else {})})
     try:
-        parsed = parse_responses(read_json(responses), task, responses, img)
-        if judge_trials:
-            parsed = parse_judge_trials(read_json(judge_trials), parsed, judge_trials)
+        if responses is None:  # Zhang's conversation verdicts: items and trials from one file
+            parsed = parse_conversation_verdicts(read_json(judge_trials), judge_trials)
+        else:
+            parsed = parse_responses(read_json(responses), task, responses, img)
+            if judge_trials:
+                parsed = parse_judge_trials(read_json(judge_trials), parsed, judge_trials)
     except ImportProblem as exc:
         fail(str(exc))
     store = _static_store(db, write=True)

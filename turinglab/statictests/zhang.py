@@ -278,3 +278,48 @@ def check_cue_mapping(parsed: Parsed) -> str:
             "item; page names carry no text, so the cue words themselves cannot be checked"
             + ("; an alphabetical cue order would pass the same checks, so the file order is an assumption "
                "the data cannot confirm" if also and alpha != keys else ""))
+
+
+def parse_conversation_verdicts(data: Any, source: str = "<conversation verdicts>") -> Parsed:
+    """Zhang's online conversation test (`trials_all.json`: `{"51.txt": [{groundtruth, response,
+    reason}, ...]}`) -> one item per transcript and one trial per verdict. The file holds neither the
+    transcripts, nor the model's name, nor who judged: items get no text (their pages cannot be shown),
+    machine items the agent "machine (model not named)", and each verdict its own judge (so intervals
+    treat verdicts as independent; the file gives nothing to cluster on)."""
+    if not isinstance(data, dict) or not data:
+        raise ImportProblem(source, ["the top level must be an object {\"51.txt\": [{groundtruth, response, reason}]}"])
+    out, problems = Parsed(), []
+    for idx, (name, records) in enumerate(data.items()):
+        where = f"transcript {name!r}"
+        if not isinstance(records, list) or not records:
+            problems.append(f"{where}: value must be a non-empty list of verdicts; wrap them in [ ]")
+            continue
+        truths = {r.get("groundtruth") for r in records if isinstance(r, dict)}
+        if len(truths) != 1 or not truths <= {"human", "machine"}:
+            problems.append(f"{where}: field 'groundtruth' is {sorted(map(str, truths))}; every verdict of one "
+                            "transcript needs the same \"human\" or \"machine\"")
+            continue
+        truth = truths.pop()
+        key = f"{idx}_conv"
+        out.stimuli.append(StimulusIn(name, fields={"index": idx, "transcript_missing": True}))
+        out.responses.append(ResponseIn(key, name, None, truth,
+                                        "human" if truth == "human" else "machine (model not named)",
+                                        payload={"transcript": name, "transcript_missing": True}))
+        for n, r in enumerate(records):
+            at = f"{where} verdict {n}"
+            if not isinstance(r, dict):
+                problems.append(f"{at}: must be an object with groundtruth, response, reason; fix the record")
+                continue
+            answer = str(r.get("response", "")).lower()
+            if answer not in ("human", "machine"):
+                problems.append(f"{at}: field 'response' is {r.get('response')!r}; it must be human or machine")
+                continue
+            judge = f"{_slug(name)}-v{n}"
+            out.judges.append(JudgeIn(judge, demographics={"source": "zhang2023 trials_all"}))
+            out.trials.append(ImportTrial(judge, key, 0, answer,
+                                          answers={"reason": str(r.get("reason") or "")[:2000], "source_trial": f"{name}#{n}"}))
+    if problems:
+        raise ImportProblem(source, problems)
+    out.notes.append(f"{len(out.trials)} verdicts on {len(out.responses)} transcripts; the file has no transcript "
+                     "text, model names or judge ids: items cannot be shown, each verdict counts as its own judge")
+    return out
