@@ -108,6 +108,8 @@ async def run_judge(browser, base: str, vp: dict, task: str, shots: Path, prolif
             break
         # an item: the answer waits for the minimum viewing time (and, for eye movements, one playback)
         # disabled as the page came up (recorded by the init script), so never answerable too soon
+        # (the page may still be loading: wait until its DOMContentLoaded listener has run)
+        await page.wait_for_function("window.__gated !== undefined")
         assert await page.evaluate("window.__gated") is True
         gated += 1
         if n_items == 0:

@@ -91,9 +91,11 @@ def participants_table(infos) -> pd.DataFrame:
     return coerce(pd.DataFrame(rows), PARTICIPANT_COLUMNS, "participants")
 
 
-def load(url: str | None = None, study: str | int | None = None, *, include_bots: bool = False) -> Loaded:
+def load(url: str | None = None, study: str | int | None = None, *, include_bots: bool = True) -> Loaded:
     """Read one study from the database at `url` (default: $DATABASE_URL / ./turinglab.db).
-    Bot games (flags["bot"], played by `turinglab bots`) are left out unless `include_bots`.
+    Bot games (flags["bot"], played by `turinglab bots`) come with their flag (column flag_bot): the
+    analysis leaves them out of everything but the leaderboard unless asked (`Options.include_bots`);
+    `include_bots=False` leaves them out here already.
 
     Only reads: a database that does not exist is a `LoadError`, never created or migrated."""
     from turinglab.store import Store, StoreError
