@@ -186,3 +186,71 @@ async def resubmit_from_history(page) -> None:
     await page.reload()
     await page.wait_for_selector("#answer-form")
     assert await page.get_attribute("input[name=n]", "value") == n_now
+
+
+async def test_a_displaced_test_from_live_games_plays_in_the_browser(chromium_path, sqlite_url, tmp_path, shots):
+    """Live three-player games played over the real protocol (HTTP + websockets, ELIZA and a human
+    witness), cut into conversation items by `from-games`, judged in Chromium: the judge sees exactly
+    the stored messages, and the trials are stored against those items."""
+    import asyncio
+
+    from playwright.async_api import async_playwright
+
+    from tests.test_server import ELIZA, running, study
+    from turinglab.bots.play import play_one
+    from turinglab.statictests.config import Session, preset_study
+    from turinglab.statictests.displaced import build
+
+    live = study("three-player", witnesses=(ELIZA,))
+    with running(live, sqlite_url) as base:
+        played = await asyncio.gather(*(play_one(base, None, 40 + i, turns=2) for i in range(4)))
+    assert [p.error for p in played] == [None] * 4
+    cfg = preset_study("displaced", "conversation").model_copy(
+        update={"conversation_lengths": (1, 2), "session": Session(items=2, min_rt_ms=0)})
+    with Store(sqlite_url) as st:
+        sid, n_stim, n_items = build(st, live.name, cfg)
+        assert (n_stim, n_items) == (4, 8)  # two games, a human and an AI conversation each, two lengths
+        study_cfg = st.static_study(sid).study
+        items = {i.id: i for i in st.items(sid)}
+        said = {}  # game/conv -> the stored message texts, in order
+        for g in st.games():
+            for conv in g.seats:
+                said[f"{g.id}/{conv}"] = [e.payload["text"] for e in st.events(g.id)
+                                          if e.type == "message" and e.conversation == conv]
+    app = create_static_app(study_cfg, sqlite_url, rng_seed=3)
+    shown: list[list[str]] = []
+    with serve_in_thread(app) as base:
+        async with async_playwright() as pw:
+            browser = await pw.chromium.launch(executable_path=chromium_path, args=ARGS)
+            try:
+                page = await (await browser.new_context(viewport=WIDTHS[0])).new_page()
+                await page.goto(base + "/")
+                await page.click("text=Start")
+                await page.check("input[name=agree]")
+                await page.click("text=Continue")
+                while True:
+                    await page.wait_for_selector("#answer-form, #survey-form")
+                    if await page.is_visible("#survey-form"):
+                        break
+                    shown.append(await page.evaluate(
+                        "[...document.querySelectorAll('#transcript li')].map(li => li.lastChild.textContent)"))
+                    if len(shown) == 1:
+                        await shot(page, shots, "displaced-item")
+                    await answer(page, "conversation")
+                    await page.wait_for_selector("#btn-submit:not([disabled])")
+                    n_before = await page.get_attribute("input[name=n]", "value")
+                    await page.click("#btn-submit")
+                    await page.wait_for_function(f"!document.querySelector('input[name=n]') || "
+                                                 f"document.querySelector('input[name=n]').value !== '{n_before}'")
+                judge = page.url.rstrip("/").rsplit("/", 1)[1]
+            finally:
+                await browser.close()
+    with Store(sqlite_url) as st:
+        trials = st.trials(sid, judge_id=judge)
+    assert len(trials) == len(shown) == 2
+    got = [items[t.response_id] for t in trials]
+    assert {i.truth for i in got} == {"human", "machine"}  # balanced: one of each
+    for item, texts in zip(got, shown):
+        k = item.payload["length"]
+        assert texts == said[item.stimulus_key][:2 * k]  # exactly what the interrogator saw, in order
+        assert trials[got.index(item)].answers["speakers"] == {"A": "human", "B": "machine"}
