@@ -904,7 +904,7 @@ def _ai_judge_results(db: str | None, study: str) -> list:
     from turinglab.judges.static import load_study
 
     try:
-        items, _ = load_study(db, study)
+        items, _ = load_study(db, study, with_trials=False)
         return results_for(items)
     except (LookupError, ItemsError):
         return []
@@ -945,17 +945,17 @@ def report(
     include_bots: bool = typer.Option(False, "--include-bots", help="Analyse games flagged bot too (by default they are only in the leaderboard)."),
 ) -> None:
     """Analyse a study's games and write the report (tables, figures, methods)."""
-    from rich.progress import Progress
-
-    from turinglab.analysis.core import analyse
-    from turinglab.analysis.report import write_report
-
     if fmt not in ("html", "md", "json"):
         fail(f"--format must be html, md or json, got {fmt!r}")
     if _is_static_study(db, study):
         if fmt == "json":
             fail("--format json is for live studies; a static study's numbers: turinglab static summary --json")
         return _static_report(db, study, out, alpha, fmt)
+    from rich.progress import Progress  # the live analysis' imports (sklearn among them): not for static reports
+
+    from turinglab.analysis.core import analyse
+    from turinglab.analysis.report import write_report
+
     loaded = _analysis_load(db, study)
     opt = _analysis_options(loaded, exclude, alpha)
     opt.include_bots = include_bots

@@ -48,7 +48,8 @@ def trial_table(store: Any, study_id: int) -> pd.DataFrame:
 
 def _raw(conn: Any, stmt: Any) -> list[tuple]:
     """Rows as plain tuples straight from the DB-API cursor (SQLAlchemy rows cost ~10x more to
-    turn into a DataFrame). Only integer literals are bound, so literal_binds is safe."""
+    turn into a DataFrame). Literals are inlined (literal_binds): integers, the code's own constants, and
+    agent names that the dialect's string literal quoting escapes."""
     sql = str(stmt.compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True}))
     cur = conn.connection.dbapi_connection.cursor()
     try:
