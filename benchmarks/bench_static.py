@@ -9,7 +9,9 @@ Prints:
   colour dictionaries) into a fresh SQLite database, through `Store.import_static`;
 * for N synthetic trials (stored first; the storing time is printed but is not the target):
   `static summary` time (read every trial from the store + the numbers) and report time
-  (analysis with a 1 000-replicate judge-clustered bootstrap + figures + HTML). Target: < 10 s each.
+  (analysis with a 1 000-replicate judge-clustered bootstrap + figures + HTML), then the commands
+  `turinglab static summary` and `turinglab report --study` on them, each in a fresh process.
+  Target: < 10 s each.
 * trial-submission latency: the judge pages (`create_static_app`) run under uvicorn in their own
   process on 127.0.0.1; N judges (`--submit-judges`, default 500) are created through the real
   HTTP flow (start, consent page, consent form, first item page), then all answer at once over
@@ -105,6 +107,24 @@ def bench_trials(url: str, n: int, n_judges: int) -> None:
         t3 = time.perf_counter()
         print(f"report of {a.n_trials:,} trials: {t3 - t0:.2f} s (target < 10 s): read {t1 - t0:.2f} s, "
               f"analysis with 1000 bootstrap replicates {t2 - t1:.2f} s, figures + HTML {t3 - t2:.2f} s")
+    bench_cli(url, name)
+
+
+def bench_cli(url: str, name: str) -> None:
+    """The two commands a researcher runs, each in a fresh process (imports, study lookup, the
+    AI-judge results lookup and writing the file included), as wall-clock time."""
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
+    with tempfile.TemporaryDirectory() as d:
+        for label, args in (("static summary", ["static", "summary", "--study", name, "--db", url]),
+                            ("report", ["report", "--study", name, "--db", url, "--out", str(Path(d) / "r.html")])):
+            t0 = time.perf_counter()
+            run = subprocess.run([sys.executable, "-m", "turinglab", *args], env=env, capture_output=True, text=True)
+            dt = time.perf_counter() - t0
+            if run.returncode:
+                print(f"`turinglab {label}` failed: {(run.stderr or run.stdout).strip().splitlines()[-1:]}")
+                continue
+            print(f"`turinglab {label} --study {name}`: {dt:.2f} s wall-clock, fresh process (target < 10 s)")
 
 
 def serve(port: int, url: str, name: str) -> None:

@@ -904,7 +904,7 @@ def _ai_judge_results(db: str | None, study: str) -> list:
     from turinglab.judges.static import load_study
 
     try:
-        items, _ = load_study(db, study)
+        items, _ = load_study(db, study, with_trials=False)
         return results_for(items)
     except (LookupError, ItemsError):
         return []
@@ -912,7 +912,7 @@ def _ai_judge_results(db: str | None, study: str) -> list:
 
 def _static_report(db: str | None, study: str | None, out: str, alpha: float, fmt: str) -> None:
     from turinglab.analysis.static import analyse_counts, write_static_report
-    from turinglab.statictests.summary import judge_counts, judge_table
+    from turinglab.statictests.summary import judge_counts, judge_table, topic_coverage
     from turinglab.store import StoreError
 
     if not 0 < alpha < 1:
@@ -923,14 +923,17 @@ def _static_report(db: str | None, study: str | None, out: str, alpha: float, fm
         jc, lc = judge_counts(store, info.id, info.study.exclusions.fast_rt_ms)
         judges = judge_table(store, sorted(jc["judge_id"].unique()))
         a = analyse_counts(jc, lc, judges, study=info.name, task=info.task, alpha=alpha,
-                           exclusions=info.study.exclusions)
+                           exclusions=info.study.exclusions,
+                           topic_items=topic_coverage(store, info.id) if info.task == "conversation" else None)
     except (StoreError, ValueError) as exc:
         fail(str(exc))
     finally:
         store.close()
     paths = write_static_report(a, out, fmt, ai_results=_ai_judge_results(db, info.name))
     console.print(f"wrote {paths[0]} (static study {info.name}: {a.n_trials} trials, {a.n_judges} judges; "
-                  f"{a.sensitivity['judges_flagged']} judges flagged, none removed)", markup=False, highlight=False,
+                  f"{a.sensitivity['judges_flagged']} judges flagged"
+                  + (f"; topic rule: {a.topic['judges_flagged']} judges and {a.topic['topic_wrong']} trials flagged"
+                     if a.topic else "") + ", none removed)", markup=False, highlight=False,
                   soft_wrap=True)
 
 
@@ -945,17 +948,17 @@ def report(
     include_bots: bool = typer.Option(False, "--include-bots", help="Analyse games flagged bot too (by default they are only in the leaderboard)."),
 ) -> None:
     """Analyse a study's games and write the report (tables, figures, methods)."""
-    from rich.progress import Progress
-
-    from turinglab.analysis.core import analyse
-    from turinglab.analysis.report import write_report
-
     if fmt not in ("html", "md", "json"):
         fail(f"--format must be html, md or json, got {fmt!r}")
     if _is_static_study(db, study):
         if fmt == "json":
             fail("--format json is for live studies; a static study's numbers: turinglab static summary --json")
         return _static_report(db, study, out, alpha, fmt)
+    from rich.progress import Progress  # the live analysis' imports (sklearn among them): not for static reports
+
+    from turinglab.analysis.core import analyse
+    from turinglab.analysis.report import write_report
+
     loaded = _analysis_load(db, study)
     opt = _analysis_options(loaded, exclude, alpha)
     opt.include_bots = include_bots
@@ -1392,11 +1395,14 @@ def static_from_games(
     from_study: str = typer.Option(..., "--from-study", help="Live study (name or id) whose stored games to use."),
     lengths: str = typer.Option("3,6,9", "--lengths", help="Chunk lengths in exchanges, e.g. 3,6,9."),
     study: str = typer.Option(..., "--study", help="Name of the static (conversation) study to create."),
+    topics: str = typer.Option(None, "--topics", help="CSV file game_id,topic: each game's true topic (one of Zhang's "
+                               "nine), asked as a control among 5; games not listed get no topic question."),
     db: str = typer.Option(None, "--db", help=_DB_HELP),
 ) -> None:
     """The displaced Turing test: conversation items cut from stored live games."""
     from turinglab.statictests.config import preset_study
     from turinglab.statictests.displaced import build
+    from turinglab.statictests.topics import TopicsError
     from turinglab.store import StoreError
 
     try:
@@ -1408,13 +1414,14 @@ def static_from_games(
     cfg = preset_study(study, "conversation").model_copy(update={"conversation_lengths": ks})
     store = _static_store(db, write=False)
     try:
-        sid, n_stim, n_items = build(store, from_study, cfg)
-    except StoreError as exc:
+        sid, n_stim, n_items, n_topic = build(store, from_study, cfg, topics)
+    except (StoreError, TopicsError) as exc:
         fail(str(exc))
     finally:
         store.close()
     console.print(f"static study {study!r} (id {sid}, conversation): {n_items} items from {n_stim} conversations "
-                  f"of {from_study!r}, lengths {','.join(map(str, ks))}", markup=False, highlight=False, soft_wrap=True)
+                  f"of {from_study!r}, lengths {','.join(map(str, ks))}; {n_topic} of {n_stim} conversations with "
+                  "a topic control", markup=False, highlight=False, soft_wrap=True)
 
 
 # === end ===

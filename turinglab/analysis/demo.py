@@ -21,6 +21,28 @@ INTERROGATOR_LINES = ["hi there", "how's your day going?", "where are you from?"
                       "what's the weather like?", "are you a bot?", "tell me a joke", "what time is it for you?"]
 WITNESS_LINES = ["hey", "pretty good, bit tired", "uk, near leeds", "no idea lol", "raining as usual",
                  "no?? are you", "why did the chicken... nah", "about 4pm"]
+# `DemoSpec.topics`: each game is about one of Zhang's topics (its true topic, for the static demo's
+# topic control); the lines are about that topic
+TOPIC_LINES = {
+    "fashion": (["what are you wearing today?", "do you follow fashion week?", "sneakers or boots?"],
+                ["jeans and an old jumper", "not really, too pricey", "boots, always boots"]),
+    "politics": (["did you watch the election debate?", "who do you think will win?", "is voting compulsory where you are?"],
+                 ["bits of it, lots of shouting", "hard to say, polls are close", "no, but I always vote"]),
+    "books": (["read any good novels lately?", "paper books or ebooks?", "who's your favourite author?"],
+              ["just finished a long fantasy novel", "paper, I like the smell", "probably le guin"]),
+    "sports": (["did you see the match last night?", "do you play any sport?", "who won the league?"],
+               ["yes, what a last-minute goal", "five-a-side football on sundays", "city again, boring"]),
+    "general entertainment": (["what do you do for fun at weekends?", "seen any good shows on tv?", "board games or video games?"],
+                              ["pub quiz and long walks", "a baking competition show", "board games with friends"]),
+    "music": (["what music are you into?", "been to any concerts lately?", "do you play an instrument?"],
+              ["mostly indie and some jazz", "saw a band at a festival in july", "a bit of guitar"]),
+    "science": (["do you follow space news?", "what do you think of the new vaccine research?", "favourite science subject?"],
+                ["the telescope pictures are amazing", "impressive how fast it went", "biology, cells are wild"]),
+    "technology": (["which phone do you use?", "do you trust smart speakers?", "do you code at all?"],
+                   ["an old android, battery is dying", "no, mine stays unplugged", "a little python at work"]),
+    "movies": (["seen any good films recently?", "cinema or streaming?", "favourite director?"],
+               ["a slow french drama, loved it", "cinema for the big ones", "probably spielberg"]),
+}
 REASONS = ["", "", "too formal", "typos felt human", "answered too fast", "hunch", "boring and generic",
            "plausible backstory", "knew the time"]
 GENDERS = ["female", "male", "non-binary"]
@@ -43,6 +65,7 @@ class DemoSpec:
     n_interrogators: int | None = None  # default: about n_games / 2.5
     study_name: str | None = None
     tag_share: float = 0.0  # share of games two demo taggers code (`demo-data` uses TAG_SHARE)
+    topics: bool = False  # each game about one topic of TOPIC_LINES (returned as "topics": {game_id: topic})
 
 
 def demo_study(spec: DemoSpec) -> Study:
@@ -53,19 +76,21 @@ def demo_study(spec: DemoSpec) -> Study:
                  witnesses=witnesses, preset=None)
 
 
-def _play(game, rng: np.random.Generator, t: int, witness_seats: list[str], verdict: tuple[str, int, str]) -> None:
+def _play(game, rng: np.random.Generator, t: int, witness_seats: list[str], verdict: tuple[str, int, str],
+          lines: tuple[list[str], list[str]] = (INTERROGATOR_LINES, WITNESS_LINES)) -> None:
     """Alternate canned messages in every conversation, then give the verdict (all through the engine)."""
     from turinglab.game.engine import GiveVerdict, Send
 
+    asks, replies = lines
     rounds = int(rng.integers(2, 7))
     for _ in range(rounds):
         for seat in witness_seats:
             t += int(rng.integers(3_000, 12_000))
-            out = game.apply(Send("interrogator", str(rng.choice(INTERROGATOR_LINES)), conversation=seat), t)
+            out = game.apply(Send("interrogator", str(rng.choice(asks)), conversation=seat), t)
             if not out.ok:
                 raise RuntimeError(f"engine refused a demo message: {out.code} {out.detail}")
             t += int(rng.integers(3_000, 15_000))
-            out = game.apply(Send(seat, str(rng.choice(WITNESS_LINES)), conversation=seat), t)
+            out = game.apply(Send(seat, str(rng.choice(replies)), conversation=seat), t)
             if not out.ok:
                 raise RuntimeError(f"engine refused a demo reply: {out.code} {out.detail}")
     choice, conf, reason = verdict
@@ -99,6 +124,8 @@ def generate(url: str | None, spec: DemoSpec, progress: Callable[[int], None] | 
         raise ValueError("format must be two-player or three-player")
     rng = np.random.default_rng(spec.seed)
     tag_rng = np.random.default_rng([spec.seed, 7])  # its own stream: the games stay as they were
+    topic_rng = np.random.default_rng([spec.seed, 11])  # likewise for the topics
+    topics: dict[str, str] = {}
     study = demo_study(spec)
     codenames = list(spec.rates)
     wstats = WitnessStats.for_codenames(codenames)
@@ -147,13 +174,18 @@ def generate(url: str | None, spec: DemoSpec, progress: Callable[[int], None] | 
                 wstats.record(name, machine_chosen, conf)
             game_id = store.create_game(study_id, spec.format, seats, inter, t)
             game = Game.start(spec.format, study.rules, t)  # type: ignore[arg-type]
-            _play(game, rng, t, witness_seats, verdict)
+            if spec.topics:
+                topics[game_id] = topic = str(topic_rng.choice(list(TOPIC_LINES)))
+                _play(game, rng, t, witness_seats, verdict, TOPIC_LINES[topic])
+            else:
+                _play(game, rng, t, witness_seats, verdict)
             store.append_events(game_id, game.log)
             if tag_rng.random() < spec.tag_share:
                 _demo_tags(store, game_id, tag_rng, t + 600_000)
             if progress:
                 progress(gi + 1)
         return {"study_id": study_id, "study": study.name, "games": spec.n_games, "format": spec.format,
-                "true_rates": dict(spec.rates), "human_rate": spec.human_rate}
+                "true_rates": dict(spec.rates), "human_rate": spec.human_rate,
+                **({"topics": topics} if spec.topics else {})}
     finally:
         store.close()

@@ -13,7 +13,10 @@ human or machine. Reported, from the trial table of `statictests.summary.trial_t
   and per agent, with the judge-clustered interval;
 * exclusion flags per judge (control accuracy below the study's minimum; too many answers
   faster than `fast_rt_ms`): counted and shown, never deleted; a sensitivity line re-computes
-  the headline numbers without flagged judges.
+  the headline numbers without flagged judges;
+* conversation studies: Zhang's topic-control rule as flags (judge-level: fewer than 75% of topic
+  answers right; trial-level: the topic answered wrong), with the results with and without them,
+  and how many items had no topic control.
 Control (vigilance) items are left out of every rate.
 """
 
@@ -29,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from turinglab.analysis.resample import cluster_sums
+from turinglab.statictests.topics import MIN_TOPIC_ACCURACY
 from turinglab.stats import interval, two_player
 
 ZHANG_BAND = (0.45, 0.55)
@@ -53,23 +57,32 @@ class StaticAnalysis:
     flags: pd.DataFrame  # judge_id, trials, control_trials, control_accuracy, fast_share, flag_control, flag_fast
     sensitivity: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    topic: dict[str, Any] | None = None  # conversation studies: Zhang's topic rule (see _topic_rule)
 
 
 KEYS = ["judge_id", "truth", "agent", "control", "answer"]
 
 
-def aggregate(df: pd.DataFrame, fast_rt_ms: int = 300) -> tuple[pd.DataFrame, pd.DataFrame]:
+def aggregate(df: pd.DataFrame, fast_rt_ms: int = 300, topic: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
     """A trial table -> (judge counts, length counts), the two inputs of `analyse_counts`.
 
     judge counts: per (judge_id, truth, agent, control, answer): n, n_fast (rt < fast_rt_ms),
-    n_ctl (control trials with a known answer), n_ctl_correct. length counts: per (length, truth,
-    answer): n (conversation items only)."""
-    d = df.assign(control=df["control"].fillna(False).astype(bool),
-                  _fast=(df["rt_ms"].notna() & (df["rt_ms"] < fast_rt_ms)).astype(int),
-                  _ctl=df["control_correct"].notna().astype(int),
-                  _ok=df["control_correct"].eq(True).astype(int))
+    n_ctl (control trials with a known answer), n_ctl_correct, n_topic, n_topic_ok (topic answers,
+    right ones). `topic` (a conversation study): a control answer on a non-control item is a topic
+    answer, and n_ctl counts control items only. length counts: per (length, truth, answer): n
+    (conversation items only)."""
+    ctl = df["control"].fillna(False).astype(bool)
+    answered, ok = df["control_correct"].notna(), df["control_correct"].eq(True)
+    on_main = ~ctl if topic else pd.Series(False, index=df.index)
+    if topic:
+        answered, ok = answered & ctl, ok & ctl
+    d = df.assign(control=ctl, _fast=(df["rt_ms"].notna() & (df["rt_ms"] < fast_rt_ms)).astype(int),
+                  _ctl=answered.astype(int), _ok=ok.astype(int),
+                  _top=(df["control_correct"].notna() & on_main).astype(int),
+                  _top_ok=(df["control_correct"].eq(True) & on_main).astype(int))
     jc = (d.groupby(KEYS, observed=True, sort=False)
-          .agg(n=("answer", "size"), n_fast=("_fast", "sum"), n_ctl=("_ctl", "sum"), n_ctl_correct=("_ok", "sum"))
+          .agg(n=("answer", "size"), n_fast=("_fast", "sum"), n_ctl=("_ctl", "sum"), n_ctl_correct=("_ok", "sum"),
+               n_topic=("_top", "sum"), n_topic_ok=("_top_ok", "sum"))
           .reset_index())
     lc = pd.DataFrame(columns=["length", "truth", "answer", "n"])
     if "length" in d and d["length"].notna().any():
@@ -99,36 +112,53 @@ def _cp(k: int, n: int, alpha: float) -> tuple[float, float]:
     return float(ci.low), float(ci.high)
 
 
-def judge_flags(jc: pd.DataFrame, min_control_accuracy: float, max_fast_share: float) -> pd.DataFrame:
-    g = jc.groupby("judge_id", sort=True)[["n", "n_fast", "n_ctl", "n_ctl_correct"]].sum()
+def judge_flags(jc: pd.DataFrame, min_control_accuracy: float, max_fast_share: float,
+                min_topic_accuracy: float | None = None) -> pd.DataFrame:
+    """One row per judge. With `min_topic_accuracy` (conversation studies) also topic_trials,
+    topic_accuracy and flag_topic (accuracy below the minimum; judges without topic answers unflagged)."""
+    topic = min_topic_accuracy is not None
+    g = jc.groupby("judge_id", sort=True)[["n", "n_fast", "n_ctl", "n_ctl_correct"]
+                                          + (["n_topic", "n_topic_ok"] if topic else [])].sum()
     out = pd.DataFrame({"judge_id": g.index, "trials": g["n"].to_numpy(), "control_trials": g["n_ctl"].to_numpy()})
     with np.errstate(invalid="ignore", divide="ignore"):
         out["control_accuracy"] = np.where(g["n_ctl"] > 0, g["n_ctl_correct"] / g["n_ctl"].where(g["n_ctl"] > 0), np.nan)
         out["fast_share"] = (g["n_fast"] / g["n"]).to_numpy()
     out["flag_control"] = out["control_accuracy"].notna() & (out["control_accuracy"] < min_control_accuracy)
     out["flag_fast"] = out["fast_share"] > max_fast_share
+    if topic:
+        nt = g["n_topic"].to_numpy(dtype=float)
+        out["topic_trials"] = g["n_topic"].to_numpy()
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out["topic_accuracy"] = np.where(nt > 0, g["n_topic_ok"].to_numpy(dtype=float) / nt, np.nan)
+        out["flag_topic"] = out["topic_accuracy"].notna() & (out["topic_accuracy"] < min_topic_accuracy)
     return out
 
 
 def analyse_static(df: pd.DataFrame, judges: pd.DataFrame | None, *, study: str, task: str, alpha: float = 0.05,
-                   exclusions: Any = None, n_boot: int = 1000, seed: int = 0) -> StaticAnalysis:
+                   exclusions: Any = None, n_boot: int = 1000, seed: int = 0,
+                   topic_items: tuple[int, int] | None = None) -> StaticAnalysis:
     """`df`: a trial table (`statictests.summary.trial_table`); see `analyse_counts`."""
     if df.empty:
         raise ValueError(f"static study {study!r} has no judge trials yet")
-    jc, lc = aggregate(df, getattr(exclusions, "fast_rt_ms", 300))
+    jc, lc = aggregate(df, getattr(exclusions, "fast_rt_ms", 300), topic=task == "conversation")
     return analyse_counts(jc, lc, judges, study=study, task=task, alpha=alpha, exclusions=exclusions,
-                          n_boot=n_boot, seed=seed)
+                          n_boot=n_boot, seed=seed, topic_items=topic_items)
 
 
 def analyse_counts(jc: pd.DataFrame, lc: pd.DataFrame, judges: pd.DataFrame | None, *, study: str, task: str,
-                   alpha: float = 0.05, exclusions: Any = None, n_boot: int = 1000, seed: int = 0) -> StaticAnalysis:
+                   alpha: float = 0.05, exclusions: Any = None, n_boot: int = 1000, seed: int = 0,
+                   topic_items: tuple[int, int] | None = None) -> StaticAnalysis:
     """`jc`, `lc`: judge and length counts (`aggregate`, or `statictests.summary.judge_counts`
     straight from the database); `judges`: demographics indexed by judge id; `exclusions`: the
-    study's `Exclusions` (min_control_accuracy, fast_rt_ms, max_fast_share)."""
+    study's `Exclusions` (min_control_accuracy, fast_rt_ms, max_fast_share); `topic_items`: (items
+    with a topic control, items), `summary.topic_coverage`, for a conversation study's report."""
     if jc.empty:
         raise ValueError(f"static study {study!r} has no judge trials yet")
+    is_conv = task == "conversation"
+    if "n_topic" not in jc:
+        jc = jc.assign(n_topic=0, n_topic_ok=0)
     flags = judge_flags(jc, getattr(exclusions, "min_control_accuracy", 0.58),
-                        getattr(exclusions, "max_fast_share", 0.25))
+                        getattr(exclusions, "max_fast_share", 0.25), MIN_TOPIC_ACCURACY if is_conv else None)
     main = jc[~jc["control"].astype(bool)].reset_index(drop=True)
     notes: list[str] = []
     conf = _conf(main)
@@ -183,8 +213,40 @@ def analyse_counts(jc: pd.DataFrame, lc: pd.DataFrame, judges: pd.DataFrame | No
     kc = _conf(kept)
     sensitivity = {"judges_flagged": len(flagged), "trials_without_flagged": int(kept["n"].sum()),
                    "balanced_accuracy_without_flagged": _bal(kc), "confusion_without_flagged": kc}
+    topic = _topic_rule(main, flags, alpha, topic_items) if is_conv else None
     return StaticAnalysis(study, task, alpha, int(main["n"].sum()), int(n_c), conf, agents_df,
-                          ba_rows, by_length, by_task, by_group, per_agent_conf, flags, sensitivity, notes)
+                          ba_rows, by_length, by_task, by_group, per_agent_conf, flags, sensitivity, notes, topic)
+
+
+def _topic_rule(main: pd.DataFrame, flags: pd.DataFrame, alpha: float,
+                topic_items: tuple[int, int] | None) -> dict[str, Any]:
+    """Zhang's topic-control exclusions as flags, and the results with and without them: all
+    trials; without the judges below MIN_TOPIC_ACCURACY (judge-level); without the trials whose
+    topic was wrong (trial-level); both (Zhang's rule). Trials without a topic answer stay in."""
+    wrong = (main["n_topic"] - main["n_topic_ok"]).to_numpy()
+    flagged = set(flags.loc[flags["flag_topic"], "judge_id"])
+    judge_ok = ~main["judge_id"].isin(flagged).to_numpy()
+    n = main["n"].to_numpy()
+    variants = [("all trials (as above)", n), (f"without judges below {MIN_TOPIC_ACCURACY:.0%} topic accuracy", n * judge_ok),
+                ("without trials with a wrong topic", n - wrong), ("without both (Zhang's rule)", (n - wrong) * judge_ok)]
+    rows = []
+    for label, kept in variants:
+        part = main.assign(n=kept)
+        part = part[part["n"] > 0]
+        cf = _conf(part)
+        n_m, k_m = sum(cf["machine"].values()), cf["machine"]["human"]
+        n_h, k_h = sum(cf["human"].values()), cf["human"]["human"]
+        lo, hi = _cp(k_m, n_m, alpha)
+        rows.append({"variant": label, "trials": int(part["n"].sum()), "judges": int(part["judge_id"].nunique()),
+                     "hh": cf["human"]["human"], "hm": cf["human"]["machine"], "mh": cf["machine"]["human"],
+                     "mm": cf["machine"]["machine"], "machine_judged_human": k_m / n_m if n_m else float("nan"),
+                     "low": lo, "high": hi, "human_judged_human": k_h / n_h if n_h else float("nan"),
+                     "balanced_accuracy": _bal(cf)})
+    return {"items_with_topic": None if topic_items is None else int(topic_items[0]),
+            "items": None if topic_items is None else int(topic_items[1]),
+            "topic_trials": int(main["n_topic"].sum()), "topic_wrong": int(wrong.sum()),
+            "judges_with_topic": int((flags["topic_trials"] > 0).sum()), "judges_flagged": len(flagged),
+            "min_accuracy": MIN_TOPIC_ACCURACY, "results": pd.DataFrame(rows)}
 
 
 def _levels(c: pd.DataFrame, col: str, alpha: float, extra: dict[str, Any] | None = None) -> pd.DataFrame:
@@ -369,15 +431,51 @@ def _tables(a: StaticAnalysis) -> list[tuple[str, str, list[str], list[list[Any]
                     rows(a.by_group, ["variable", "group", "judges"])))
     f = a.flags
     s = a.sensitivity
-    out.append(("Exclusion flags (kept, never deleted)",
-                f"{int(f['flag_control'].sum())} judge(s) below the control-accuracy minimum, {int(f['flag_fast'].sum())} "
-                f"with too many fast answers. Without the {s['judges_flagged']} flagged judge(s): {s['trials_without_flagged']} "
-                f"trials, balanced accuracy {_fmt(s['balanced_accuracy_without_flagged'])}. Every table above includes them.",
-                ["judge", "trials", "control trials", "control accuracy", "fast share", "flag control", "flag fast"],
+    tp = a.topic
+    intro = (f"{int(f['flag_control'].sum())} judge(s) below the control-accuracy minimum, {int(f['flag_fast'].sum())} "
+             f"with too many fast answers. Without the {s['judges_flagged']} flagged judge(s): {s['trials_without_flagged']} "
+             f"trials, balanced accuracy {_fmt(s['balanced_accuracy_without_flagged'])}. Every table above includes them.")
+    header = ["judge", "trials", "control trials", "control accuracy", "fast share", "flag control", "flag fast"]
+    shown = f["flag_control"] | f["flag_fast"]
+    if tp is not None:
+        intro += (f" Zhang's topic rule: {tp['judges_flagged']} judge(s) below {tp['min_accuracy']:.0%} of topic answers "
+                  f"right (judge-level flag), {tp['topic_wrong']} trial(s) with a wrong topic (trial-level flag); "
+                  "see the next section.")
+        header += ["topic answers", "topic accuracy", "flag topic"]
+        shown = shown | f["flag_topic"]
+    out.append(("Exclusion flags (kept, never deleted)", intro, header,
                 [[r["judge_id"], r["trials"], r["control_trials"], _fmt(r["control_accuracy"]), _fmt(r["fast_share"]),
-                  "yes" if r["flag_control"] else "", "yes" if r["flag_fast"] else ""]
-                 for r in f[f["flag_control"] | f["flag_fast"]].to_dict("records")]))
+                  "yes" if r["flag_control"] else "", "yes" if r["flag_fast"] else "",
+                  *([r["topic_trials"], _fmt(r["topic_accuracy"]), "yes" if r["flag_topic"] else ""] if tp else [])]
+                 for r in f[shown].to_dict("records")]))
+    if tp is not None:
+        out.append(_topic_section(tp, pct))
     return out
+
+
+def _topic_section(tp: dict[str, Any], pct: int) -> tuple[str, str, list[str], list[list[Any]]]:
+    """The conversation studies' topic control: coverage, Zhang's rule as flags, results with and without."""
+    if tp["items"] is None:
+        cover = ""
+    elif tp["items_with_topic"] == tp["items"]:
+        cover = f"All {tp['items']} conversation items had a topic control. "
+    else:
+        cover = (f"{tp['items'] - tp['items_with_topic']} of {tp['items']} conversation items had no topic control "
+                 "(no topic known: no topic question was shown, and their trials are never excluded by this rule). ")
+    title = "Topic control (Zhang's exclusion rule, as flags)"
+    if not tp["topic_trials"]:
+        return (title, cover + "No topic answers were stored, so Zhang's topic rule could not be applied.", [], [])
+    intro = (cover + f"{tp['topic_trials']} topic answers by {tp['judges_with_topic']} judge(s) (the correct topic among 5). "
+             f"Zhang et al. kept only judges with at least 15 of 20 topics right and dropped trials with a wrong topic; "
+             f"here both are flags: {tp['judges_flagged']} judge(s) below {tp['min_accuracy']:.0%} (judge-level), "
+             f"{tp['topic_wrong']} trial(s) with a wrong topic (trial-level). The rows give the results with and "
+             "without them (every other table includes them).")
+    header = ["trials kept", "trials", "judges", "H→H", "H→M", "M→H", "M→M", "machine judged human", f"{pct}% exact",
+              "human judged human", "balanced accuracy"]
+    rows = [[r["variant"], r["trials"], r["judges"], r["hh"], r["hm"], r["mh"], r["mm"], _fmt(r["machine_judged_human"]),
+             f"[{_fmt(r['low'])}, {_fmt(r['high'])}]", _fmt(r["human_judged_human"]), _fmt(r["balanced_accuracy"])]
+            for r in tp["results"].to_dict("records")]
+    return (title, intro, header, rows)
 
 
 def write_static_report(a: StaticAnalysis, out: str | Path, fmt: str = "html",

@@ -7,14 +7,16 @@ the test phase (feedback, practice) are left out, as in the static analysis.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pandas as pd
 
 from turinglab.judges.items import ITEM_COLUMNS
 
 
-def load_study(url: str | None, study: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(items, human-judge trials) of the static study named `study` (or its id)."""
+def load_study(url: str | None, study: str, *, with_trials: bool = True) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """(items, human-judge trials) of the static study named `study` (or its id); trials None
+    with `with_trials=False` (the report only needs the items to find cached AI-judge results)."""
     from turinglab.store import Store
     from turinglab.store.db import UnknownId
 
@@ -35,13 +37,29 @@ def load_study(url: str | None, study: str) -> tuple[pd.DataFrame, pd.DataFrame]
         if not rows:
             raise LookupError(f"static study {info.name!r} has no items; import some with `turinglab static import`")
         items = pd.DataFrame(rows, columns=ITEM_COLUMNS)
-        truth = dict(zip(items["item_id"], items["truth"]))
-        agent = dict(zip(items["item_id"], items["agent"]))
-        trials = [{"judge_id": t.judge_id, "item_id": str(t.response_id), "verdict": t.answer}
-                  for t in store.trials(info.id) if t.phase == "test" and str(t.response_id) in truth]
-        trials = pd.DataFrame(trials, columns=["judge_id", "item_id", "verdict"])
-        trials["truth"] = trials["item_id"].map(truth)
-        trials["agent"] = trials["item_id"].map(agent)
-        return items, trials
+        if not with_trials:
+            return items, None
+        return items, _test_trials(store, info.id, items)
     finally:
         store.close()
+
+
+def _test_trials(store: Any, study_id: int, items: pd.DataFrame) -> pd.DataFrame:
+    """The test-phase trials on `items`, in stored order: judge_id, item_id, verdict, truth, agent
+    (one query of three columns; a study may have millions of trials)."""
+    from sqlalchemy import select
+
+    from turinglab.statictests.summary import _raw
+    from turinglab.store.models import JudgeTrialRow as T
+
+    q = (select(T.judge_id, T.response_id, T.answer).where(T.study_id == study_id, T.phase == "test")
+         .order_by(T.id))
+    with store.engine.connect() as conn:
+        t = pd.DataFrame.from_records(_raw(conn, q), columns=["judge_id", "item_id", "verdict"])
+    t["item_id"] = t["item_id"].astype(str)
+    t = t[t["item_id"].isin(items["item_id"])].reset_index(drop=True)
+    truth = dict(zip(items["item_id"], items["truth"]))
+    agent = dict(zip(items["item_id"], items["agent"]))
+    t["truth"] = t["item_id"].map(truth)
+    t["agent"] = t["item_id"].map(agent)
+    return t

@@ -14,7 +14,8 @@ What is real and what is not (also printed by the command and written to the ima
   `demo-uniform` (uniform fixations) and `demo-edges` (the strongest edges). Not human data.
 * conversation: the shared data has no transcripts (`trials_all.json` holds verdicts and reasons
   only), so the conversations are a displaced test cut from demo live games played through the
-  real engine with canned lines (`turinglab demo-data`); exchanges of 2 and 4.
+  real engine with canned lines (`turinglab demo-data`); exchanges of 2 and 4. Each game's lines are
+  about one of Zhang's topics, so the items carry a true topic control (five choices).
 """
 
 from __future__ import annotations
@@ -160,11 +161,11 @@ def build_all(store: Any, images_dir: str | Path, zhang_data: str | Path | None 
     st, rs = fv_items(images, image_dir, np.random.default_rng(seed))
     add("fv", _study(f"{prefix}-fv", "fv", 8, image_dir), st, rs,
         "synthetic scanpaths (fv.json is not in the shared data): not human data")
-    live = generate(store.url, DemoSpec(n_games=40, seed=seed, study_name=f"{prefix}-live-games"))
+    live = generate(store.url, DemoSpec(n_games=40, seed=seed, study_name=f"{prefix}-live-games", topics=True))
     conv = _study(f"{prefix}-conversation", "conversation", 10, None, lengths=(2, 4))
-    st, rs = items_from_games(store, live["study_id"], (2, 4))
-    add("conversation", conv, st, rs, "displaced test from demo live games (canned lines); "
-        "the shared data has no transcripts")
+    st, rs = items_from_games(store, live["study_id"], (2, 4), live["topics"])
+    add("conversation", conv, st, rs, "displaced test from demo live games (canned lines about one of Zhang's "
+        "topics per game: the topic question's answer is true); the shared data has no transcripts")
     return made
 
 

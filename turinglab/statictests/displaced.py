@@ -6,6 +6,9 @@ length k in the study's `conversation_lengths` with at least k exchanges, its fi
 are what the interrogator saw. Speakers: "A" wrote first (the interrogator when they opened),
 "B" the other; the item's truth is the witness's stored identity (human | machine), its agent the
 AI witness's codename or "human". The interrogator is always a human.
+
+With `topics` ({game_id: topic}, e.g. from `--topics FILE`), a game's conversations carry the topic
+control (`statictests.topics`); games without a topic get none.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from typing import Any
 
 from turinglab.game import events as ev
 from turinglab.statictests.config import StaticStudy
+from turinglab.statictests.topics import read_topics_csv, topic_fields
 from turinglab.store.db import StoreError, UnknownId
 from turinglab.store.static import ResponseIn, StimulusIn
 
@@ -27,7 +31,9 @@ def live_study_id(store: Any, ref: str) -> int:
     return max(found, key=lambda s: s.version).id
 
 
-def items_from_games(store: Any, study_id: int, lengths: tuple[int, ...]) -> tuple[list[StimulusIn], list[ResponseIn]]:
+def items_from_games(store: Any, study_id: int, lengths: tuple[int, ...],
+                     topics: dict[str, str] | None = None) -> tuple[list[StimulusIn], list[ResponseIn]]:
+    topics = topics or {}
     stimuli: list[StimulusIn] = []
     responses: list[ResponseIn] = []
     for game in store.games(study_id):
@@ -56,8 +62,10 @@ def items_from_games(store: Any, study_id: int, lengths: tuple[int, ...]) -> tup
                     payload={"turns": public, "speakers": speakers, "length": k, "game_id": game.id,
                              "witness_speaker": "B" if first == ev.INTERROGATOR else "A"}))
             if made:
-                stimuli.append(StimulusIn(key, fields={"game_id": game.id, "conversation": conv,
-                                                       "format": game.format}))
+                fields = {"game_id": game.id, "conversation": conv, "format": game.format}
+                if game.id in topics:
+                    fields.update(topic_fields(topics[game.id], key))
+                stimuli.append(StimulusIn(key, fields=fields))
     return stimuli, responses
 
 
@@ -74,12 +82,15 @@ def _exchanges(turns: list[dict[str, Any]], k: int) -> list[dict[str, Any]] | No
     return None
 
 
-def build(store: Any, from_study: str, study: StaticStudy) -> tuple[int, int, int]:
-    """Create the static study from the live study's games: (study id, stimuli, items)."""
+def build(store: Any, from_study: str, study: StaticStudy,
+          topics_file: str | None = None) -> tuple[int, int, int, int]:
+    """Create the static study from the live study's games: (study id, stimuli, items, stimuli
+    with a topic control). `topics_file`: CSV game_id,topic (`topics.read_topics_csv`; TopicsError)."""
     sid = live_study_id(store, from_study)
-    stimuli, responses = items_from_games(store, sid, tuple(study.conversation_lengths))
+    topics = read_topics_csv(topics_file, {g.id for g in store.games(sid)}) if topics_file else None
+    stimuli, responses = items_from_games(store, sid, tuple(study.conversation_lengths), topics)
     if not responses:
         raise StoreError(f"the games of live study {from_study!r} have no conversation of "
                          f"{min(study.conversation_lengths)} exchanges or more; play longer games or lower --lengths")
     new = store.import_static(study, stimuli, responses)
-    return new, len(stimuli), len(responses)
+    return new, len(stimuli), len(responses), sum("topic" in s.fields for s in stimuli)

@@ -19,8 +19,9 @@ import numpy as np
 import pandas as pd
 from sqlalchemy import case, func, select
 
+from turinglab.statictests.topics import has_topic_control
 from turinglab.stats import interval
-from turinglab.store.models import ParticipantRow, ResponseRow, StimulusRow
+from turinglab.store.models import ParticipantRow, ResponseRow, StaticStudyRow, StimulusRow
 from turinglab.store.models import JudgeTrialRow as T
 
 COLUMNS = ["trial_id", "judge_id", "seq", "phase", "answer", "rt_ms", "feedback_shown", "control_correct",
@@ -48,7 +49,8 @@ def trial_table(store: Any, study_id: int) -> pd.DataFrame:
 
 def _raw(conn: Any, stmt: Any) -> list[tuple]:
     """Rows as plain tuples straight from the DB-API cursor (SQLAlchemy rows cost ~10x more to
-    turn into a DataFrame). Only integer literals are bound, so literal_binds is safe."""
+    turn into a DataFrame). Literals are inlined (literal_binds): integers, the code's own constants, and
+    agent names that the dialect's string literal quoting escapes."""
     sql = str(stmt.compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True}))
     cur = conn.connection.dbapi_connection.cursor()
     try:
@@ -59,11 +61,26 @@ def _raw(conn: Any, stmt: Any) -> list[tuple]:
 
 
 def _items(conn: Any, study_id: int) -> pd.DataFrame:
-    """The study's items: response_id, truth, agent, control, length (few rows; read once)."""
-    q = select(ResponseRow.id, ResponseRow.truth, ResponseRow.agent, ResponseRow.control, ResponseRow.payload).where(
-        ResponseRow.study_id == study_id)
-    return pd.DataFrame([(i, t, a, bool(c), (p or {}).get("length")) for i, t, a, c, p in conn.execute(q).all()],
-                        columns=["response_id", "truth", "agent", "control", "length"])
+    """The study's items: response_id, truth, agent, control, length, topic (the stimulus carries a
+    scored choice question: `topics.has_topic_control`) (few rows; read once)."""
+    q = (select(ResponseRow.id, ResponseRow.truth, ResponseRow.agent, ResponseRow.control, ResponseRow.payload,
+                StimulusRow.fields).join(StimulusRow, ResponseRow.stimulus_id == StimulusRow.id)
+         .where(ResponseRow.study_id == study_id))
+    return pd.DataFrame([(i, t, a, bool(c), (p or {}).get("length"), has_topic_control(f or {}))
+                         for i, t, a, c, p, f in conn.execute(q).all()],
+                        columns=["response_id", "truth", "agent", "control", "length", "topic"])
+
+
+def _is_conversation(conn: Any, study_id: int) -> bool:
+    return conn.execute(select(StaticStudyRow.task).where(StaticStudyRow.id == study_id)).scalar() == "conversation"
+
+
+def topic_coverage(store: Any, study_id: int) -> tuple[int, int]:
+    """(non-control items whose stimulus has a topic control, non-control items)."""
+    with store.engine.connect() as conn:
+        items = _items(conn, study_id)
+    main = items[~items["control"]]
+    return int(main["topic"].sum()), len(main)
 
 
 def count_table(store: Any, study_id: int) -> tuple[pd.DataFrame, int]:
@@ -87,21 +104,26 @@ MAX_SQL_AGENTS = 40
 def judge_counts(store: Any, study_id: int, fast_rt_ms: int = 300) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The inputs of `analysis.static.analyse_counts`: judge counts per (judge_id, truth, agent,
     control, answer) with n, n_fast, n_ctl, n_ctl_correct (the last three are per-judge totals: only
-    their sum over a judge's rows means anything); length counts per (length, truth, answer).
+    their sum over a judge's rows means anything), n_topic, n_topic_ok (that row's trials with a
+    topic answer, and with the right topic); length counts per (length, truth, answer).
+
+    In a conversation study a control answer on a non-control item is the topic control (n_topic),
+    and n_ctl counts control items only; in other studies every control answer is in n_ctl.
 
     The database groups by judge with one conditional sum per machine agent and answer (human
     items pooled as agent "human", control items as "(control)"), streaming in judge order; with
     more than MAX_SQL_AGENTS machine agents the trials are read and counted here instead."""
     with store.engine.connect() as conn:
         items = _items(conn, study_id)
+        topic = _is_conversation(conn, study_id)
         agents = sorted(items.loc[(items["truth"] == "machine") & ~items["control"], "agent"].astype(str).unique())
         if len(agents) <= MAX_SQL_AGENTS:
-            return _judge_counts_sql(conn, study_id, fast_rt_ms, items, agents)
-    return _judge_counts_py(store, study_id, fast_rt_ms)
+            return _judge_counts_sql(conn, study_id, fast_rt_ms, items, agents, topic)
+    return _judge_counts_py(store, study_id, fast_rt_ms, topic)
 
 
 def _judge_counts_sql(conn: Any, study_id: int, fast_rt_ms: int, items: pd.DataFrame,
-                      agents: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+                      agents: list[str], topic: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
     R = ResponseRow
     groups = [("human", "human", False, (R.control == False) & (R.truth == "human"))]  # noqa: E712
     groups += [("machine", a, False, (R.control == False) & (R.truth == "machine") & (R.agent == a))  # noqa: E712
@@ -111,9 +133,12 @@ def _judge_counts_sql(conn: Any, study_id: int, fast_rt_ms: int, items: pd.DataF
     for *_, cond in groups:
         for ans in ("human", "machine"):
             cols.append(func.sum(case((cond & (T.answer == ans), 1), else_=0)))
+    ctl = T.control_correct.is_not(None)
+    if topic:  # the topic answers on the other items are counted apart (_topic_counts_sql)
+        ctl = ctl & (R.control == True)  # noqa: E712
     cols += [func.sum(case((T.rt_ms < int(fast_rt_ms), 1), else_=0)),
-             func.sum(case((T.control_correct.is_not(None), 1), else_=0)),
-             func.sum(case((T.control_correct == True, 1), else_=0))]  # noqa: E712
+             func.sum(case((ctl, 1), else_=0)),
+             func.sum(case((ctl & (T.control_correct == True), 1), else_=0))]  # noqa: E712
     q = (select(T.judge_id, *cols).join(R, R.id == T.response_id).where(T.study_id == study_id)
          .group_by(T.judge_id))
     rows = _raw(conn, q)
@@ -133,7 +158,33 @@ def _judge_counts_sql(conn: Any, study_id: int, fast_rt_ms: int, items: pd.DataF
     jc = pd.DataFrame(out, columns=["judge_id", "truth", "agent", "control", "answer", "n", "n_fast", "n_ctl",
                                     "n_ctl_correct"])
     jc["control"] = jc["control"].astype(bool)
+    jc = _with_topic_counts(jc, _topic_counts_sql(conn, study_id) if topic else None)
     return jc, _length_counts(per_item, items)
+
+
+def _topic_counts_sql(conn: Any, study_id: int) -> pd.DataFrame:
+    """Topic answers per (judge_id, truth, agent, answer) of non-control items: n_topic, n_topic_ok
+    (human items pooled as agent "human", as in _judge_counts_sql)."""
+    R = ResponseRow
+    q = (select(T.judge_id, R.truth, R.agent, T.answer, func.count(),
+                func.sum(case((T.control_correct == True, 1), else_=0)))  # noqa: E712
+         .join(R, R.id == T.response_id)
+         .where(T.study_id == study_id, R.control == False, T.control_correct.is_not(None))  # noqa: E712
+         .group_by(T.judge_id, R.truth, R.agent, T.answer))
+    t = pd.DataFrame.from_records(_raw(conn, q), columns=["judge_id", "truth", "agent", "answer", "n_topic",
+                                                          "n_topic_ok"])
+    t.loc[t["truth"] == "human", "agent"] = "human"
+    return t.groupby(["judge_id", "truth", "agent", "answer"], as_index=False)[["n_topic", "n_topic_ok"]].sum()
+
+
+def _with_topic_counts(jc: pd.DataFrame, topic: pd.DataFrame | None) -> pd.DataFrame:
+    """jc with n_topic, n_topic_ok (0 without topic answers) joined on its non-control rows."""
+    if topic is None or topic.empty:
+        return jc.assign(n_topic=0, n_topic_ok=0)
+    m = jc.merge(topic.assign(control=False), on=["judge_id", "truth", "agent", "control", "answer"], how="left")
+    for c in ("n_topic", "n_topic_ok"):
+        m[c] = m[c].fillna(0).astype(np.int64)
+    return m
 
 
 def _length_counts(per_item: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
@@ -144,7 +195,7 @@ def _length_counts(per_item: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
     return m.groupby(["length", "truth", "answer"])["n"].sum().reset_index()
 
 
-def _judge_counts_py(store: Any, study_id: int, fast_rt_ms: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _judge_counts_py(store: Any, study_id: int, fast_rt_ms: int, topic: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
     """judge_counts by reading the trials' five needed columns and counting with numpy."""
     q = select(T.judge_id, T.response_id, T.answer, T.rt_ms, T.control_correct).where(T.study_id == study_id)
     with store.engine.connect() as conn:
@@ -162,10 +213,18 @@ def _judge_counts_py(store: Any, study_id: int, fast_rt_ms: int) -> tuple[pd.Dat
     size = len(jids) * G * 2
     rt = pd.to_numeric(t["rt_ms"], errors="coerce").to_numpy()
     cc = t["control_correct"]
+    answered, ok = cc.notna().to_numpy(), cc.isin([True, 1]).to_numpy()
+    on_ctl = items["control"].to_numpy(dtype=bool)[item_row] if n_t else np.zeros(0, bool)
+    on_main = ~on_ctl if topic else np.zeros(n_t, bool)  # conversation: topic answers apart
+    if topic:
+        answered, ok = answered & on_ctl, ok & on_ctl
     sums = {"n": np.bincount(key, minlength=size),
             "n_fast": np.bincount(key, weights=(rt < fast_rt_ms).astype(float), minlength=size),
-            "n_ctl": np.bincount(key, weights=cc.notna().to_numpy(dtype=float), minlength=size),
-            "n_ctl_correct": np.bincount(key, weights=cc.isin([True, 1]).to_numpy(dtype=float), minlength=size)}
+            "n_ctl": np.bincount(key, weights=answered.astype(float), minlength=size),
+            "n_ctl_correct": np.bincount(key, weights=ok.astype(float), minlength=size),
+            "n_topic": np.bincount(key, weights=(cc.notna().to_numpy() & on_main).astype(float), minlength=size),
+            "n_topic_ok": np.bincount(key, weights=(cc.isin([True, 1]).to_numpy() & on_main).astype(float),
+                                      minlength=size)}
     nz = np.flatnonzero(sums["n"])
     j, rest = np.divmod(nz, G * 2)
     gi, ans = np.divmod(rest, 2)

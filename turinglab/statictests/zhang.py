@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from turinglab.statictests.topics import ZHANG_TOPICS, known_topic, topic_fields
 from turinglab.store.static import ImportTrial, JudgeIn, ResponseIn, StimulusIn
 
 KEY_FIELDS = {"word": "cueWord", "caption": "imageID", "object": "imageID", "color": "imageID", "fv": "imageID",
@@ -93,6 +94,8 @@ def parse_responses(data: Any, task: str, source: str = "<responses>", images: P
         for extra in ("point", "topic", "topic_choices", "control_answer", "control_choices", "length"):
             if extra in first:
                 fields[extra] = first[extra]
+        if task == "conversation" and "topic" in fields:
+            _topic_control(fields, stim, records, where, problems)
         out.stimuli.append(StimulusIn(stim, text=stim if task == "word" else None, image=image, fields=fields))
         for n, r in enumerate(records):
             at = f"{where} record {n}"
@@ -130,6 +133,27 @@ def parse_responses(data: Any, task: str, source: str = "<responses>", images: P
         out.notes.append(f"{missing_images} of {len(out.stimuli)} images not found in {images}; "
                          "their pages show the response without the picture")
     return out
+
+
+def _topic_control(fields: dict[str, Any], stim: str, records: list[Any], where: str, problems: list[str]) -> None:
+    """A conversation's `topic` -> its topic control (`topics.topic_fields`): the topic must be one
+    of Zhang's and the same in every record of the conversation. A file that gives its own
+    `topic_choices` keeps them (scored against the topic unless it gives `control_answer`)."""
+    topic = known_topic(fields["topic"])
+    if topic is None:
+        problems.append(f"{where}: field 'topic' is {fields['topic']!r}; use one of Zhang's topics "
+                        f"({', '.join(ZHANG_TOPICS)}) or leave it out")
+        return
+    other = {str(r.get("topic")) for r in records if isinstance(r, dict) and "topic" in r and known_topic(r["topic"]) != topic}
+    if other:
+        problems.append(f"{where}: records give different topics ({topic!r} and {sorted(other)[0]!r}); "
+                        "one conversation has one topic")
+        return
+    if "topic_choices" in fields or "control_choices" in fields:
+        fields["topic"] = topic
+        fields.setdefault("control_answer", topic)
+        return
+    fields.update(topic_fields(topic, stim))
 
 
 def _response(task: str, r: dict[str, Any], at: str, problems: list[str]) -> tuple[str | None, dict[str, Any]]:
