@@ -208,8 +208,12 @@ async def test_a_displaced_test_from_live_games_plays_in_the_browser(chromium_pa
     cfg = preset_study("displaced", "conversation").model_copy(
         update={"conversation_lengths": (1, 2), "session": Session(items=2, min_rt_ms=0)})
     with Store(sqlite_url) as st:
-        sid, n_stim, n_items = build(st, live.name, cfg)
-        assert (n_stim, n_items) == (4, 8)  # two games, a human and an AI conversation each, two lengths
+        game_ids = [g.id for g in st.games()]
+    topics = tmp_path / "topics.csv"  # the researcher's topic per game: the judge's control question
+    topics.write_text("game_id,topic\n" + "".join(f"{g},{t}\n" for g, t in zip(game_ids, ("sports", "music"))))
+    with Store(sqlite_url) as st:
+        sid, n_stim, n_items, n_topic = build(st, live.name, cfg, str(topics))
+        assert (n_stim, n_items, n_topic) == (4, 8, 4)  # two games, a human and an AI conversation each, two lengths
         study_cfg = st.static_study(sid).study
         items = {i.id: i for i in st.items(sid)}
         said = {}  # game/conv -> the stored message texts, in order
@@ -219,6 +223,7 @@ async def test_a_displaced_test_from_live_games_plays_in_the_browser(chromium_pa
                                           if e.type == "message" and e.conversation == conv]
     app = create_static_app(study_cfg, sqlite_url, rng_seed=3)
     shown: list[list[str]] = []
+    choices: list[list[str]] = []
     with serve_in_thread(app) as base:
         async with async_playwright() as pw:
             browser = await pw.chromium.launch(executable_path=chromium_path, args=ARGS)
@@ -234,6 +239,7 @@ async def test_a_displaced_test_from_live_games_plays_in_the_browser(chromium_pa
                         break
                     shown.append(await page.evaluate(
                         "[...document.querySelectorAll('#transcript li')].map(li => li.lastChild.textContent)"))
+                    choices.append(await page.eval_on_selector_all("input[name=control]", "es => es.map(e => e.value)"))
                     if len(shown) == 1:
                         await shot(page, shots, "displaced-item")
                     await answer(page, "conversation")
@@ -254,3 +260,5 @@ async def test_a_displaced_test_from_live_games_plays_in_the_browser(chromium_pa
         k = item.payload["length"]
         assert texts == said[item.stimulus_key][:2 * k]  # exactly what the interrogator saw, in order
         assert trials[got.index(item)].answers["speakers"] == {"A": "human", "B": "machine"}
+    for item, offered in zip(got, choices):  # the topic question: the true topic among five
+        assert len(offered) == 5 and item.stimulus_fields["topic"] in offered
