@@ -136,7 +136,7 @@ def field(html: str, name: str) -> str | None:
 
 
 async def submit_phase(url: str, n_judges: int, think: float, duration: float, items: int) -> None:
-    import httpx
+    from rawhttp import Conn, HTTPError
 
     from turinglab.statictests.config import Session, StaticStudy
 
@@ -149,64 +149,68 @@ async def submit_phase(url: str, n_judges: int, think: float, duration: float, i
         sid = st.import_static(study, stimuli, responses)
     port = free_port()
     proc = subprocess.Popen([sys.executable, __file__, "--serve", str(port), url, name])
-    base = f"http://127.0.0.1:{port}"
-    limits = httpx.Limits(max_connections=n_judges + 50, max_keepalive_connections=n_judges + 50)
     post_lat: list[float] = []
     page_lat: list[float] = []
     errors: list[str] = []
     acked = 0
     try:
-        async with httpx.AsyncClient(base_url=base, timeout=30, limits=limits) as c:
-            for _ in range(300):
+        for _ in range(300):
+            try:
+                c = await Conn.open("127.0.0.1", port)
+                ok = (await c.request("GET", "/healthz"))[0] == 200
+                c.close()
+                if ok:
+                    break
+            except (OSError, HTTPError):
+                pass
+            await asyncio.sleep(0.1)
+        sem = asyncio.Semaphore(32)
+
+        async def new_judge() -> tuple[Conn, str, str, str]:
+            """Start, consent page, consent form, first item page: (connection, id, form token, item page)."""
+            async with sem:
+                c = await Conn.open("127.0.0.1", port)  # the judge's browser: one keep-alive connection
+                _, h, _ = await c.request("POST", "/start", form={})
+                pid = h["location"].rsplit("/", 1)[1]
+                tok = field((await c.request("GET", f"/p/{pid}"))[2].decode(), "csrf")
+                st_, _, body = await c.request("POST", f"/p/{pid}/consent", form={"agree": "yes", "csrf": tok})
+                assert st_ == 303, body[:200]
+                return c, pid, tok, (await c.request("GET", f"/p/{pid}"))[2].decode()
+
+        t0 = time.perf_counter()
+        judges = await asyncio.gather(*(new_judge() for _ in range(n_judges)))
+        print(f"  {n_judges} judges through start + consent + first item page: {time.perf_counter() - t0:.1f} s "
+              "(setup, not the target)")
+        rng = random.Random(1)
+        end = time.perf_counter() + duration
+
+        async def judge(c: Conn, pid: str, tok: str, html: str, delay: float) -> None:
+            nonlocal acked
+            await asyncio.sleep(delay)  # arrivals spread over one think time
+            while time.perf_counter() < end and (n := field(html, "n")) is not None:
+                await asyncio.sleep(think * rng.uniform(0.5, 1.5))
+                data = {"csrf": tok, "n": n, "shown": field(html, "shown"), "answer": rng.choice(("human", "machine"))}
+                t = time.perf_counter()
                 try:
-                    if (await c.get("/healthz")).status_code == 200:
-                        break
-                except httpx.TransportError:
-                    await asyncio.sleep(0.1)
-            sem = asyncio.Semaphore(32)
+                    status, _, body = await c.request("POST", f"/p/{pid}/answer", form=data)
+                except HTTPError as exc:
+                    errors.append(f"transport: {exc!r}")
+                    return
+                post_lat.append(time.perf_counter() - t)
+                if status != 303:
+                    errors.append(f"{status}: {body[:120]!r}")
+                    return
+                acked += 1
+                t = time.perf_counter()
+                html = (await c.request("GET", f"/p/{pid}"))[2].decode()
+                page_lat.append(time.perf_counter() - t)
 
-            async def new_judge() -> tuple[str, str, str]:
-                """Start, consent page, consent form, first item page: (id, form token, item page)."""
-                async with sem:
-                    r = await c.post("/start")
-                    pid = r.headers["location"].rsplit("/", 1)[1]
-                    tok = field((await c.get(f"/p/{pid}")).text, "csrf")
-                    r = await c.post(f"/p/{pid}/consent", data={"agree": "yes", "csrf": tok})
-                    assert r.status_code == 303, r.text[:200]
-                    return pid, tok, (await c.get(f"/p/{pid}")).text
-
-            t0 = time.perf_counter()
-            judges = await asyncio.gather(*(new_judge() for _ in range(n_judges)))
-            print(f"  {n_judges} judges through start + consent + first item page: {time.perf_counter() - t0:.1f} s "
-                  "(setup, not the target)")
-            rng = random.Random(1)
-            end = time.perf_counter() + duration
-
-            async def judge(pid: str, tok: str, html: str, delay: float) -> None:
-                nonlocal acked
-                await asyncio.sleep(delay)  # arrivals spread over one think time
-                while time.perf_counter() < end and (n := field(html, "n")) is not None:
-                    await asyncio.sleep(think * rng.uniform(0.5, 1.5))
-                    data = {"csrf": tok, "n": n, "shown": field(html, "shown"), "answer": rng.choice(("human", "machine"))}
-                    t = time.perf_counter()
-                    try:
-                        r = await c.post(f"/p/{pid}/answer", data=data)
-                    except httpx.TransportError as exc:
-                        errors.append(f"transport: {exc!r}")
-                        return
-                    post_lat.append(time.perf_counter() - t)
-                    if r.status_code != 303:
-                        errors.append(f"{r.status_code}: {r.text[:120]}")
-                        return
-                    acked += 1
-                    t = time.perf_counter()
-                    html = (await c.get(f"/p/{pid}")).text
-                    page_lat.append(time.perf_counter() - t)
-
-            t0 = time.perf_counter()
-            await asyncio.wait_for(asyncio.gather(*(judge(p, k, h, rng.uniform(0, think)) for p, k, h in judges)),
-                                   timeout=duration + 60)
-            wall = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        await asyncio.wait_for(asyncio.gather(*(judge(*j, rng.uniform(0, think)) for j in judges)),
+                               timeout=duration + 60)
+        wall = time.perf_counter() - t0
+        for c, *_ in judges:
+            c.close()
     finally:
         proc.terminate()  # uvicorn's shutdown: the app's lifespan writes what is queued
         try:
@@ -252,6 +256,11 @@ def main() -> None:
             bench_trials(url, args.trials, args.judges)
         if args.only in (None, "submit"):
             sub = url if args.db else f"sqlite:///{d}/submit.db"  # a study of its own (fresh name per run)
+            try:  # the client's loop as the server's (uvicorn[standard] brings uvloop)
+                import uvloop
+                asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
+            except ImportError:
+                pass
             asyncio.run(submit_phase(sub, args.submit_judges, args.think, args.duration, args.items))
 
 
