@@ -29,7 +29,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import func, insert, select
+from sqlalchemy import func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from turinglab.statictests.config import StaticStudy, static_hash
@@ -315,7 +315,9 @@ class StaticMixin:
             row = s.get(JudgeSessionRow, session_id)
             if row is None:
                 raise UnknownId(f"no judge session {session_id!r}")
-            done = s.scalar(select(func.count()).select_from(JudgeTrialRow).where(JudgeTrialRow.session_id == session_id))
+            done = s.scalar(select(func.count()).select_from(JudgeTrialRow).where(  # via the (study, judge, seq) index
+                JudgeTrialRow.study_id == row.study_id, JudgeTrialRow.judge_id == row.judge_id,
+                JudgeTrialRow.session_id == session_id))
             items = tuple(PlannedItem(int(p["response_id"]), p["phase"], bool(p.get("control")))
                           for p in row.plan["items"])
             return JudgeSessionInfo(row.id, row.study_id, row.judge_id, items, row.created_ms, row.completed_ms, done)
@@ -422,15 +424,27 @@ def _append_trials(s: Any, study_id: int, trials: Sequence[TrialIn]) -> int:
     except IntegrityError as exc:
         raise StoreError(f"trials could not be stored ({str(exc.orig).splitlines()[0]}); "
                          "was the same trial sent twice? nothing was stored") from None
-    done_sessions = {t.session_id for t in trials if t.session_id}
-    for sid in done_sessions:
-        sess = s.get(JudgeSessionRow, sid)
-        if sess is not None and sess.completed_ms is None:
-            n = s.scalar(select(func.count()).select_from(JudgeTrialRow)
-                         .where(JudgeTrialRow.session_id == sid))
-            if n >= len(sess.plan.get("items", [])):
-                sess.completed_ms = t0
+    _complete_sessions(s, study_id, trials, t0)
     return len(rows)
+
+
+def _complete_sessions(s: Any, study_id: int, trials: Sequence[TrialIn], t_ms: int) -> None:
+    """Mark the open sessions of `trials` that now hold every planned item completed: two queries
+    per batch, the counts read through the (study, judge, seq) index, never a table scan."""
+    ids = sorted({t.session_id for t in trials if t.session_id})
+    if not ids:
+        return
+    open_ = dict(s.execute(select(JudgeSessionRow.id, JudgeSessionRow.plan).where(
+        JudgeSessionRow.id.in_(ids), JudgeSessionRow.completed_ms.is_(None))).all())
+    if not open_:
+        return
+    judges = sorted({t.judge_id for t in trials if t.session_id in open_})
+    done = dict(s.execute(select(JudgeTrialRow.session_id, func.count()).where(
+        JudgeTrialRow.study_id == study_id, JudgeTrialRow.judge_id.in_(judges),
+        JudgeTrialRow.session_id.in_(list(open_))).group_by(JudgeTrialRow.session_id)).all())
+    full = [i for i, plan in open_.items() if done.get(i, 0) >= len((plan or {}).get("items", []))]
+    if full:
+        s.execute(update(JudgeSessionRow).where(JudgeSessionRow.id.in_(full)).values(completed_ms=t_ms))
 
 
 def plan_session(items: Sequence[ItemInfo], study: StaticStudy, rng: random.Random) -> list[PlannedItem]:
