@@ -125,6 +125,15 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a process so far (Linux /proc; nan elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return float("nan")
+
+
 def pct(xs: list[float], q: float) -> float:
     xs = sorted(xs)
     return xs[min(len(xs) - 1, int(q * len(xs)))] if xs else float("nan")
@@ -205,10 +214,11 @@ async def submit_phase(url: str, n_judges: int, think: float, duration: float, i
                 html = (await c.request("GET", f"/p/{pid}"))[2].decode()
                 page_lat.append(time.perf_counter() - t)
 
-        t0 = time.perf_counter()
+        t0, cpu0 = time.perf_counter(), (cpu_s(proc.pid), cpu_s(os.getpid()))
         await asyncio.wait_for(asyncio.gather(*(judge(*j, rng.uniform(0, think)) for j in judges)),
                                timeout=duration + 60)
         wall = time.perf_counter() - t0
+        cpu = [(b - a) / wall for a, b in zip(cpu0, (cpu_s(proc.pid), cpu_s(os.getpid())))]
         for c, *_ in judges:
             c.close()
     finally:
@@ -222,7 +232,8 @@ async def submit_phase(url: str, n_judges: int, think: float, duration: float, i
         stored = len(st.trials(sid))
     ms = [x * 1000 for x in post_lat]
     pg = [x * 1000 for x in page_lat]
-    print(f"  {len(ms)} answers in {wall:.1f} s ({len(ms) / wall:.0f}/s), think {think:g} s")
+    print(f"  {len(ms)} answers in {wall:.1f} s ({len(ms) / wall:.0f}/s), think {think:g} s; CPU used: server "
+          f"{cpu[0]:.2f} cores, this client {cpu[1]:.2f} cores; load average after: {os.getloadavg()[0]:.1f}")
     print(f"trial-submission latency, {n_judges} concurrent judges: p50 {pct(ms, .5):.1f} ms, p99 {pct(ms, .99):.1f} ms, "
           f"max {max(ms, default=float('nan')):.1f} ms (target p99 < 50 ms)")
     print(f"  next item page: p50 {pct(pg, .5):.1f} ms, p99 {pct(pg, .99):.1f} ms")
