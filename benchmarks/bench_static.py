@@ -113,9 +113,13 @@ def serve(port: int, url: str, name: str) -> None:
 
     from turinglab.server.judge import create_static_app
 
+    from turinglab.server.tuning import tune_gc
+
     with Store(url) as st:
         study = next(x for x in st.static_studies() if x.name == name).study
-    uvicorn.run(create_static_app(study, url), host="127.0.0.1", port=port, log_level="warning", backlog=4096,
+    web = create_static_app(study, url)
+    tune_gc()  # as `turinglab serve` does
+    uvicorn.run(web, host="127.0.0.1", port=port, log_level="warning", backlog=4096,
                 timeout_keep_alive=120)  # judges think between requests; keep their connections (as a proxy would)
 
 
