@@ -133,9 +133,13 @@ def serve(port: int, url: str, name: str) -> None:
 
     from turinglab.server.judge import create_static_app
 
+    from turinglab.server.tuning import tune_gc
+
     with Store(url) as st:
         study = next(x for x in st.static_studies() if x.name == name).study
-    uvicorn.run(create_static_app(study, url), host="127.0.0.1", port=port, log_level="warning", backlog=4096,
+    web = create_static_app(study, url)
+    tune_gc()  # as `turinglab serve` does
+    uvicorn.run(web, host="127.0.0.1", port=port, log_level="warning", backlog=4096,
                 timeout_keep_alive=120)  # judges think between requests; keep their connections (as a proxy would)
 
 
@@ -143,6 +147,15 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a process so far (Linux /proc; nan elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return float("nan")
 
 
 def pct(xs: list[float], q: float) -> float:
@@ -156,7 +169,7 @@ def field(html: str, name: str) -> str | None:
 
 
 async def submit_phase(url: str, n_judges: int, think: float, duration: float, items: int) -> None:
-    import httpx
+    from rawhttp import Conn, HTTPError
 
     from turinglab.statictests.config import Session, StaticStudy
 
@@ -169,64 +182,72 @@ async def submit_phase(url: str, n_judges: int, think: float, duration: float, i
         sid = st.import_static(study, stimuli, responses)
     port = free_port()
     proc = subprocess.Popen([sys.executable, __file__, "--serve", str(port), url, name])
-    base = f"http://127.0.0.1:{port}"
-    limits = httpx.Limits(max_connections=n_judges + 50, max_keepalive_connections=n_judges + 50)
     post_lat: list[float] = []
     page_lat: list[float] = []
     errors: list[str] = []
     acked = 0
     try:
-        async with httpx.AsyncClient(base_url=base, timeout=30, limits=limits) as c:
-            for _ in range(300):
+        for _ in range(300):
+            try:
+                c = await Conn.open("127.0.0.1", port)
+                ok = (await c.request("GET", "/healthz"))[0] == 200
+                c.close()
+                if ok:
+                    break
+            except (OSError, HTTPError):
+                pass
+            await asyncio.sleep(0.1)
+        sem = asyncio.Semaphore(32)
+
+        async def new_judge() -> tuple[Conn, str, str, str]:
+            """Start, consent page, consent form, first item page: (connection, id, form token, item page)."""
+            async with sem:
+                c = await Conn.open("127.0.0.1", port)  # the judge's browser: one keep-alive connection
+                _, h, _ = await c.request("POST", "/start", form={})
+                pid = h["location"].rsplit("/", 1)[1]
+                tok = field((await c.request("GET", f"/p/{pid}"))[2].decode(), "csrf")
+                st_, _, body = await c.request("POST", f"/p/{pid}/consent", form={"agree": "yes", "csrf": tok})
+                assert st_ == 303, body[:200]
+                return c, pid, tok, (await c.request("GET", f"/p/{pid}"))[2].decode()
+
+        t0 = time.perf_counter()
+        judges = await asyncio.gather(*(new_judge() for _ in range(n_judges)))
+        print(f"  {n_judges} judges through start + consent + first item page: {time.perf_counter() - t0:.1f} s "
+              "(setup, not the target)")
+        from turinglab.server.tuning import tune_gc
+
+        tune_gc()  # this client's own full collections would count as answer latency
+        rng = random.Random(1)
+        end = time.perf_counter() + duration
+
+        async def judge(c: Conn, pid: str, tok: str, html: str, delay: float) -> None:
+            nonlocal acked
+            await asyncio.sleep(delay)  # arrivals spread over one think time
+            while time.perf_counter() < end and (n := field(html, "n")) is not None:
+                await asyncio.sleep(think * rng.uniform(0.5, 1.5))
+                data = {"csrf": tok, "n": n, "shown": field(html, "shown"), "answer": rng.choice(("human", "machine"))}
+                t = time.perf_counter()
                 try:
-                    if (await c.get("/healthz")).status_code == 200:
-                        break
-                except httpx.TransportError:
-                    await asyncio.sleep(0.1)
-            sem = asyncio.Semaphore(32)
+                    status, _, body = await c.request("POST", f"/p/{pid}/answer", form=data)
+                except HTTPError as exc:
+                    errors.append(f"transport: {exc!r}")
+                    return
+                post_lat.append(time.perf_counter() - t)
+                if status != 303:
+                    errors.append(f"{status}: {body[:120]!r}")
+                    return
+                acked += 1
+                t = time.perf_counter()
+                html = (await c.request("GET", f"/p/{pid}"))[2].decode()
+                page_lat.append(time.perf_counter() - t)
 
-            async def new_judge() -> tuple[str, str, str]:
-                """Start, consent page, consent form, first item page: (id, form token, item page)."""
-                async with sem:
-                    r = await c.post("/start")
-                    pid = r.headers["location"].rsplit("/", 1)[1]
-                    tok = field((await c.get(f"/p/{pid}")).text, "csrf")
-                    r = await c.post(f"/p/{pid}/consent", data={"agree": "yes", "csrf": tok})
-                    assert r.status_code == 303, r.text[:200]
-                    return pid, tok, (await c.get(f"/p/{pid}")).text
-
-            t0 = time.perf_counter()
-            judges = await asyncio.gather(*(new_judge() for _ in range(n_judges)))
-            print(f"  {n_judges} judges through start + consent + first item page: {time.perf_counter() - t0:.1f} s "
-                  "(setup, not the target)")
-            rng = random.Random(1)
-            end = time.perf_counter() + duration
-
-            async def judge(pid: str, tok: str, html: str, delay: float) -> None:
-                nonlocal acked
-                await asyncio.sleep(delay)  # arrivals spread over one think time
-                while time.perf_counter() < end and (n := field(html, "n")) is not None:
-                    await asyncio.sleep(think * rng.uniform(0.5, 1.5))
-                    data = {"csrf": tok, "n": n, "shown": field(html, "shown"), "answer": rng.choice(("human", "machine"))}
-                    t = time.perf_counter()
-                    try:
-                        r = await c.post(f"/p/{pid}/answer", data=data)
-                    except httpx.TransportError as exc:
-                        errors.append(f"transport: {exc!r}")
-                        return
-                    post_lat.append(time.perf_counter() - t)
-                    if r.status_code != 303:
-                        errors.append(f"{r.status_code}: {r.text[:120]}")
-                        return
-                    acked += 1
-                    t = time.perf_counter()
-                    html = (await c.get(f"/p/{pid}")).text
-                    page_lat.append(time.perf_counter() - t)
-
-            t0 = time.perf_counter()
-            await asyncio.wait_for(asyncio.gather(*(judge(p, k, h, rng.uniform(0, think)) for p, k, h in judges)),
-                                   timeout=duration + 60)
-            wall = time.perf_counter() - t0
+        t0, cpu0 = time.perf_counter(), (cpu_s(proc.pid), cpu_s(os.getpid()))
+        await asyncio.wait_for(asyncio.gather(*(judge(*j, rng.uniform(0, think)) for j in judges)),
+                               timeout=duration + 60)
+        wall = time.perf_counter() - t0
+        cpu = [(b - a) / wall for a, b in zip(cpu0, (cpu_s(proc.pid), cpu_s(os.getpid())))]
+        for c, *_ in judges:
+            c.close()
     finally:
         proc.terminate()  # uvicorn's shutdown: the app's lifespan writes what is queued
         try:
@@ -238,7 +259,8 @@ async def submit_phase(url: str, n_judges: int, think: float, duration: float, i
         stored = len(st.trials(sid))
     ms = [x * 1000 for x in post_lat]
     pg = [x * 1000 for x in page_lat]
-    print(f"  {len(ms)} answers in {wall:.1f} s ({len(ms) / wall:.0f}/s), think {think:g} s")
+    print(f"  {len(ms)} answers in {wall:.1f} s ({len(ms) / wall:.0f}/s), think {think:g} s; CPU used: server "
+          f"{cpu[0]:.2f} cores, this client {cpu[1]:.2f} cores; load average after: {os.getloadavg()[0]:.1f}")
     print(f"trial-submission latency, {n_judges} concurrent judges: p50 {pct(ms, .5):.1f} ms, p99 {pct(ms, .99):.1f} ms, "
           f"max {max(ms, default=float('nan')):.1f} ms (target p99 < 50 ms)")
     print(f"  next item page: p50 {pct(pg, .5):.1f} ms, p99 {pct(pg, .99):.1f} ms")
@@ -272,6 +294,11 @@ def main() -> None:
             bench_trials(url, args.trials, args.judges)
         if args.only in (None, "submit"):
             sub = url if args.db else f"sqlite:///{d}/submit.db"  # a study of its own (fresh name per run)
+            try:  # the client's loop as the server's (uvicorn[standard] brings uvloop)
+                import uvloop
+                asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
+            except ImportError:
+                pass
             asyncio.run(submit_phase(sub, args.submit_judges, args.think, args.duration, args.items))
 
 

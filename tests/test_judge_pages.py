@@ -289,3 +289,22 @@ def test_serve_finds_static_study_files_and_names(sqlite_url, tmp_path):
     assert r.exit_code == 2 and "no static study 'no-such-study'" in r.output
     r = CliRunner().invoke(app, ["serve", "--study", "by-name", "--db", sqlite_url])  # no items yet
     assert r.exit_code == 2 and "has no items yet" in r.output
+
+
+def test_serve_tunes_the_garbage_collector_for_static_pages(sqlite_url, monkeypatch):
+    """`turinglab serve` of a static study freezes the start-up objects (`tune_gc`) before it
+    serves, as for the live game: a full collection of them paused every judge's answer."""
+    import uvicorn
+    from typer.testing import CliRunner
+
+    import turinglab.server.tuning as tuning
+    from turinglab.cli import app
+
+    with Store(sqlite_url) as st:
+        make_study(st, "word", None, name="gc-words")
+    calls: list[str] = []
+    monkeypatch.setattr(tuning, "tune_gc", lambda: calls.append("tune_gc"))
+    monkeypatch.setattr(uvicorn, "run", lambda web, **kw: calls.append(f"run {type(web).__name__}"))
+    r = CliRunner().invoke(app, ["serve", "--study", "gc-words", "--db", sqlite_url])
+    assert r.exit_code == 0, r.output
+    assert calls == ["tune_gc", "run FastAPI"]

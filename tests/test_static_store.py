@@ -151,3 +151,39 @@ def test_one_judge_session_per_study_and_judge_across_processes(db_url):
             with st.engine.begin() as conn:
                 conn.execute(text("INSERT INTO static_sessions (id, study_id, judge_id, plan, created_ms) "
                                   "VALUES ('sdup', :s, :j, '{}', 1)"), {"s": sid, "j": judges[0]})
+
+
+def test_sessions_complete_in_one_batch_without_scanning_the_trials(sqlite_url):
+    """A batch of several judges' answers marks complete exactly the sessions it fills, and
+    neither the write nor a session's progress reads the whole trials table (each answer did
+    once, so its cost grew with every trial stored): SQLite's plan for each statement is checked."""
+    from sqlalchemy import event
+
+    with Store(sqlite_url) as st:
+        study = parse_static_study("preset: zhang-2023\nname: c\nsession: {items: 4}\n")
+        sid = st.register_static_study(study)
+        _fill(st, sid)
+        judges = [st.create_participant(label=f"j{k}") for k in range(3)]
+        sess = {j: st.start_judge_session(sid, j, seed=k) for k, j in enumerate(judges)}
+        # judges 0 and 1 answer 3 items, judge 2 answers one, in one batch
+        first = [TrialIn(j, sess[j].items[q].response_id, q, "human", session_id=sess[j].id)
+                 for j, n in zip(judges, (3, 3, 1)) for q in range(n)]
+        st.append_trials(sid, first)
+        assert [st.judge_session(sess[j].id).completed_ms for j in judges] == [None, None, None]
+        seen: list[str] = []
+        event.listen(st.engine, "before_cursor_execute", lambda *a: seen.append(a[2]))
+        # the last item of judge 0 (its session completes) and the second of judge 2 (does not)
+        st.append_trials(sid, [TrialIn(judges[0], sess[judges[0]].items[3].response_id, 3, "machine",
+                                       session_id=sess[judges[0]].id),
+                               TrialIn(judges[2], sess[judges[2]].items[1].response_id, 1, "machine",
+                                       session_id=sess[judges[2]].id)])
+        done = [st.judge_session(sess[j].id) for j in judges]
+        assert [d.done for d in done] == [4, 3, 2]
+        assert done[0].completed_ms is not None and done[1].completed_ms is None and done[2].completed_ms is None
+        reads = [q for q in seen if "static_trials" in q and not q.lstrip().upper().startswith("INSERT")]
+        assert reads  # the checks below looked at the statements that count and check trials
+        with st.engine.connect() as conn:
+            raw = conn.connection.driver_connection
+            for q in reads:
+                plan = " ".join(str(r[-1]) for r in raw.execute("EXPLAIN QUERY PLAN " + q, ["x"] * q.count("?")))
+                assert "SCAN static_trials" not in plan, (q, plan)

@@ -742,6 +742,9 @@ def serve(
         console.print(f"turinglab: static study [bold]{static.name}[/bold] ({static.task}) on http://{host}:{port}/"
                       f"  (admin: /admin)", highlight=False)
         console.print(f"turinglab: database {database_location(db)}", highlight=False)
+        from turinglab.server.tuning import tune_gc
+
+        tune_gc()  # full collections of the start-up objects paused the judge pages for 0.1-0.4 s
         uvicorn.run(web, host=host, port=port, log_level="info")
         return
     if study:

@@ -29,7 +29,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import func, insert, select
+from sqlalchemy import bindparam, func, insert, select
 from sqlalchemy.exc import IntegrityError
 
 from turinglab.statictests.config import StaticStudy, static_hash
@@ -315,7 +315,9 @@ class StaticMixin:
             row = s.get(JudgeSessionRow, session_id)
             if row is None:
                 raise UnknownId(f"no judge session {session_id!r}")
-            done = s.scalar(select(func.count()).select_from(JudgeTrialRow).where(JudgeTrialRow.session_id == session_id))
+            done = s.scalar(select(func.count()).select_from(JudgeTrialRow).where(  # via the (study, judge, seq) index
+                JudgeTrialRow.study_id == row.study_id, JudgeTrialRow.judge_id == row.judge_id,
+                JudgeTrialRow.session_id == session_id))
             items = tuple(PlannedItem(int(p["response_id"]), p["phase"], bool(p.get("control")))
                           for p in row.plan["items"])
             return JudgeSessionInfo(row.id, row.study_id, row.judge_id, items, row.created_ms, row.completed_ms, done)
@@ -371,24 +373,46 @@ def _add_items(s: Any, study_id: int, stimuli: Sequence[StimulusIn], responses: 
                          "response key is already in this study; nothing was stored") from None
 
 
+def _ids(name: str) -> Any:
+    return bindparam(name, expanding=True)
+
+
+# the statements of `_append_trials`, built once: it runs for every batch of judge answers, and
+# building and ORM-executing them cost more than the database's own work
+_Q_STUDY_HASH = select(StaticStudyRow.config_hash).where(StaticStudyRow.id == bindparam("study"))
+_Q_ITEMS = (select(ResponseRow.id, ResponseRow.truth, ResponseRow.control, StimulusRow.fields)
+            .join(StimulusRow, ResponseRow.stimulus_id == StimulusRow.id)
+            .where(ResponseRow.study_id == bindparam("study"), ResponseRow.id.in_(_ids("ids"))))
+_Q_KNOWN = select(ParticipantRow.id).where(ParticipantRow.id.in_(_ids("judges")))
+_Q_LAST_SEQ = (select(JudgeTrialRow.judge_id, func.max(JudgeTrialRow.seq))
+               .where(JudgeTrialRow.study_id == bindparam("study"), JudgeTrialRow.judge_id.in_(_ids("judges")))
+               .group_by(JudgeTrialRow.judge_id))
+_INSERT_TRIALS = JudgeTrialRow.__table__.insert()
+_Q_OPEN_SESSIONS = select(JudgeSessionRow.id, JudgeSessionRow.plan).where(
+    JudgeSessionRow.id.in_(_ids("ids")), JudgeSessionRow.completed_ms.is_(None))
+_Q_SESSION_COUNTS = (select(JudgeTrialRow.session_id, func.count())  # through the (study, judge, seq) index
+                     .where(JudgeTrialRow.study_id == bindparam("study"), JudgeTrialRow.judge_id.in_(_ids("judges")),
+                            JudgeTrialRow.session_id.in_(_ids("ids")))
+                     .group_by(JudgeTrialRow.session_id))
+_COMPLETE_SESSIONS = (JudgeSessionRow.__table__.update().where(JudgeSessionRow.__table__.c.id.in_(_ids("ids")))
+                      .values(completed_ms=bindparam("t")))
+
+
 def _append_trials(s: Any, study_id: int, trials: Sequence[TrialIn]) -> int:
     if not trials:
         return 0
-    study = s.get(StaticStudyRow, study_id)
-    if study is None:
+    conn = s.connection()  # Core statements on the session's transaction
+    study_hash = conn.execute(_Q_STUDY_HASH, {"study": study_id}).scalar()
+    if study_hash is None:
         raise UnknownId(f"no static study with id {study_id}")
     rids = sorted({t.response_id for t in trials})
     items: dict[int, tuple[str, bool, dict[str, Any]]] = {}
     for chunk in (rids[i:i + 500] for i in range(0, len(rids), 500)):
-        q = (select(ResponseRow.id, ResponseRow.truth, ResponseRow.control, StimulusRow.fields)
-             .join(StimulusRow, ResponseRow.stimulus_id == StimulusRow.id)
-             .where(ResponseRow.study_id == study_id, ResponseRow.id.in_(chunk)))
-        items.update((i, (truth, ctl, f)) for i, truth, ctl, f in s.execute(q).all())
+        items.update((i, (truth, ctl, f)) for i, truth, ctl, f in
+                     conn.execute(_Q_ITEMS, {"study": study_id, "ids": chunk}).all())
     judges = sorted({t.judge_id for t in trials})
-    known = set(s.scalars(select(ParticipantRow.id).where(ParticipantRow.id.in_(judges))))
-    last = dict(s.execute(select(JudgeTrialRow.judge_id, func.max(JudgeTrialRow.seq))
-                          .where(JudgeTrialRow.study_id == study_id, JudgeTrialRow.judge_id.in_(judges))
-                          .group_by(JudgeTrialRow.judge_id)).all())
+    known = set(conn.execute(_Q_KNOWN, {"judges": judges}).scalars())
+    last = dict(conn.execute(_Q_LAST_SEQ, {"study": study_id, "judges": judges}).all())
     nxt = {j: (last[j] + 1 if j in last else 0) for j in judges}
     t0 = now_ms()
     rows = []
@@ -415,22 +439,31 @@ def _append_trials(s: Any, study_id: int, trials: Sequence[TrialIn]) -> int:
                      "response_id": t.response_id, "seq": t.seq, "phase": t.phase, "answer": t.answer,
                      "answers": dict(t.answers), "rt_ms": t.rt_ms, "feedback_shown": t.feedback_shown,
                      "control_correct": correct, "t_ms": t.t_ms if t.t_ms is not None else t0,
-                     "study_hash": study.config_hash})
+                     "study_hash": study_hash})
     try:
         for i in range(0, len(rows), 5000):
-            s.execute(insert(JudgeTrialRow), rows[i:i + 5000])
+            conn.execute(_INSERT_TRIALS, rows[i:i + 5000])
     except IntegrityError as exc:
         raise StoreError(f"trials could not be stored ({str(exc.orig).splitlines()[0]}); "
                          "was the same trial sent twice? nothing was stored") from None
-    done_sessions = {t.session_id for t in trials if t.session_id}
-    for sid in done_sessions:
-        sess = s.get(JudgeSessionRow, sid)
-        if sess is not None and sess.completed_ms is None:
-            n = s.scalar(select(func.count()).select_from(JudgeTrialRow)
-                         .where(JudgeTrialRow.session_id == sid))
-            if n >= len(sess.plan.get("items", [])):
-                sess.completed_ms = t0
+    _complete_sessions(conn, study_id, trials, t0)
     return len(rows)
+
+
+def _complete_sessions(conn: Any, study_id: int, trials: Sequence[TrialIn], t_ms: int) -> None:
+    """Mark the open sessions of `trials` that now hold every planned item completed: two or three
+    statements per batch, the counts read through the (study, judge, seq) index, never a table scan."""
+    ids = sorted({t.session_id for t in trials if t.session_id})
+    if not ids:
+        return
+    open_ = dict(conn.execute(_Q_OPEN_SESSIONS, {"ids": ids}).all())
+    if not open_:
+        return
+    judges = sorted({t.judge_id for t in trials if t.session_id in open_})
+    done = dict(conn.execute(_Q_SESSION_COUNTS, {"study": study_id, "judges": judges, "ids": sorted(open_)}).all())
+    full = [i for i, plan in open_.items() if done.get(i, 0) >= len((plan or {}).get("items", []))]
+    if full:
+        conn.execute(_COMPLETE_SESSIONS, {"ids": full, "t": t_ms})
 
 
 def plan_session(items: Sequence[ItemInfo], study: StaticStudy, rng: random.Random) -> list[PlannedItem]:
