@@ -17,7 +17,9 @@ Prints:
   HTTP flow (start, consent page, consent form, first item page), then all answer at once over
   real HTTP, each waiting a think time (`--think` s, jittered 0.5-1.5x) between an item page and
   its answer, for `--duration` s. The latency is the answer POST's round trip until its redirect
-  (the acknowledgement, sent only once the trial is committed). Prints p50/p99/max and trials
+  (the acknowledgement, sent only once the trial is committed). Each judge is one keep-alive
+  connection of a light client (benchmarks/rawhttp.py; a general client's own CPU cost was the
+  queue it measured). Prints p50/p99/max, answers/s, the CPU used by server and client, and trials
   acknowledged vs stored (read back from the store afterwards). Target: p99 < 50 ms at 500 judges.
   (`--judges` is the synthetic judge count of the 1 M-trial phase, kept as it was.)
 """
