@@ -130,6 +130,39 @@ _GAMES_FOR_UPDATE = (select(GameRow).where(GameRow.id.in_(bindparam("ids", expan
 _LAST_SEQ = (select(EventRow.game_id, func.max(EventRow.seq))
              .where(EventRow.game_id.in_(bindparam("ids", expanding=True))).group_by(EventRow.game_id))
 _INSERT_EVENTS = insert(EventRow.__table__)
+_INSERT_GAMES = insert(GameRow.__table__)
+_INSERT_SEATS = insert(GameSeatRow.__table__)
+
+
+def _chunks(ids: list[str], n: int = 500) -> Iterable[list[str]]:
+    return (ids[i:i + n] for i in range(0, len(ids), n))
+
+
+@dataclass(frozen=True)
+class NewGame:
+    """A game to create (`Store.create_in`): the arguments of `Store.create_game`."""
+
+    study_id: int
+    format: str
+    seats: Mapping[str, Any]
+    interrogator_id: str | None
+    t_ms: int
+    game_id: str | None = None
+    flags: dict[str, Any] = field(default_factory=dict)
+
+
+def _check_seats(format: str, seats: Mapping[str, Identity | Mapping[str, Any]]) -> dict[str, Identity]:
+    if format not in FORMATS:
+        raise StoreError(f"format must be one of {', '.join(FORMATS)}, got {format!r}")
+    if sorted(seats) != list(FORMATS[format]):
+        raise StoreError(f"a {format} game has witness seats {', '.join(FORMATS[format])}; got {sorted(seats)}")
+    try:
+        ids = {seat: Identity.from_dict(dict(v) if not isinstance(v, Identity) else v) for seat, v in seats.items()}
+    except (TypeError, ValueError) as exc:
+        raise StoreError(f"bad seat identity: {exc}") from None
+    if format == "three-player" and sorted(i.kind for i in ids.values()) != ["ai", "human"]:
+        raise StoreError("a three-player game has one human and one AI witness (a forced choice)")
+    return ids
 
 
 class Store(StaticMixin):
@@ -272,37 +305,57 @@ class Store(StaticMixin):
     # --- games ---
 
     def create_game(self, study_id: int, format: str, seats: Mapping[str, Identity | Mapping[str, Any]],
-                    interrogator_id: str | None, t_ms: int, *, game_id: str | None = None) -> str:
+                    interrogator_id: str | None, t_ms: int, *, game_id: str | None = None,
+                    flags: Mapping[str, Any] | None = None) -> str:
         """Create a game with the hidden identity of each witness seat; returns its id."""
-        if format not in FORMATS:
-            raise StoreError(f"format must be one of {', '.join(FORMATS)}, got {format!r}")
-        if sorted(seats) != list(FORMATS[format]):
-            raise StoreError(f"a {format} game has witness seats {', '.join(FORMATS[format])}; got {sorted(seats)}")
-        try:
-            ids = {seat: Identity.from_dict(dict(v) if not isinstance(v, Identity) else v)
-                   for seat, v in seats.items()}
-        except (TypeError, ValueError) as exc:
-            raise StoreError(f"bad seat identity: {exc}") from None
-        if format == "three-player" and sorted(i.kind for i in ids.values()) != ["ai", "human"]:
-            raise StoreError("a three-player game has one human and one AI witness (a forced choice)")
-        gid = game_id or "g" + secrets.token_hex(8)
+        return self.create_in_own(NewGame(study_id, format, seats, interrogator_id, t_ms, game_id, dict(flags or {})))
+
+    def create_in_own(self, game: "NewGame") -> str:
+        """`create_game` from a `NewGame`, in its own transaction."""
         with self._tx() as s:
-            study = s.get(StudyRow, study_id)
+            return self.create_in(s, [game])[0]
+
+    def create_in(self, s: Session, specs: list["NewGame"]) -> list[str]:
+        """Create several games inside the open transaction `s` (a few statements for all of
+        them, however many); returns their ids. The server's writers batch game starts with it."""
+        rows, seat_rows, studies, pids = [], [], {}, set()
+        for g in specs:
+            ids = _check_seats(g.format, g.seats)
+            gid = g.game_id or "g" + secrets.token_hex(8)
+            rows.append((g, gid, ids))
+            seat_rows += [{"game_id": gid, "seat": seat, "kind": i.kind, "witness": i.witness,
+                           "participant_id": i.participant_id, "selection_prob": i.selection_prob}
+                          for seat, i in ids.items()]
+            studies[g.study_id] = None
+            pids |= {p for p in [g.interrogator_id, *(i.participant_id for i in ids.values())] if p is not None}
+        for row in s.execute(select(StudyRow.id, StudyRow.name, StudyRow.config_hash, StudyRow.config)
+                             .where(StudyRow.id.in_(list(studies)))):
+            studies[row.id] = row
+        found: set[str] = set()
+        for chunk in _chunks(sorted(pids)):
+            found.update(s.scalars(select(ParticipantRow.id).where(ParticipantRow.id.in_(chunk))))
+        games = []
+        for g, gid, ids in rows:
+            study = studies[g.study_id]
             if study is None:
-                raise UnknownId(f"no study with id {study_id}; register it first (Store.register_study)")
-            if study.config.get("format") != format:
-                raise StoreError(f"study {study.name!r} is {study.config.get('format')}, not {format}")
-            for pid in [interrogator_id] + [i.participant_id for i in ids.values()]:
-                if pid is not None:
-                    self._participant(s, pid)
-            s.add(GameRow(id=gid, study_id=study_id, study_hash=study.config_hash, format=format,
-                          interrogator_id=interrogator_id, status="in_progress", started_ms=t_ms,
-                          ended_ms=None, end_reason=None, flags={}))
-            s.flush()
-            for seat, i in ids.items():
-                s.add(GameSeatRow(game_id=gid, seat=seat, kind=i.kind, witness=i.witness,
-                                  participant_id=i.participant_id, selection_prob=i.selection_prob))
-        return gid
+                raise UnknownId(f"no study with id {g.study_id}; register it first (Store.register_study)")
+            if study.config.get("format") != g.format:
+                raise StoreError(f"study {study.name!r} is {study.config.get('format')}, not {g.format}")
+            for pid in [g.interrogator_id, *(i.participant_id for i in ids.values())]:
+                if pid is not None and pid not in found:
+                    raise UnknownId(f"no participant with id {pid!r}")
+            games.append({"id": gid, "study_id": g.study_id, "study_hash": study.config_hash, "format": g.format,
+                          "interrogator_id": g.interrogator_id, "status": "in_progress", "started_ms": g.t_ms,
+                          "ended_ms": None, "end_reason": None, "flags": g.flags})
+        try:
+            s.connection().execute(_INSERT_GAMES, games)
+            s.connection().execute(_INSERT_SEATS, seat_rows)
+        except IntegrityError as exc:
+            raise StoreError(f"games could not be created ({str(exc.orig).strip().splitlines()[0]}); "
+                             "is a game id used twice?") from None
+        for g, gid, ids in rows:  # seats never change: the first appends need not read them back
+            self._cache_seats(gid, {seat: i.to_dict() for seat, i in ids.items()}, studies[g.study_id].config_hash)
+        return [gid for _, gid, _ in rows]
 
     def append_events(self, game_id: str, events: Iterable[Event]) -> None:
         """Append events atomically and in order (seq must continue the game's log).
@@ -321,6 +374,11 @@ class Store(StaticMixin):
         cannot be stored (unknown game, sequence gap, duplicate) nothing is stored and the
         error names the game. Committed (fsync'd) on return.
         """
+        with self._tx() as s:
+            self.append_in(s, batches)
+
+    def append_in(self, s: Session, batches: Iterable[tuple[str, Iterable[Event]]]) -> None:
+        """`append_many` inside the open transaction `s` (the caller commits)."""
         per_game: dict[str, list[Event]] = {}
         for game_id, events in batches:
             per_game.setdefault(game_id, []).extend(events)
@@ -328,36 +386,35 @@ class Store(StaticMixin):
         if not per_game:
             return
         ids = sorted(per_game)  # lock game rows in one order (no deadlock between writers)
-        with self._tx() as s:
-            games: dict[str, GameRow] = {}
-            last: dict[str, int] = {}
-            for chunk in (ids[i:i + 500] for i in range(0, len(ids), 500)):
-                games.update((g.id, g) for g in s.scalars(_GAMES_FOR_UPDATE, {"ids": chunk}))
-                last.update(s.execute(_LAST_SEQ, {"ids": chunk}).all())
-            for game_id in per_game:
-                if game_id not in games:
-                    raise UnknownId(f"no game with id {game_id!r}")
-            self._load_identities(s, [games[g] for g in ids])  # before any row is added (autoflush)
-            rows: list[dict[str, Any]] = []
-            for game_id in per_game:  # in the order the games were given
-                game = games[game_id]
-                identity, study_hash = self._identity(s, game)
-                expected = last[game_id] + 1 if game_id in last else 0
-                for i, e in enumerate(per_game[game_id]):
-                    if e.seq != expected + i:
-                        raise StoreError(f"game {game_id}: event seq {e.seq} does not continue the log "
-                                         f"(expected {expected + i}); nothing was stored")
-                    rows.append({"game_id": game_id, "seq": e.seq, "t_ms": e.t_ms, "type": e.type,
-                                 "actor": e.actor, "conversation": e.conversation, "payload": e.payload,
-                                 "identity": identity, "study_hash": study_hash})
-                    self._derive(s, game, e, identity)
-            try:
-                s.connection().execute(_INSERT_EVENTS, rows)  # one multi-row INSERT, no ORM objects (the hot path)
-                s.flush()
-            except IntegrityError as exc:
-                which = ", ".join(ids[:5]) + (" …" if len(ids) > 5 else "")
-                raise StoreError(f"game {which}: events could not be stored ({exc.orig}); "
-                                 "was the same event appended twice?") from None
+        games: dict[str, GameRow] = {}
+        last: dict[str, int] = {}
+        for chunk in _chunks(ids):
+            games.update((g.id, g) for g in s.scalars(_GAMES_FOR_UPDATE, {"ids": chunk}))
+            last.update(s.execute(_LAST_SEQ, {"ids": chunk}).all())
+        for game_id in per_game:
+            if game_id not in games:
+                raise UnknownId(f"no game with id {game_id!r}")
+        self._load_identities(s, [games[g] for g in ids])  # before any row is added (autoflush)
+        rows: list[dict[str, Any]] = []
+        for game_id in per_game:  # in the order the games were given
+            game = games[game_id]
+            identity, study_hash = self._identity(s, game)
+            expected = last[game_id] + 1 if game_id in last else 0
+            for i, e in enumerate(per_game[game_id]):
+                if e.seq != expected + i:
+                    raise StoreError(f"game {game_id}: event seq {e.seq} does not continue the log "
+                                     f"(expected {expected + i}); nothing was stored")
+                rows.append({"game_id": game_id, "seq": e.seq, "t_ms": e.t_ms, "type": e.type,
+                             "actor": e.actor, "conversation": e.conversation, "payload": e.payload,
+                             "identity": identity, "study_hash": study_hash})
+                self._derive(s, game, e, identity)
+        try:
+            s.connection().execute(_INSERT_EVENTS, rows)  # one multi-row INSERT, no ORM objects (the hot path)
+            s.flush()
+        except IntegrityError as exc:
+            which = ", ".join(ids[:5]) + (" …" if len(ids) > 5 else "")
+            raise StoreError(f"game {which}: events could not be stored ({exc.orig}); "
+                             "was the same event appended twice?") from None
 
     def _load_identities(self, s: Session, games: list[GameRow]) -> None:
         """Fill the seat cache for these games with one query per 500 games."""
@@ -368,16 +425,17 @@ class Store(StaticMixin):
             for r in s.scalars(select(GameSeatRow).where(GameSeatRow.game_id.in_(chunk))):
                 found[r.game_id][r.seat] = _identity(r).to_dict()
             for gid, seats in found.items():
-                while len(self._seat_cache) >= 10_000:  # seats never change; keep the newest games only
-                    self._seat_cache.pop(next(iter(self._seat_cache)))
-                self._seat_cache[gid] = (seats, missing[gid].study_hash)
+                self._cache_seats(gid, seats, missing[gid].study_hash)
+
+    def _cache_seats(self, game_id: str, seats: dict[str, dict[str, Any]], study_hash: str) -> None:
+        while len(self._seat_cache) >= 10_000:  # seats never change; keep the newest games only
+            self._seat_cache.pop(next(iter(self._seat_cache)))
+        self._seat_cache[game_id] = (seats, study_hash)
 
     def _identity(self, s: Session, game: GameRow) -> tuple[dict[str, dict[str, Any]], str]:
         if game.id not in self._seat_cache:
-            if len(self._seat_cache) >= 10_000:  # seats never change; keep the newest games only
-                self._seat_cache.pop(next(iter(self._seat_cache)))
             seats = s.scalars(select(GameSeatRow).where(GameSeatRow.game_id == game.id)).all()
-            self._seat_cache[game.id] = ({r.seat: _identity(r).to_dict() for r in seats}, game.study_hash)
+            self._cache_seats(game.id, {r.seat: _identity(r).to_dict() for r in seats}, game.study_hash)
         return self._seat_cache[game.id]
 
     @staticmethod
