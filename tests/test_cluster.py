@@ -79,6 +79,16 @@ async def test_players_on_two_workers_play_one_game(postgres_url, redis_url):
         assert r1["game"]["reveal"]["correct"] is True and r2["game"]["verdict"]["choice"] == "human"
         for x in (p, q):
             await x.close()
+        import redis.asyncio as aioredis
+
+        r = aioredis.Redis.from_url(redis_url, decode_responses=True)
+        gid, pre = sp["game"]["game_id"], PREFIXES[-1]
+        try:  # the game is over: its lease is free and it is no longer a live game
+            assert not await r.exists(f"{pre}:lease:{gid}", f"{pre}:match:{gid}")
+            assert not await r.sismember(f"{pre}:games", gid)
+            assert await r.hget(f"{pre}:played", p.pid) == "1"
+        finally:
+            await r.aclose()
     from turinglab.store.api import Store
 
     with Store(postgres_url) as st:

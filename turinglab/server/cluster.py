@@ -136,6 +136,9 @@ class ClusterHub(Hub):
         self.pending: dict[str, Match] = {}  # games leased to me, not yet started
         self.local_only: set[str] = set()  # players of my games connected to no other worker
         self.plocks: dict[str, asyncio.Lock] = {}  # relayed frames of one participant run in order
+        self.routes: dict[str, str] = {}  # participant -> the worker that ran their last game frame
+        self._waking: asyncio.Task | None = None  # a publish of "wake" in flight
+        self._wake_again = False
         self.bg: list[asyncio.Task] = []
         super().__init__(*args, **kw)
         if self.room.capacity is not None and self.room.capacity.estimates:
@@ -262,7 +265,7 @@ class ClusterHub(Hub):
         async with lock:
             try:
                 if m["op"] == "frame":
-                    await self.handle(pid, m["raw"])
+                    await self.handle(pid, m["raw"], relayed=True)
                 elif m["op"] == "conn":
                     await self._remote_conn(pid, m["up"])
                 elif m["op"] == "state":
@@ -296,8 +299,8 @@ class ClusterHub(Hub):
         gid = await self.r.get(self.k(f"game:{pid}"))
         if not gid:
             return None, None, False
-        owner, live = await asyncio.gather(self.r.get(self.k(f"lease:{gid}")),
-                                           self.r.sismember(self.k("games"), gid))
+        async with self.r.pipeline(transaction=False) as pipe:
+            owner, live = await pipe.get(self.k(f"lease:{gid}")).sismember(self.k("games"), gid).execute()
         return gid, owner, bool(live)
 
     async def _to_owner(self, owner: str, msg: dict[str, Any]) -> bool:
@@ -393,9 +396,10 @@ class ClusterHub(Hub):
         if pid not in self.people:
             await self.person(pid)
         p = self.people[pid]
-        raw, played, alone, gid = await asyncio.gather(
-            self.r.hget(self.k("room"), pid), self.r.hget(self.k("played"), pid),
-            self.r.exists(self.k(f"alone:{pid}")), self.r.get(self.k(f"game:{pid}")))
+        async with self.r.pipeline(transaction=False) as pipe:  # one round trip
+            pipe.hget(self.k("room"), pid).hget(self.k("played"), pid)
+            pipe.exists(self.k(f"alone:{pid}")).get(self.k(f"game:{pid}"))
+            raw, played, alone, gid = await pipe.execute()
         p.games_played = int(played or p.games_played)
         s = self.session_of.get(pid)
         if s is not None and s.id == gid and raw is None:  # a game that ended here: its reveal
@@ -419,7 +423,7 @@ class ClusterHub(Hub):
                 await self.send(pid, await self._shared_state(pid))
 
     # ---- frames in ---------------------------------------------------------------------
-    async def handle(self, pid: str, raw: str) -> None:
+    async def handle(self, pid: str, raw: str, relayed: bool = False) -> None:
         try:
             f = proto.parse(raw)
         except proto.BadFrame as exc:
@@ -439,8 +443,19 @@ class ClusterHub(Hub):
             await super().handle(pid, raw)
             return
         # not mine: to the lease holder (a relayed frame too, if its game moved meanwhile; the holder
-        # never forwards further, so a frame makes at most two hops)
+        # never forwards further, so a frame makes at most two hops). Game frames go where the last
+        # one went without asking Redis: a worker that no longer runs the game forwards it, a dead
+        # one takes no message (then the route is asked again); a join forgets the route. A relayed
+        # frame is routed by Redis alone (two stale routes must not send a frame back and forth).
+        if t in GAME_FRAMES and not relayed and (owner := self.routes.get(pid)) is not None:
+            if await self._to_owner(owner, {"op": "frame", "pid": pid, "raw": raw}):
+                return
+            self.routes.pop(pid, None)
+        else:
+            self.routes.pop(pid, None)
         gid, owner, live = await self._route(pid)
+        if owner and owner != self.me and t in GAME_FRAMES and not relayed:
+            self.routes[pid] = owner
         if owner and owner != self.me:
             if await self._to_owner(owner, {"op": "frame", "pid": pid, "raw": raw}):
                 return
@@ -476,8 +491,10 @@ class ClusterHub(Hub):
             await self.send_state(pid)
             return
         self.session_of.pop(pid, None)
-        await self.r.delete(self.k(f"game:{pid}"), self.k(f"alone:{pid}"))
-        waits = await self.r.lrange(self.k("hwaits"), 0, -1)
+        self.routes.pop(pid, None)
+        async with self.r.pipeline(transaction=False) as pipe:
+            pipe.delete(self.k(f"game:{pid}"), self.k(f"alone:{pid}")).lrange(self.k("hwaits"), 0, -1)
+            _, waits = await pipe.execute()
         self.room.human_waits.clear()
         self.room.human_waits.extend(json.loads(w) for w in waits)
         self.room.waiting.pop(pid, None)
@@ -488,10 +505,31 @@ class ClusterHub(Hub):
             task = asyncio.create_task(self._lone_timeout_shared(pid, waiting_to_json(entry)))
             self._lone_tasks.add(task)
             task.add_done_callback(self._lone_tasks.discard)
-        await self.r.publish(self.k("wake"), "1")
-        self.wake.set()
+        self._wake_leader()
         await self.send(pid, await self._shared_state(pid))
         await self.send_waiting_counts()
+
+    def _wake_leader(self) -> None:
+        """Tell the matchmaker that the room changed. Many joins at once make one publish at a time
+        (one more after it, if joins came meanwhile): the leader polls the whole room anyway."""
+        self.wake.set()
+        if self._waking is not None:
+            self._wake_again = True
+            return
+        self._waking = asyncio.create_task(self._publish_wake())
+
+    async def _publish_wake(self) -> None:
+        try:
+            while True:
+                self._wake_again = False
+                try:
+                    await self.r.publish(self.k("wake"), "1")
+                except Exception:  # noqa: BLE001 - Redis away: the leader polls every RENEW_S anyway
+                    log.warning("worker %s: could not wake the matchmaker (Redis)", self.me)
+                if not self._wake_again:
+                    return
+        finally:
+            self._waking = None
 
     async def _lone_timeout_shared(self, pid: str, entry: str) -> None:
         await asyncio.sleep(self.study.allocation.lone_wait_s)
@@ -599,21 +637,27 @@ class ClusterHub(Hub):
         self.live.pop(s.id, None)
         self.finished += 1
         v = s.game.verdict
-        if v is not None:
-            self.counted.add(s.id)
-            for name, seat in s.seats.items():
-                if seat.identity.kind == "ai":
-                    rec = [s.id, seat.identity.witness, judged_human(s.game.format, v["choice"], name), v["confidence"]]
-                    await self.r.rpush(self.k("verdicts"), json.dumps(rec))
-        for pid in s.participants():
-            n = await self.r.hincrby(self.k("played"), pid, 1)
+        pids = s.participants()
+        async with self.r.pipeline(transaction=True) as pipe:  # one round trip, all or nothing
+            if v is not None:
+                self.counted.add(s.id)
+                for name, seat in s.seats.items():
+                    if seat.identity.kind == "ai":
+                        rec = [s.id, seat.identity.witness, judged_human(s.game.format, v["choice"], name),
+                               v["confidence"]]
+                        pipe.rpush(self.k("verdicts"), json.dumps(rec))
+            for pid in pids:
+                pipe.hincrby(self.k("played"), pid, 1)
+            pipe.srem(self.k("games"), s.id)
+            await self.release(keys=[self.k(f"lease:{s.id}")], args=[self.me], client=pipe)
+            pipe.delete(self.k(f"match:{s.id}"))
+            out = await pipe.execute()
+        counts = out[len(out) - 3 - len(pids):len(out) - 3]
+        for pid, n in zip(pids, counts):
             self.played[pid] = n
             if pid in self.people:
                 self.people[pid].games_played = n
-        await self.r.srem(self.k("games"), s.id)
-        await self.release(keys=[self.k(f"lease:{s.id}")], args=[self.me])
-        await self.r.delete(self.k(f"match:{s.id}"))
-        for pid in s.participants():
+        for pid in pids:
             if self.session_of.get(pid) is s:
                 await self.send(pid, self.state_frame(pid))
 
