@@ -6,13 +6,16 @@ Every method runs in its own transaction and returns plain frozen dataclasses, s
 
 from __future__ import annotations
 
+import functools
+import json
 import re
 import secrets
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import bindparam, func, insert, select
+from sqlalchemy import String, Table, any_, bindparam, delete, func, insert, select, text, update
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -125,13 +128,65 @@ class TagInfo:
 
 
 # statements of the append path, built once (building and caching them anew costs more than running them)
-_GAMES_FOR_UPDATE = (select(GameRow).where(GameRow.id.in_(bindparam("ids", expanding=True)))
-                     .order_by(GameRow.id).with_for_update())
-_LAST_SEQ = (select(EventRow.game_id, func.max(EventRow.seq))
-             .where(EventRow.game_id.in_(bindparam("ids", expanding=True))).group_by(EventRow.game_id))
-_INSERT_EVENTS = insert(EventRow.__table__)
-_INSERT_GAMES = insert(GameRow.__table__)
-_INSERT_SEATS = insert(GameSeatRow.__table__)
+_GAME_COLS = (GameRow.id, GameRow.format, GameRow.study_hash, GameRow.status, GameRow.flags,
+              GameRow.ended_ms, GameRow.end_reason)
+
+
+def _ids_in(col: Any, pg: bool) -> Any:
+    """`col IN (:ids)`: on PostgreSQL one array parameter (the same SQL for any number of ids)."""
+    return col == any_(bindparam("ids", type_=ARRAY(String))) if pg else col.in_(bindparam("ids", expanding=True))
+
+
+# statements of the append path, built once per backend ([False] SQLite, [True] PostgreSQL)
+_GAMES_FOR_UPDATE = [select(*_GAME_COLS).where(_ids_in(GameRow.id, pg)).order_by(GameRow.id).with_for_update()
+                     for pg in (False, True)]
+_LAST_SEQ = [select(EventRow.game_id, func.max(EventRow.seq)).where(_ids_in(EventRow.game_id, pg))
+             .group_by(EventRow.game_id) for pg in (False, True)]
+_SEATS = [select(GameSeatRow).where(_ids_in(GameSeatRow.game_id, pg)) for pg in (False, True)]
+_UPDATE_GAME = update(GameRow.__table__).where(GameRow.__table__.c.id == bindparam("gid"))  # SET: the row's keys
+
+
+@dataclass
+class _GameState:
+    """A game's row while its events are appended (what `Store._derive` reads and changes)."""
+
+    id: str
+    format: str
+    study_hash: str
+    status: str
+    flags: dict[str, Any]
+    ended_ms: int | None
+    end_reason: str | None
+
+    def __post_init__(self) -> None:
+        self._was = (self.status, self.flags, self.ended_ms, self.end_reason)
+
+    def changed(self) -> bool:
+        return (self.status, self.flags, self.ended_ms, self.end_reason) != self._was
+
+    def row(self) -> dict[str, Any]:
+        return {"gid": self.id, "status": self.status, "flags": self.flags, "ended_ms": self.ended_ms,
+                "end_reason": self.end_reason}
+
+
+def insert_rows(s: Session, table: Table, rows: list[dict[str, Any]]) -> None:
+    """Insert `rows` (dicts with the same keys) in one statement. On PostgreSQL the rows travel as
+    one JSON document (`json_populate_recordset` gives each value its column's type; the driver's
+    executemany would send every row as a statement of its own); elsewhere the driver's executemany."""
+    if not rows:
+        return
+    conn = s.connection()
+    if conn.dialect.name != "postgresql":
+        conn.execute(insert(table), rows)
+        return
+    conn.execute(_json_insert(table, tuple(rows[0])), {"rows": json.dumps(rows)})
+
+
+@functools.cache
+def _json_insert(table: Table, names: tuple[str, ...]) -> Any:
+    cols = ", ".join(f'"{table.c[n].name}"' for n in names)
+    return text(f'INSERT INTO "{table.name}" ({cols}) SELECT {cols} '
+                f'FROM json_populate_recordset(NULL::"{table.name}", CAST(:rows AS json))')
 
 
 def _chunks(ids: list[str], n: int = 500) -> Iterable[list[str]]:
@@ -348,8 +403,8 @@ class Store(StaticMixin):
                           "interrogator_id": g.interrogator_id, "status": "in_progress", "started_ms": g.t_ms,
                           "ended_ms": None, "end_reason": None, "flags": g.flags})
         try:
-            s.connection().execute(_INSERT_GAMES, games)
-            s.connection().execute(_INSERT_SEATS, seat_rows)
+            insert_rows(s, GameRow.__table__, games)
+            insert_rows(s, GameSeatRow.__table__, seat_rows)
         except IntegrityError as exc:
             raise StoreError(f"games could not be created ({str(exc.orig).strip().splitlines()[0]}); "
                              "is a game id used twice?") from None
@@ -378,7 +433,9 @@ class Store(StaticMixin):
             self.append_in(s, batches)
 
     def append_in(self, s: Session, batches: Iterable[tuple[str, Iterable[Event]]]) -> None:
-        """`append_many` inside the open transaction `s` (the caller commits)."""
+        """`append_many` inside the open transaction `s` (the caller commits). A few statements
+        for the whole batch, however many games: lock, last seq, seats (uncached), insert, and
+        the derived rows of the games whose status, flags or verdict changed."""
         per_game: dict[str, list[Event]] = {}
         for game_id, events in batches:
             per_game.setdefault(game_id, []).extend(events)
@@ -386,16 +443,19 @@ class Store(StaticMixin):
         if not per_game:
             return
         ids = sorted(per_game)  # lock game rows in one order (no deadlock between writers)
-        games: dict[str, GameRow] = {}
+        pg = s.connection().dialect.name == "postgresql"
+        games: dict[str, _GameState] = {}
         last: dict[str, int] = {}
-        for chunk in _chunks(ids):
-            games.update((g.id, g) for g in s.scalars(_GAMES_FOR_UPDATE, {"ids": chunk}))
-            last.update(s.execute(_LAST_SEQ, {"ids": chunk}).all())
+        for chunk in ([ids] if pg else _chunks(ids)):
+            key = {"ids": chunk}
+            games.update((r.id, _GameState(*r)) for r in s.execute(_GAMES_FOR_UPDATE[pg], key))
+            last.update(s.execute(_LAST_SEQ[pg], key).all())
         for game_id in per_game:
             if game_id not in games:
                 raise UnknownId(f"no game with id {game_id!r}")
-        self._load_identities(s, [games[g] for g in ids])  # before any row is added (autoflush)
+        self._load_identities(s, [games[g] for g in ids])
         rows: list[dict[str, Any]] = []
+        verdicts: dict[str, dict[str, Any]] = {}
         for game_id in per_game:  # in the order the games were given
             game = games[game_id]
             identity, study_hash = self._identity(s, game)
@@ -407,22 +467,30 @@ class Store(StaticMixin):
                 rows.append({"game_id": game_id, "seq": e.seq, "t_ms": e.t_ms, "type": e.type,
                              "actor": e.actor, "conversation": e.conversation, "payload": e.payload,
                              "identity": identity, "study_hash": study_hash})
-                self._derive(s, game, e, identity)
+                if (v := self._derive(game, e, identity)) is not None:
+                    verdicts[game_id] = v
         try:
-            s.connection().execute(_INSERT_EVENTS, rows)  # one multi-row INSERT, no ORM objects (the hot path)
-            s.flush()
+            insert_rows(s, EventRow.__table__, rows)  # one statement, no ORM objects (the hot path)
         except IntegrityError as exc:
             which = ", ".join(ids[:5]) + (" …" if len(ids) > 5 else "")
             raise StoreError(f"game {which}: events could not be stored ({exc.orig}); "
                              "was the same event appended twice?") from None
+        changed = [g.row() for g in games.values() if g.changed()]
+        if changed:
+            s.connection().execute(_UPDATE_GAME, changed)
+        if verdicts:  # a verdict replaces the game's verdict row, if it had one
+            s.connection().execute(delete(VerdictRow.__table__).where(VerdictRow.game_id.in_(list(verdicts))))
+            insert_rows(s, VerdictRow.__table__, list(verdicts.values()))
 
-    def _load_identities(self, s: Session, games: list[GameRow]) -> None:
-        """Fill the seat cache for these games with one query per 500 games."""
+    def _load_identities(self, s: Session, games: list[Any]) -> None:
+        """Fill the seat cache for these games (rows with `id` and `study_hash`): one query
+        (per 500 games on SQLite)."""
         missing = {g.id: g for g in games if g.id not in self._seat_cache}
         ids = list(missing)
-        for chunk in (ids[i:i + 500] for i in range(0, len(ids), 500)):
+        pg = s.connection().dialect.name == "postgresql"
+        for chunk in ([ids] if pg and ids else _chunks(ids)):
             found: dict[str, dict[str, dict[str, Any]]] = {g: {} for g in chunk}
-            for r in s.scalars(select(GameSeatRow).where(GameSeatRow.game_id.in_(chunk))):
+            for r in s.scalars(_SEATS[pg], {"ids": chunk}):
                 found[r.game_id][r.seat] = _identity(r).to_dict()
             for gid, seats in found.items():
                 self._cache_seats(gid, seats, missing[gid].study_hash)
@@ -432,20 +500,21 @@ class Store(StaticMixin):
             self._seat_cache.pop(next(iter(self._seat_cache)))
         self._seat_cache[game_id] = (seats, study_hash)
 
-    def _identity(self, s: Session, game: GameRow) -> tuple[dict[str, dict[str, Any]], str]:
+    def _identity(self, s: Session, game: Any) -> tuple[dict[str, dict[str, Any]], str]:
         if game.id not in self._seat_cache:
             seats = s.scalars(select(GameSeatRow).where(GameSeatRow.game_id == game.id)).all()
             self._cache_seats(game.id, {r.seat: _identity(r).to_dict() for r in seats}, game.study_hash)
         return self._seat_cache[game.id]
 
     @staticmethod
-    def _derive(s: Session, game: GameRow, e: Event, identity: dict[str, dict[str, Any]]) -> None:
+    def _derive(game: "_GameState", e: Event, identity: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
+        """Apply event `e` to the game's status and flags; the verdicts row of a verdict event."""
         p = e.payload
         if e.type == ev.VERDICT:
-            s.merge(VerdictRow(game_id=game.id, choice=p["choice"], confidence=p["confidence"],
-                               reason=p.get("reason"), correct=_correct(game.format, p["choice"], identity),
-                               forced=bool(p.get("forced")), t_ms=e.t_ms))
-        elif e.type == ev.GAME_ENDED:
+            return {"game_id": game.id, "choice": p["choice"], "confidence": p["confidence"],
+                    "reason": p.get("reason"), "correct": _correct(game.format, p["choice"], identity),
+                    "forced": bool(p.get("forced")), "t_ms": e.t_ms}
+        if e.type == ev.GAME_ENDED:
             game.status, game.ended_ms, game.end_reason = "ended", e.t_ms, p.get("reason")
         elif e.type == ev.TIME_UP or (e.type == ev.LEFT and e.actor != ev.INTERROGATOR):
             if game.status == "in_progress":
@@ -466,6 +535,7 @@ class Store(StaticMixin):
               and identity.get(e.actor or "", {}).get("kind") == "ai"):  # replies the persona guard regenerated
             game.flags = {**game.flags, "persona_break_regenerated":
                           int(game.flags.get("persona_break_regenerated", 0)) + 1}
+        return None
 
     def record_verdict(self, game_id: str, choice: str, confidence: int, reason: str | None,
                        t_ms: int, *, forced: bool = False) -> VerdictInfo:
