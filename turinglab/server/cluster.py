@@ -254,7 +254,8 @@ class ClusterHub(Hub):
     def _from_worker(self, m: dict[str, Any]) -> None:
         op = m["op"]
         if op == "start":
-            asyncio.create_task(self._start_leased(m["gid"], match_from_json(m["match"])))
+            for gid, match in m["games"]:
+                asyncio.create_task(self._start_leased(gid, match_from_json(match)))
             return
         pid = m["pid"]
         lock = self.plocks.setdefault(pid, asyncio.Lock())
@@ -582,29 +583,43 @@ class ClusterHub(Hub):
             workers = sorted({w for w in at if w})
             alive = dict(zip(workers, await self.r.mget([self.k(f"alive:{w}") for w in workers]))) if workers else {}
             owners = [w if w and alive.get(w) else self.me for w in at]
-            for i in range(0, len(matches), 32):
-                await asyncio.gather(*(self._claim(m, entries, o) for m, o in zip(matches[i:i + 32], owners[i:i + 32])))
+            await self._claim(matches, entries, owners)
             await self.send_waiting_counts()
         return nxt
 
-    async def _claim(self, m: Match, entries: dict[str, str], owner: str) -> None:
-        gid = "g" + secrets.token_hex(8)
-        pids = list(m.waited_ms)
-        hw = json.dumps(list(m.waited_ms.values())) if m.reason == "human" else ""
-        inter = m.interrogator if m.format == "three-player" else ""
-        args: list[Any] = [gid, owner, LEASE_MS, hw, self.study.allocation.wait_match_window, inter,
-                           match_to_json(m), len(pids)]
-        for pid in pids:
-            args += [pid, entries[pid]]
-        args.append(self.prefix)
-        keys = [self.k(x) for x in ("room", "games", f"lease:{gid}", "hwaits", "interrogated", f"match:{gid}")]
-        if not await self.claim(keys=keys, args=args):
-            log.info("a match was not claimed (someone left meanwhile); the room is polled again")
-            self.wake.set()
-            return
-        if owner == self.me or not await self._to_owner(owner, {"op": "start", "gid": gid, "match": match_to_json(m)}):
-            await self.r.set(self.k(f"lease:{gid}"), self.me, px=LEASE_MS)
-            asyncio.create_task(self._start_leased(gid, m))
+    async def _claim(self, matches: list[Match], entries: dict[str, str], owners: list[str]) -> None:
+        """Claim every match in one round trip (each by the CLAIM script), then send each owning
+        worker all its new games in one message."""
+        gids = ["g" + secrets.token_hex(8) for _ in matches]
+        async with self.r.pipeline(transaction=False) as pipe:
+            for m, gid, owner in zip(matches, gids, owners):
+                pids = list(m.waited_ms)
+                hw = json.dumps(list(m.waited_ms.values())) if m.reason == "human" else ""
+                inter = m.interrogator if m.format == "three-player" else ""
+                args: list[Any] = [gid, owner, LEASE_MS, hw, self.study.allocation.wait_match_window, inter,
+                                   match_to_json(m), len(pids)]
+                for pid in pids:
+                    args += [pid, entries[pid]]
+                args.append(self.prefix)
+                keys = [self.k(x) for x in ("room", "games", f"lease:{gid}", "hwaits", "interrogated", f"match:{gid}")]
+                await self.claim(keys=keys, args=args, client=pipe)
+            claimed = await pipe.execute()
+        per_owner: dict[str, list[tuple[str, Match]]] = {}
+        for m, gid, owner, ok in zip(matches, gids, owners, claimed):
+            if ok:
+                per_owner.setdefault(owner, []).append((gid, m))
+            else:
+                log.info("a match was not claimed (someone left meanwhile); the room is polled again")
+                self.wake.set()
+        for owner, games in per_owner.items():
+            if owner != self.me:
+                msg = {"op": "start", "games": [[gid, match_to_json(m)] for gid, m in games]}
+                if await self._to_owner(owner, msg):
+                    continue
+                for gid, _ in games:  # the owner died meanwhile: its games start here
+                    await self.r.set(self.k(f"lease:{gid}"), self.me, px=LEASE_MS)
+            for gid, m in games:
+                asyncio.create_task(self._start_leased(gid, m))
 
     async def _start_leased(self, gid: str, m: Match) -> None:
         self.pending[gid] = m
