@@ -254,8 +254,7 @@ class ClusterHub(Hub):
     def _from_worker(self, m: dict[str, Any]) -> None:
         op = m["op"]
         if op == "start":
-            for gid, match in m["games"]:
-                asyncio.create_task(self._start_leased(gid, match_from_json(match)))
+            asyncio.create_task(self._start_all([(gid, match_from_json(raw)) for gid, raw in m["games"]]))
             return
         pid = m["pid"]
         lock = self.plocks.setdefault(pid, asyncio.Lock())
@@ -618,8 +617,18 @@ class ClusterHub(Hub):
                     continue
                 for gid, _ in games:  # the owner died meanwhile: its games start here
                     await self.r.set(self.k(f"lease:{gid}"), self.me, px=LEASE_MS)
-            for gid, m in games:
-                asyncio.create_task(self._start_leased(gid, m))
+            asyncio.create_task(self._start_all(games))
+
+    async def _start_all(self, games: list[tuple[str, Match]]) -> None:
+        """Start the games leased to me, their players loaded from the store in one call."""
+        for gid, m in games:
+            self.pending[gid] = m  # renewed from now on
+        try:
+            await self.people_of(pid for _, m in games for pid in m.participants)
+        except Exception:  # noqa: BLE001 - each game's start loads what it needs again
+            log.exception("worker %s: loading the players of %d new games failed", self.me, len(games))
+        for gid, m in games:
+            asyncio.create_task(self._start_leased(gid, m))
 
     async def _start_leased(self, gid: str, m: Match) -> None:
         self.pending[gid] = m

@@ -1,7 +1,8 @@
 """The server's live state: connections, participants, the waiting room and running games.
 
-Everything here runs on the event loop; store calls run in worker threads (`Writer` keeps
-each game's events in order). The hub is created by `create_app` and driven by websocket
+Everything here runs on the event loop; game writes go through a writer that keeps each game's
+events in order (`Writer`, worker threads, for SQLite; `PgWriter`, async, for PostgreSQL), other
+store calls run in worker threads. The hub is created by `create_app` and driven by websocket
 frames and the matchmaking task.
 """
 
@@ -325,10 +326,23 @@ class Hub:
             info = await asyncio.to_thread(self.store.get_participant, token)
         except UnknownId:
             return None
+        return self._known(info)
+
+    async def people_of(self, pids: Iterable[str]) -> None:
+        """Load the participants not yet known here, in one store call (e.g. the players of many
+        games starting at once on a worker they are not connected to)."""
+        new = [p for p in set(pids) if p and p not in self.people]
+        if new:
+            for info in await asyncio.to_thread(self.store.get_participants, new):
+                self._known(info)
+
+    def _known(self, info: Any) -> Person:
+        if info.id in self.people:  # loaded meanwhile
+            return self.people[info.id]
         p = Person(info.id, info.consent_ms is not None, self.played.get(info.id, 0), bool(info.demographics))
         if info.label == BOT_LABEL:
             self.bots.add(info.id)
-        self.people[token] = p
+        self.people[info.id] = p
         return p
 
     async def new_person(self, prolific: dict[str, str], cookie: str | None = None, *, bot: bool = False) -> str:
