@@ -59,21 +59,24 @@ async def test_acknowledged_only_after_the_commit(postgres_url):
     [(new, g)] = _games(store, 1)
     writer = PgWriter(store.url)
     other = create_engine(store.url)
-    seen: list[tuple[bool, int]] = []
-    original = writer.store.append_in
+    seen: list[tuple[bool, int, int]] = []
+    original = writer._append
 
-    def spy(s, batches):  # the INSERT has run, the transaction is still open
-        original(s, batches)
+    async def spy(db, per_game):  # the INSERT has run, the transaction is still open
+        await original(db, per_game)
+        async with await db.cursor().execute("select count(*) from events where game_id = %s", (new.game_id,)) as c:
+            mine = (await c.fetchone())[0]  # this transaction sees its rows
         with other.connect() as c:  # another connection: nothing of the open transaction shows
             n = c.execute(text("select count(*) from events where game_id = :g"), {"g": new.game_id}).scalar()
-        seen.append((ack.done(), n))
+        seen.append((ack.done(), mine, n))
 
     try:
         await writer.create(new)
-        writer.store.append_in = spy
+        writer._append = spy
         ack = asyncio.ensure_future(writer.append(new.game_id, g.log))
         await ack
-        assert seen == [(False, 0)]  # inside the transaction: not acknowledged, not visible elsewhere
+        n = len(g.log)
+        assert seen == [(False, n, 0)]  # inside the transaction: not acknowledged, not visible elsewhere
         assert [e.seq for e in store.events(new.game_id)] == [e.seq for e in g.log]
     finally:
         await writer.stop()

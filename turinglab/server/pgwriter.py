@@ -13,15 +13,17 @@ at once (the sessions roll back and rebuild from the stored log, see `GameSessio
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import Callable, Iterable
 from typing import Any
 
+import psycopg
 from sqlalchemy.exc import DataError, IntegrityError, ProgrammingError
-from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from turinglab.game.events import Event
-from turinglab.store.api import NewGame, Store
+from turinglab.store.api import NewGame, Store, _GameState, duplicate_error, group_batches
 from turinglab.store.db import StoreError
 
 log = logging.getLogger("turinglab.server")
@@ -29,7 +31,23 @@ log = logging.getLogger("turinglab.server")
 MAX_BATCH = 2000  # items per transaction
 _STOP = object()
 # the item's own fault: the others of its batch are written without it
-ITEM_ERRORS = (StoreError, IntegrityError, DataError, ProgrammingError)
+ITEM_ERRORS = (StoreError, IntegrityError, DataError, ProgrammingError, psycopg.IntegrityError, psycopg.DataError,
+               psycopg.ProgrammingError)
+# the append path's SQL (PostgreSQL): rows travel as one JSON document, ids as one array
+_LOCK = ("SELECT g.id, g.format, g.study_hash, g.status, g.flags, g.ended_ms, g.end_reason, "
+         "(SELECT max(e.seq) FROM events e WHERE e.game_id = g.id) "
+         "FROM games g WHERE g.id = ANY(%s) ORDER BY g.id FOR UPDATE OF g")
+_SEATS = ("SELECT game_id, seat, kind, witness, participant_id, selection_prob FROM game_seats "
+          "WHERE game_id = ANY(%s)")
+_EVENT_COLS = "game_id, seq, t_ms, type, actor, conversation, payload, identity, study_hash"
+_INSERT_EVENTS = (f"INSERT INTO events ({_EVENT_COLS}) SELECT {_EVENT_COLS} "
+                  "FROM json_populate_recordset(NULL::events, %s::json)")
+_UPDATE_GAMES = ("UPDATE games g SET status = r.status, flags = r.flags, ended_ms = r.ended_ms, "
+                 "end_reason = r.end_reason FROM json_to_recordset(%s::json) "
+                 "AS r(gid text, status text, flags json, ended_ms bigint, end_reason text) WHERE g.id = r.gid")
+_VERDICT_COLS = "game_id, choice, confidence, reason, correct, forced, t_ms"
+_INSERT_VERDICTS = (f"INSERT INTO verdicts ({_VERDICT_COLS}) SELECT {_VERDICT_COLS} "
+                    "FROM json_populate_recordset(NULL::verdicts, %s::json)")
 
 
 class PgWriter:
@@ -37,9 +55,7 @@ class PgWriter:
 
     def __init__(self, url: str, lanes: int = 1) -> None:
         self.store = Store(url, upgrade=False)  # checks, seat cache; `run` jobs get it in a thread
-        self.engine: AsyncEngine = create_async_engine(self.store.url, pool_size=lanes + 1, max_overflow=2,
-                                                       pool_pre_ping=True)
-        self.sessions = async_sessionmaker(self.engine, expire_on_commit=False)
+        self.engine: AsyncEngine = create_async_engine(self.store.url, pool_size=lanes + 1, max_overflow=2)
         self.queues: list[asyncio.Queue] = [asyncio.Queue() for _ in range(lanes)]
         self.tasks = [asyncio.create_task(self._run(q)) for q in self.queues]
         self.stopped = False
@@ -127,14 +143,45 @@ class PgWriter:
     async def _commit(self, items: list) -> None:
         creates = [what for _, what, _ in items if isinstance(what, NewGame)]
         appends = [(gid, what) for gid, what, _ in items if not isinstance(what, NewGame)]
+        async with self.engine.connect() as conn:  # rolled back on leaving unless committed
+            await conn.begin()  # the commit below then commits the driver's transaction, whoever used it
+            db = (await conn.get_raw_connection()).driver_connection
+            try:
+                if creates:  # a game's start is queued before its events, and no event precedes a start
+                    await conn.run_sync(lambda c: self.store.create_in(c, creates))
+                if appends:  # the hot path: straight on the driver's connection, in the same transaction
+                    await self._append(db, group_batches(appends))
+                await conn.commit()
+            except BaseException:
+                if db.broken:  # not back into the pool (no ping on checkout: it would cost a round trip)
+                    await conn.invalidate()
+                raise
 
-        def write(s: Any) -> None:  # runs in SQLAlchemy's greenlet: each query awaits the async driver
-            if creates:  # a game's start is queued before its events, and no event precedes a start
-                self.store.create_in(s, creates)
-            self.store.append_in(s, appends)
-
-        async with self.sessions() as s, s.begin():
-            await s.run_sync(write)
+    async def _append(self, db: Any, per_game: dict[str, list[Event]]) -> None:
+        """`Store.append_in` in as few round trips as it takes: lock the games and read their
+        last seq (one query), their seats if not cached, one insert, and the derived rows."""
+        ids = sorted(per_game)  # lock game rows in one order (no deadlock between writers)
+        async with db.cursor() as cur:
+            await cur.execute(_LOCK, (ids,))
+            games, last = {}, {}
+            for r in await cur.fetchall():
+                games[r[0]] = _GameState(*r[:7])
+                last[r[0]] = r[7]
+            missing = [g for g in ids if g in games and g not in self.store._seat_cache]
+            if missing:
+                await cur.execute(_SEATS, (missing,))
+                self.store.cache_seat_rows(await cur.fetchall(), games)
+            rows, verdicts = self.store.plan_append(per_game, games, last)
+            try:
+                await cur.execute(_INSERT_EVENTS, (json.dumps(rows),))
+            except psycopg.errors.UniqueViolation as exc:
+                raise duplicate_error(ids, exc) from None
+            changed = [g.row() for g in games.values() if g.changed()]
+            if changed:
+                await cur.execute(_UPDATE_GAMES, (json.dumps(changed),))
+            if verdicts:  # a verdict replaces the game's verdict row, if it had one
+                await cur.execute("DELETE FROM verdicts WHERE game_id = ANY(%s)", ([v["game_id"] for v in verdicts],))
+                await cur.execute(_INSERT_VERDICTS, (json.dumps(verdicts),))
 
     async def stop(self, timeout_s: float = 30.0) -> None:
         """Shut down: write everything already queued, then close the pool. Only after `timeout_s`

@@ -16,6 +16,7 @@ from typing import Any
 
 from sqlalchemy import String, Table, any_, bindparam, delete, func, insert, select, text, update
 from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -169,13 +170,26 @@ class _GameState:
                 "end_reason": self.end_reason}
 
 
+def group_batches(batches: Iterable[tuple[str, Iterable[Event]]]) -> dict[str, list[Event]]:
+    """`(game_id, events)` batches as each game's events in order (games in first-seen order)."""
+    per_game: dict[str, list[Event]] = {}
+    for game_id, events in batches:
+        per_game.setdefault(game_id, []).extend(events)
+    return {g: evs for g, evs in per_game.items() if evs}
+
+
+def duplicate_error(ids: list[str], orig: Any) -> StoreError:
+    which = ", ".join(ids[:5]) + (" …" if len(ids) > 5 else "")
+    return StoreError(f"game {which}: events could not be stored ({orig}); was the same event appended twice?")
+
+
 def insert_rows(s: Session, table: Table, rows: list[dict[str, Any]]) -> None:
     """Insert `rows` (dicts with the same keys) in one statement. On PostgreSQL the rows travel as
     one JSON document (`json_populate_recordset` gives each value its column's type; the driver's
     executemany would send every row as a statement of its own); elsewhere the driver's executemany."""
     if not rows:
         return
-    conn = s.connection()
+    conn = s if isinstance(s, Connection) else s.connection()
     if conn.dialect.name != "postgresql":
         conn.execute(insert(table), rows)
         return
@@ -444,10 +458,7 @@ class Store(StaticMixin):
         """`append_many` inside the open transaction `s` (the caller commits). A few statements
         for the whole batch, however many games: lock, last seq, seats (uncached), insert, and
         the derived rows of the games whose status, flags or verdict changed."""
-        per_game: dict[str, list[Event]] = {}
-        for game_id, events in batches:
-            per_game.setdefault(game_id, []).extend(events)
-        per_game = {g: evs for g, evs in per_game.items() if evs}
+        per_game = group_batches(batches)
         if not per_game:
             return
         ids = sorted(per_game)  # lock game rows in one order (no deadlock between writers)
@@ -458,16 +469,32 @@ class Store(StaticMixin):
             key = {"ids": chunk}
             games.update((r.id, _GameState(*r)) for r in s.execute(_GAMES_FOR_UPDATE[pg], key))
             last.update(s.execute(_LAST_SEQ[pg], key).all())
-        for game_id in per_game:
-            if game_id not in games:
-                raise UnknownId(f"no game with id {game_id!r}")
-        self._load_identities(s, [games[g] for g in ids])
+        self._load_identities(s, [games[g] for g in ids if g in games])
+        rows, verdicts = self.plan_append(per_game, games, last)
+        try:
+            insert_rows(s, EventRow.__table__, rows)  # one statement, no ORM objects (the hot path)
+        except IntegrityError as exc:
+            raise duplicate_error(ids, exc.orig) from None
+        changed = [g.row() for g in games.values() if g.changed()]
+        if changed:
+            s.connection().execute(_UPDATE_GAME, changed)
+        if verdicts:  # a verdict replaces the game's verdict row, if it had one
+            s.connection().execute(delete(VerdictRow.__table__).where(VerdictRow.game_id.in_([v["game_id"] for v in verdicts])))
+            insert_rows(s, VerdictRow.__table__, verdicts)
+
+    def plan_append(self, per_game: dict[str, list[Event]], games: dict[str, "_GameState"],
+                    last: dict[str, int]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """The checks and rows of an append (no I/O): the event rows to insert and the verdict rows;
+        `games` (locked rows, their identities in the seat cache) are changed in place. `last`: the
+        last stored seq of each game that has events."""
         rows: list[dict[str, Any]] = []
         verdicts: dict[str, dict[str, Any]] = {}
         for game_id in per_game:  # in the order the games were given
-            game = games[game_id]
-            identity, study_hash = self._identity(s, game)
-            expected = last[game_id] + 1 if game_id in last else 0
+            game = games.get(game_id)
+            if game is None:
+                raise UnknownId(f"no game with id {game_id!r}")
+            identity, study_hash = self._seat_cache.get(game_id) or ({}, game.study_hash)
+            expected = last[game_id] + 1 if last.get(game_id) is not None else 0
             for i, e in enumerate(per_game[game_id]):
                 if e.seq != expected + i:
                     raise StoreError(f"game {game_id}: event seq {e.seq} does not continue the log "
@@ -477,18 +504,16 @@ class Store(StaticMixin):
                              "identity": identity, "study_hash": study_hash})
                 if (v := self._derive(game, e, identity)) is not None:
                     verdicts[game_id] = v
-        try:
-            insert_rows(s, EventRow.__table__, rows)  # one statement, no ORM objects (the hot path)
-        except IntegrityError as exc:
-            which = ", ".join(ids[:5]) + (" …" if len(ids) > 5 else "")
-            raise StoreError(f"game {which}: events could not be stored ({exc.orig}); "
-                             "was the same event appended twice?") from None
-        changed = [g.row() for g in games.values() if g.changed()]
-        if changed:
-            s.connection().execute(_UPDATE_GAME, changed)
-        if verdicts:  # a verdict replaces the game's verdict row, if it had one
-            s.connection().execute(delete(VerdictRow.__table__).where(VerdictRow.game_id.in_(list(verdicts))))
-            insert_rows(s, VerdictRow.__table__, list(verdicts.values()))
+        return rows, list(verdicts.values())
+
+    def cache_seat_rows(self, rows: Iterable[Any], games: dict[str, "_GameState"]) -> None:
+        """Fill the seat cache from `game_seats` rows (game_id, seat, kind, witness, participant_id,
+        selection_prob) of these games."""
+        found: dict[str, dict[str, dict[str, Any]]] = {}
+        for r in rows:
+            found.setdefault(r[0], {})[r[1]] = Identity(r[2], r[3], r[4], r[5]).to_dict()
+        for gid, seats in found.items():
+            self._cache_seats(gid, seats, games[gid].study_hash)
 
     def _load_identities(self, s: Session, games: list[Any]) -> None:
         """Fill the seat cache for these games (rows with `id` and `study_hash`): one query
