@@ -580,13 +580,15 @@ class Hub:
             identities = {k: v.identity for k, v in seats.items()}
             # a bot played: flagged, so the game is kept apart from the study's data (analyses exclude it)
             flags = {"bot": True} if pids & self.bots else {}
-            await self.writer.create(NewGame(self.study_id, m.format, identities, m.interrogator,
-                                             s.game.started_ms, gid, flags))
+            # the game and its first events, queued together (one transaction on PostgreSQL)
+            await asyncio.gather(self.writer.create(NewGame(self.study_id, m.format, identities, m.interrogator,
+                                                            s.game.started_ms, gid, flags)),
+                                 self.writer.append(gid, s.game.log))
             self.live[gid] = s
             for pid in s.participants():
                 self.session_of[pid] = s
             self.starting -= pids
-            await s.start()
+            await s.start(stored=True)
         except BaseException:
             self.starting -= pids
             self._release(Identity(sl.kind, sl.witness, sl.participant_id, sl.selection_prob) for sl in m.seats.values())
