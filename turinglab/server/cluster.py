@@ -390,16 +390,19 @@ class ClusterHub(Hub):
             return
         await self.send(pid, await self._shared_state(pid))
 
-    async def _shared_state(self, pid: str) -> dict[str, Any]:
+    async def _shared_state(self, pid: str, known: tuple | None = None) -> dict[str, Any]:
         """The state of a participant without a game on this worker, from Redis (and the reveal
-        of a game that ended here)."""
+        of a game that ended here). `known`: (room entry, played, alone, game id) just read."""
         if pid not in self.people:
             await self.person(pid)
         p = self.people[pid]
-        async with self.r.pipeline(transaction=False) as pipe:  # one round trip
-            pipe.hget(self.k("room"), pid).hget(self.k("played"), pid)
-            pipe.exists(self.k(f"alone:{pid}")).get(self.k(f"game:{pid}"))
-            raw, played, alone, gid = await pipe.execute()
+        if known is not None:
+            raw, played, alone, gid = known
+        else:
+            async with self.r.pipeline(transaction=False) as pipe:  # one round trip
+                pipe.hget(self.k("room"), pid).hget(self.k("played"), pid)
+                pipe.exists(self.k(f"alone:{pid}")).get(self.k(f"game:{pid}"))
+                raw, played, alone, gid = await pipe.execute()
         p.games_played = int(played or p.games_played)
         s = self.session_of.get(pid)
         if s is not None and s.id == gid and raw is None:  # a game that ended here: its reveal
@@ -494,7 +497,8 @@ class ClusterHub(Hub):
         self.routes.pop(pid, None)
         async with self.r.pipeline(transaction=False) as pipe:
             pipe.delete(self.k(f"game:{pid}"), self.k(f"alone:{pid}")).lrange(self.k("hwaits"), 0, -1)
-            _, waits = await pipe.execute()
+            pipe.hget(self.k("played"), pid)
+            _, waits, played = await pipe.execute()
         self.room.human_waits.clear()
         self.room.human_waits.extend(json.loads(w) for w in waits)
         self.room.waiting.pop(pid, None)
@@ -506,7 +510,8 @@ class ClusterHub(Hub):
             self._lone_tasks.add(task)
             task.add_done_callback(self._lone_tasks.discard)
         self._wake_leader()
-        await self.send(pid, await self._shared_state(pid))
+        known = (waiting_to_json(entry), played, 0, None) if fresh else None  # in the room, no game, not alone
+        await self.send(pid, await self._shared_state(pid, known))
         await self.send_waiting_counts()
 
     def _wake_leader(self) -> None:
