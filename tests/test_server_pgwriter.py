@@ -172,3 +172,31 @@ async def test_a_database_that_is_away_fails_the_batch_without_storing(postgres_
     finally:
         await good.stop()
         store.close()
+
+
+async def test_a_game_created_elsewhere_gets_its_seats_and_derived_rows(postgres_url):
+    """A game the writer did not create (e.g. taken over from another worker): its seats are read
+    back for the identity of every event, and a verdict ends it with the same derived rows as the
+    synchronous store writes."""
+    from turinglab.game.engine import GiveVerdict
+
+    store = Store(postgres_url)
+    [(new, g)] = _games(store, 1)
+    store.create_game(new.study_id, new.format, new.seats, new.interrogator_id, new.t_ms, game_id=new.game_id)
+    writer = PgWriter(store.url)  # its own store: nothing cached
+    try:
+        await writer.append(new.game_id, g.log)
+        for n in range(2):
+            await writer.append(new.game_id, _say(g, n, new.game_id))
+        out = g.apply(GiveVerdict("interrogator", "human", 80, "fast replies"), 1100)
+        assert out.ok
+        await writer.append(new.game_id, out.events)
+    finally:
+        await writer.stop()
+    info = store.game(new.game_id)
+    assert info.status == "ended" and info.ended_ms == g.log[-1].t_ms
+    assert info.verdict is not None and info.verdict.choice == "human" and info.verdict.correct is True
+    rows = store.event_rows(new.game_id)
+    assert [r.event.to_dict() for r in rows] == [e.to_dict() for e in g.log]
+    assert all(r.identity["A"]["participant_id"] == new.seats["A"]["participant_id"] for r in rows)
+    store.close()

@@ -23,7 +23,7 @@ from sqlalchemy.exc import DataError, IntegrityError, ProgrammingError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from turinglab.game.events import Event
-from turinglab.store.api import NewGame, Store, _GameState, duplicate_error, group_batches
+from turinglab.store.api import NewGame, Store, GameState, duplicate_error, group_batches
 from turinglab.store.db import StoreError
 
 log = logging.getLogger("turinglab.server")
@@ -165,9 +165,9 @@ class PgWriter:
             await cur.execute(_LOCK, (ids,))
             games, last = {}, {}
             for r in await cur.fetchall():
-                games[r[0]] = _GameState(*r[:7])
+                games[r[0]] = GameState(*r[:7])
                 last[r[0]] = r[7]
-            missing = [g for g in ids if g in games and g not in self.store._seat_cache]
+            missing = self.store.uncached_seats([g for g in ids if g in games])
             if missing:
                 await cur.execute(_SEATS, (missing,))
                 self.store.cache_seat_rows(await cur.fetchall(), games)

@@ -148,7 +148,7 @@ _UPDATE_GAME = update(GameRow.__table__).where(GameRow.__table__.c.id == bindpar
 
 
 @dataclass
-class _GameState:
+class GameState:
     """A game's row while its events are appended (what `Store._derive` reads and changes)."""
 
     id: str
@@ -463,11 +463,11 @@ class Store(StaticMixin):
             return
         ids = sorted(per_game)  # lock game rows in one order (no deadlock between writers)
         pg = s.connection().dialect.name == "postgresql"
-        games: dict[str, _GameState] = {}
+        games: dict[str, GameState] = {}
         last: dict[str, int] = {}
         for chunk in ([ids] if pg else _chunks(ids)):
             key = {"ids": chunk}
-            games.update((r.id, _GameState(*r)) for r in s.execute(_GAMES_FOR_UPDATE[pg], key))
+            games.update((r.id, GameState(*r)) for r in s.execute(_GAMES_FOR_UPDATE[pg], key))
             last.update(s.execute(_LAST_SEQ[pg], key).all())
         self._load_identities(s, [games[g] for g in ids if g in games])
         rows, verdicts = self.plan_append(per_game, games, last)
@@ -482,7 +482,7 @@ class Store(StaticMixin):
             s.connection().execute(delete(VerdictRow.__table__).where(VerdictRow.game_id.in_([v["game_id"] for v in verdicts])))
             insert_rows(s, VerdictRow.__table__, verdicts)
 
-    def plan_append(self, per_game: dict[str, list[Event]], games: dict[str, "_GameState"],
+    def plan_append(self, per_game: dict[str, list[Event]], games: dict[str, "GameState"],
                     last: dict[str, int]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """The checks and rows of an append (no I/O): the event rows to insert and the verdict rows;
         `games` (locked rows, their identities in the seat cache) are changed in place. `last`: the
@@ -506,7 +506,11 @@ class Store(StaticMixin):
                     verdicts[game_id] = v
         return rows, list(verdicts.values())
 
-    def cache_seat_rows(self, rows: Iterable[Any], games: dict[str, "_GameState"]) -> None:
+    def uncached_seats(self, ids: Iterable[str]) -> list[str]:
+        """The games among `ids` whose seats are not in the cache."""
+        return [g for g in ids if g not in self._seat_cache]
+
+    def cache_seat_rows(self, rows: Iterable[Any], games: dict[str, "GameState"]) -> None:
         """Fill the seat cache from `game_seats` rows (game_id, seat, kind, witness, participant_id,
         selection_prob) of these games."""
         found: dict[str, dict[str, dict[str, Any]]] = {}
@@ -540,7 +544,7 @@ class Store(StaticMixin):
         return self._seat_cache[game.id]
 
     @staticmethod
-    def _derive(game: "_GameState", e: Event, identity: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
+    def _derive(game: "GameState", e: Event, identity: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
         """Apply event `e` to the game's status and flags; the verdicts row of a verdict event."""
         p = e.payload
         if e.type == ev.VERDICT:
