@@ -203,14 +203,19 @@ class ClusterHub(Hub):
 
     async def _adopt_open(self) -> None:
         """Games open in the store that Redis does not know (Redis lost, or a full restart) are
-        put up for takeover, so they resume from the log instead of hanging."""
-        known = await self.r.smembers(self.k("games"))
-        for status in ("in_progress", "awaiting_verdict"):
-            for g in await asyncio.to_thread(self.store.games, self.study_id, status=status):
-                if g.id not in known and not await self.r.exists(self.k(f"lease:{g.id}")):
-                    await self.r.sadd(self.k("games"), g.id)
-                    for pid in {g.interrogator_id, *(i.participant_id for i in g.seats.values())} - {None}:
-                        await self.r.set(self.k(f"game:{pid}"), g.id)
+        put up for takeover, so they resume from the log instead of hanging. Only their ids are
+        read (every ADOPT_EVERY renewals), then each candidate again: it may have ended meanwhile."""
+        ids = await asyncio.to_thread(self.store.open_game_ids, self.study_id)
+        known = await self.r.smembers(self.k("games"))  # after the store: a game started meanwhile is known
+        for gid in ids:
+            if gid in known or await self.r.exists(self.k(f"lease:{gid}")):
+                continue
+            g = await asyncio.to_thread(self.store.game, gid)
+            if g.status == "ended":  # ended (and left Redis) since the store was read
+                continue
+            await self.r.sadd(self.k("games"), g.id)
+            for pid in {g.interrogator_id, *(i.participant_id for i in g.seats.values())} - {None}:
+                await self.r.set(self.k(f"game:{pid}"), g.id)
 
     # ---- relay ---------------------------------------------------------------------
     async def _listen(self) -> None:

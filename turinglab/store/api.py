@@ -645,6 +645,12 @@ class Store(StaticMixin):
                 raise UnknownId(f"no game with id {game_id!r}")
             return self._game_infos(s, [row])[0]
 
+    def open_game_ids(self, study_id: int) -> list[str]:
+        """The ids of the study's games still open (in progress or awaiting the verdict)."""
+        with self._tx() as s:
+            return list(s.scalars(select(GameRow.id).where(GameRow.study_id == study_id, GameRow.status != "ended")
+                                  .order_by(GameRow.started_ms, GameRow.id)))
+
     def games(self, study_id: int | None = None, *, interrogator_id: str | None = None,
               status: str | None = None) -> list[GameInfo]:
         """Games in start order, with seats and verdicts."""
