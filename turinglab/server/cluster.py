@@ -122,7 +122,9 @@ class ClusterHub(Hub):
 
         self.me = "w" + secrets.token_hex(6)
         self.prefix = prefix
-        pool = aioredis.BlockingConnectionPool.from_url(redis_url, decode_responses=True, max_connections=64,
+        # a roomy pool: with 64 connections, a burst of joins and starts left some sends waiting
+        # seconds for a connection (the stragglers of the start burst)
+        pool = aioredis.BlockingConnectionPool.from_url(redis_url, decode_responses=True, max_connections=512,
                                                          timeout=20)
         self.r = aioredis.Redis(connection_pool=pool)
         self.claim = self.r.register_script(CLAIM)
