@@ -23,8 +23,9 @@ from sqlalchemy.exc import DataError, IntegrityError, ProgrammingError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from turinglab.game.events import Event
-from turinglab.store.api import NewGame, Store, GameState, duplicate_error, group_batches
+from turinglab.store.api import Store
 from turinglab.store.db import StoreError
+from turinglab.store.rows import GameState, NewGame, duplicate_error, group_batches
 
 log = logging.getLogger("turinglab.server")
 
