@@ -79,6 +79,16 @@ async def test_players_on_two_workers_play_one_game(postgres_url, redis_url):
         assert r1["game"]["reveal"]["correct"] is True and r2["game"]["verdict"]["choice"] == "human"
         for x in (p, q):
             await x.close()
+        import redis.asyncio as aioredis
+
+        r = aioredis.Redis.from_url(redis_url, decode_responses=True)
+        gid, pre = sp["game"]["game_id"], PREFIXES[-1]
+        try:  # the game is over: its lease is free and it is no longer a live game
+            assert not await r.exists(f"{pre}:lease:{gid}", f"{pre}:match:{gid}")
+            assert not await r.sismember(f"{pre}:games", gid)
+            assert await r.hget(f"{pre}:played", p.pid) == "1"
+        finally:
+            await r.aclose()
     from turinglab.store.api import Store
 
     with Store(postgres_url) as st:
@@ -162,3 +172,41 @@ async def test_ai_game_on_the_other_worker_and_thompson_tallies_shared(postgres_
         await asyncio.sleep(2.5)  # each worker's matchmaking loop follows the shared verdict list
         tallies = [a.state.hub.room.stats.tallies["Eliza"] for a in (a1, a2)]
         assert [t.games for t in tallies] == [2, 2] and [t.judged_human for t in tallies] == [2, 2]
+
+
+async def test_open_games_redis_does_not_know_are_taken_over_and_ended_ones_left(postgres_url, redis_url):
+    """After Redis lost its keys (or a full restart), a worker puts the store's open games up for
+    takeover and resumes them; a game that has ended stays ended."""
+    import redis.asyncio as aioredis
+
+    from turinglab.game.engine import End, Game
+    from turinglab.store.api import Store
+
+    s = Study(name="cl-adopt", rules=RULES, allocation=Allocation(human_ratio=1.0))
+    with Store(postgres_url) as st:
+        sid = st.register_study(s)
+        ids = []
+        for ended in (False, True):
+            i, w = st.create_participant(consent_ms=1), st.create_participant(consent_ms=1)
+            gid = st.create_game(sid, "two-player", {"A": {"kind": "human", "participant_id": w}}, i, 1000)
+            g = Game.start("two-player", s.rules, 1000)
+            if ended:
+                g.apply(End("server_restart"), 2000)
+            st.append_events(gid, g.log)
+            ids.append(gid)
+    open_gid, ended_gid = ids
+    [app] = apps(s, postgres_url, redis_url, n=1, human_timing=FAST)
+    pre = PREFIXES[-1]
+    r = aioredis.Redis.from_url(redis_url, decode_responses=True)
+    try:
+        with serve_in_thread(app):
+            for _ in range(200):  # taken over: leased by the worker
+                if await r.get(f"{pre}:lease:{open_gid}"):
+                    break
+                await asyncio.sleep(0.05)
+            assert await r.get(f"{pre}:lease:{open_gid}")
+            assert await r.sismember(f"{pre}:games", open_gid)
+            assert not await r.sismember(f"{pre}:games", ended_gid)
+            assert not await r.exists(f"{pre}:lease:{ended_gid}")
+    finally:
+        await r.aclose()

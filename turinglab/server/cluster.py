@@ -122,7 +122,9 @@ class ClusterHub(Hub):
 
         self.me = "w" + secrets.token_hex(6)
         self.prefix = prefix
-        pool = aioredis.BlockingConnectionPool.from_url(redis_url, decode_responses=True, max_connections=64,
+        # a roomy pool: with 64 connections, a burst of joins and starts left some sends waiting
+        # seconds for a connection (the stragglers of the start burst)
+        pool = aioredis.BlockingConnectionPool.from_url(redis_url, decode_responses=True, max_connections=512,
                                                          timeout=20)
         self.r = aioredis.Redis(connection_pool=pool)
         self.claim = self.r.register_script(CLAIM)
@@ -136,6 +138,9 @@ class ClusterHub(Hub):
         self.pending: dict[str, Match] = {}  # games leased to me, not yet started
         self.local_only: set[str] = set()  # players of my games connected to no other worker
         self.plocks: dict[str, asyncio.Lock] = {}  # relayed frames of one participant run in order
+        self.routes: dict[str, str] = {}  # participant -> the worker that ran their last game frame
+        self._waking: asyncio.Task | None = None  # a publish of "wake" in flight
+        self._wake_again = False
         self.bg: list[asyncio.Task] = []
         super().__init__(*args, **kw)
         if self.room.capacity is not None and self.room.capacity.estimates:
@@ -200,14 +205,19 @@ class ClusterHub(Hub):
 
     async def _adopt_open(self) -> None:
         """Games open in the store that Redis does not know (Redis lost, or a full restart) are
-        put up for takeover, so they resume from the log instead of hanging."""
-        known = await self.r.smembers(self.k("games"))
-        for status in ("in_progress", "awaiting_verdict"):
-            for g in await asyncio.to_thread(self.store.games, self.study_id, status=status):
-                if g.id not in known and not await self.r.exists(self.k(f"lease:{g.id}")):
-                    await self.r.sadd(self.k("games"), g.id)
-                    for pid in {g.interrogator_id, *(i.participant_id for i in g.seats.values())} - {None}:
-                        await self.r.set(self.k(f"game:{pid}"), g.id)
+        put up for takeover, so they resume from the log instead of hanging. Only their ids are
+        read (every ADOPT_EVERY renewals), then each candidate again: it may have ended meanwhile."""
+        ids = await asyncio.to_thread(self.store.open_game_ids, self.study_id)
+        known = await self.r.smembers(self.k("games"))  # after the store: a game started meanwhile is known
+        for gid in ids:
+            if gid in known or await self.r.exists(self.k(f"lease:{gid}")):
+                continue
+            g = await asyncio.to_thread(self.store.game, gid)
+            if g.status == "ended":  # ended (and left Redis) since the store was read
+                continue
+            await self.r.sadd(self.k("games"), g.id)
+            for pid in {g.interrogator_id, *(i.participant_id for i in g.seats.values())} - {None}:
+                await self.r.set(self.k(f"game:{pid}"), g.id)
 
     # ---- relay ---------------------------------------------------------------------
     async def _listen(self) -> None:
@@ -251,7 +261,7 @@ class ClusterHub(Hub):
     def _from_worker(self, m: dict[str, Any]) -> None:
         op = m["op"]
         if op == "start":
-            asyncio.create_task(self._start_leased(m["gid"], match_from_json(m["match"])))
+            asyncio.create_task(self._start_all([(gid, match_from_json(raw)) for gid, raw in m["games"]]))
             return
         pid = m["pid"]
         lock = self.plocks.setdefault(pid, asyncio.Lock())
@@ -262,7 +272,7 @@ class ClusterHub(Hub):
         async with lock:
             try:
                 if m["op"] == "frame":
-                    await self.handle(pid, m["raw"])
+                    await self.handle(pid, m["raw"], relayed=True)
                 elif m["op"] == "conn":
                     await self._remote_conn(pid, m["up"])
                 elif m["op"] == "state":
@@ -296,8 +306,8 @@ class ClusterHub(Hub):
         gid = await self.r.get(self.k(f"game:{pid}"))
         if not gid:
             return None, None, False
-        owner, live = await asyncio.gather(self.r.get(self.k(f"lease:{gid}")),
-                                           self.r.sismember(self.k("games"), gid))
+        async with self.r.pipeline(transaction=False) as pipe:
+            owner, live = await pipe.get(self.k(f"lease:{gid}")).sismember(self.k("games"), gid).execute()
         return gid, owner, bool(live)
 
     async def _to_owner(self, owner: str, msg: dict[str, Any]) -> bool:
@@ -387,15 +397,19 @@ class ClusterHub(Hub):
             return
         await self.send(pid, await self._shared_state(pid))
 
-    async def _shared_state(self, pid: str) -> dict[str, Any]:
+    async def _shared_state(self, pid: str, known: tuple | None = None) -> dict[str, Any]:
         """The state of a participant without a game on this worker, from Redis (and the reveal
-        of a game that ended here)."""
+        of a game that ended here). `known`: (room entry, played, alone, game id) just read."""
         if pid not in self.people:
             await self.person(pid)
         p = self.people[pid]
-        raw, played, alone, gid = await asyncio.gather(
-            self.r.hget(self.k("room"), pid), self.r.hget(self.k("played"), pid),
-            self.r.exists(self.k(f"alone:{pid}")), self.r.get(self.k(f"game:{pid}")))
+        if known is not None:
+            raw, played, alone, gid = known
+        else:
+            async with self.r.pipeline(transaction=False) as pipe:  # one round trip
+                pipe.hget(self.k("room"), pid).hget(self.k("played"), pid)
+                pipe.exists(self.k(f"alone:{pid}")).get(self.k(f"game:{pid}"))
+                raw, played, alone, gid = await pipe.execute()
         p.games_played = int(played or p.games_played)
         s = self.session_of.get(pid)
         if s is not None and s.id == gid and raw is None:  # a game that ended here: its reveal
@@ -419,7 +433,7 @@ class ClusterHub(Hub):
                 await self.send(pid, await self._shared_state(pid))
 
     # ---- frames in ---------------------------------------------------------------------
-    async def handle(self, pid: str, raw: str) -> None:
+    async def handle(self, pid: str, raw: str, relayed: bool = False) -> None:
         try:
             f = proto.parse(raw)
         except proto.BadFrame as exc:
@@ -439,8 +453,19 @@ class ClusterHub(Hub):
             await super().handle(pid, raw)
             return
         # not mine: to the lease holder (a relayed frame too, if its game moved meanwhile; the holder
-        # never forwards further, so a frame makes at most two hops)
+        # never forwards further, so a frame makes at most two hops). Game frames go where the last
+        # one went without asking Redis: a worker that no longer runs the game forwards it, a dead
+        # one takes no message (then the route is asked again); a join forgets the route. A relayed
+        # frame is routed by Redis alone (two stale routes must not send a frame back and forth).
+        if t in GAME_FRAMES and not relayed and (owner := self.routes.get(pid)) is not None:
+            if await self._to_owner(owner, {"op": "frame", "pid": pid, "raw": raw}):
+                return
+            self.routes.pop(pid, None)
+        else:
+            self.routes.pop(pid, None)
         gid, owner, live = await self._route(pid)
+        if owner and owner != self.me and t in GAME_FRAMES and not relayed:
+            self.routes[pid] = owner
         if owner and owner != self.me:
             if await self._to_owner(owner, {"op": "frame", "pid": pid, "raw": raw}):
                 return
@@ -476,8 +501,11 @@ class ClusterHub(Hub):
             await self.send_state(pid)
             return
         self.session_of.pop(pid, None)
-        await self.r.delete(self.k(f"game:{pid}"), self.k(f"alone:{pid}"))
-        waits = await self.r.lrange(self.k("hwaits"), 0, -1)
+        self.routes.pop(pid, None)
+        async with self.r.pipeline(transaction=False) as pipe:
+            pipe.delete(self.k(f"game:{pid}"), self.k(f"alone:{pid}")).lrange(self.k("hwaits"), 0, -1)
+            pipe.hget(self.k("played"), pid)
+            _, waits, played = await pipe.execute()
         self.room.human_waits.clear()
         self.room.human_waits.extend(json.loads(w) for w in waits)
         self.room.waiting.pop(pid, None)
@@ -488,10 +516,32 @@ class ClusterHub(Hub):
             task = asyncio.create_task(self._lone_timeout_shared(pid, waiting_to_json(entry)))
             self._lone_tasks.add(task)
             task.add_done_callback(self._lone_tasks.discard)
-        await self.r.publish(self.k("wake"), "1")
-        self.wake.set()
-        await self.send(pid, await self._shared_state(pid))
+        self._wake_leader()
+        known = (waiting_to_json(entry), played, 0, None) if fresh else None  # in the room, no game, not alone
+        await self.send(pid, await self._shared_state(pid, known))
         await self.send_waiting_counts()
+
+    def _wake_leader(self) -> None:
+        """Tell the matchmaker that the room changed. Many joins at once make one publish at a time
+        (one more after it, if joins came meanwhile): the leader polls the whole room anyway."""
+        self.wake.set()
+        if self._waking is not None:
+            self._wake_again = True
+            return
+        self._waking = asyncio.create_task(self._publish_wake())
+
+    async def _publish_wake(self) -> None:
+        try:
+            while True:
+                self._wake_again = False
+                try:
+                    await self.r.publish(self.k("wake"), "1")
+                except Exception:  # noqa: BLE001 - Redis away: the leader polls every RENEW_S anyway
+                    log.warning("worker %s: could not wake the matchmaker (Redis)", self.me)
+                if not self._wake_again:
+                    return
+        finally:
+            self._waking = None
 
     async def _lone_timeout_shared(self, pid: str, entry: str) -> None:
         await asyncio.sleep(self.study.allocation.lone_wait_s)
@@ -544,28 +594,52 @@ class ClusterHub(Hub):
             workers = sorted({w for w in at if w})
             alive = dict(zip(workers, await self.r.mget([self.k(f"alive:{w}") for w in workers]))) if workers else {}
             owners = [w if w and alive.get(w) else self.me for w in at]
-            for i in range(0, len(matches), 32):
-                await asyncio.gather(*(self._claim(m, entries, o) for m, o in zip(matches[i:i + 32], owners[i:i + 32])))
+            await self._claim(matches, entries, owners)
             await self.send_waiting_counts()
         return nxt
 
-    async def _claim(self, m: Match, entries: dict[str, str], owner: str) -> None:
-        gid = "g" + secrets.token_hex(8)
-        pids = list(m.waited_ms)
-        hw = json.dumps(list(m.waited_ms.values())) if m.reason == "human" else ""
-        inter = m.interrogator if m.format == "three-player" else ""
-        args: list[Any] = [gid, owner, LEASE_MS, hw, self.study.allocation.wait_match_window, inter,
-                           match_to_json(m), len(pids)]
-        for pid in pids:
-            args += [pid, entries[pid]]
-        args.append(self.prefix)
-        keys = [self.k(x) for x in ("room", "games", f"lease:{gid}", "hwaits", "interrogated", f"match:{gid}")]
-        if not await self.claim(keys=keys, args=args):
-            log.info("a match was not claimed (someone left meanwhile); the room is polled again")
-            self.wake.set()
-            return
-        if owner == self.me or not await self._to_owner(owner, {"op": "start", "gid": gid, "match": match_to_json(m)}):
-            await self.r.set(self.k(f"lease:{gid}"), self.me, px=LEASE_MS)
+    async def _claim(self, matches: list[Match], entries: dict[str, str], owners: list[str]) -> None:
+        """Claim every match in one round trip (each by the CLAIM script), then send each owning
+        worker all its new games in one message."""
+        gids = ["g" + secrets.token_hex(8) for _ in matches]
+        async with self.r.pipeline(transaction=False) as pipe:
+            for m, gid, owner in zip(matches, gids, owners):
+                pids = list(m.waited_ms)
+                hw = json.dumps(list(m.waited_ms.values())) if m.reason == "human" else ""
+                inter = m.interrogator if m.format == "three-player" else ""
+                args: list[Any] = [gid, owner, LEASE_MS, hw, self.study.allocation.wait_match_window, inter,
+                                   match_to_json(m), len(pids)]
+                for pid in pids:
+                    args += [pid, entries[pid]]
+                args.append(self.prefix)
+                keys = [self.k(x) for x in ("room", "games", f"lease:{gid}", "hwaits", "interrogated", f"match:{gid}")]
+                await self.claim(keys=keys, args=args, client=pipe)
+            claimed = await pipe.execute()
+        per_owner: dict[str, list[tuple[str, Match]]] = {}
+        for m, gid, owner, ok in zip(matches, gids, owners, claimed):
+            if ok:
+                per_owner.setdefault(owner, []).append((gid, m))
+            else:
+                log.info("a match was not claimed (someone left meanwhile); the room is polled again")
+                self.wake.set()
+        for owner, games in per_owner.items():
+            if owner != self.me:
+                msg = {"op": "start", "games": [[gid, match_to_json(m)] for gid, m in games]}
+                if await self._to_owner(owner, msg):
+                    continue
+                for gid, _ in games:  # the owner died meanwhile: its games start here
+                    await self.r.set(self.k(f"lease:{gid}"), self.me, px=LEASE_MS)
+            asyncio.create_task(self._start_all(games))
+
+    async def _start_all(self, games: list[tuple[str, Match]]) -> None:
+        """Start the games leased to me, their players loaded from the store in one call."""
+        for gid, m in games:
+            self.pending[gid] = m  # renewed from now on
+        try:
+            await self.people_of(pid for _, m in games for pid in m.participants)
+        except Exception:  # noqa: BLE001 - each game's start loads what it needs again
+            log.exception("worker %s: loading the players of %d new games failed", self.me, len(games))
+        for gid, m in games:
             asyncio.create_task(self._start_leased(gid, m))
 
     async def _start_leased(self, gid: str, m: Match) -> None:
@@ -599,21 +673,27 @@ class ClusterHub(Hub):
         self.live.pop(s.id, None)
         self.finished += 1
         v = s.game.verdict
-        if v is not None:
-            self.counted.add(s.id)
-            for name, seat in s.seats.items():
-                if seat.identity.kind == "ai":
-                    rec = [s.id, seat.identity.witness, judged_human(s.game.format, v["choice"], name), v["confidence"]]
-                    await self.r.rpush(self.k("verdicts"), json.dumps(rec))
-        for pid in s.participants():
-            n = await self.r.hincrby(self.k("played"), pid, 1)
+        pids = s.participants()
+        async with self.r.pipeline(transaction=True) as pipe:  # one round trip, all or nothing
+            if v is not None:
+                self.counted.add(s.id)
+                for name, seat in s.seats.items():
+                    if seat.identity.kind == "ai":
+                        rec = [s.id, seat.identity.witness, judged_human(s.game.format, v["choice"], name),
+                               v["confidence"]]
+                        pipe.rpush(self.k("verdicts"), json.dumps(rec))
+            for pid in pids:
+                pipe.hincrby(self.k("played"), pid, 1)
+            pipe.srem(self.k("games"), s.id)
+            await self.release(keys=[self.k(f"lease:{s.id}")], args=[self.me], client=pipe)
+            pipe.delete(self.k(f"match:{s.id}"))
+            out = await pipe.execute()
+        counts = out[len(out) - 3 - len(pids):len(out) - 3]
+        for pid, n in zip(pids, counts):
             self.played[pid] = n
             if pid in self.people:
                 self.people[pid].games_played = n
-        await self.r.srem(self.k("games"), s.id)
-        await self.release(keys=[self.k(f"lease:{s.id}")], args=[self.me])
-        await self.r.delete(self.k(f"match:{s.id}"))
-        for pid in s.participants():
+        for pid in pids:
             if self.session_of.get(pid) is s:
                 await self.send(pid, self.state_frame(pid))
 

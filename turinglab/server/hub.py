@@ -1,7 +1,8 @@
 """The server's live state: connections, participants, the waiting room and running games.
 
-Everything here runs on the event loop; store calls run in worker threads (`Writer` keeps
-each game's events in order). The hub is created by `create_app` and driven by websocket
+Everything here runs on the event loop; game writes go through a writer that keeps each game's
+events in order (`Writer`, worker threads, for SQLite; `PgWriter`, async, for PostgreSQL), other
+store calls run in worker threads. The hub is created by `create_app` and driven by websocket
 frames and the matchmaking task.
 """
 
@@ -26,7 +27,8 @@ from turinglab.matchmaking.capacity import Capacity, Estimate, shortest_delay_s
 from turinglab.server import protocol as proto
 from turinglab.server.content_filter import ContentFilter
 from turinglab.server.session import GameSession, SeatInfo, StoreAway
-from turinglab.store.api import Store, UnknownId
+from turinglab.server.pgwriter import PgWriter
+from turinglab.store.api import NewGame, Store, UnknownId
 from turinglab.witnesses.base import GameContext, Turn, Witness
 
 log = logging.getLogger("turinglab.server")
@@ -90,6 +92,10 @@ class Writer:
         fut = asyncio.get_running_loop().create_future()
         self._queue(game_id).put_nowait((game_id, list(events), fut))
         return await fut
+
+    async def create(self, game: NewGame) -> None:
+        """Create the game (in its own transaction, after the game's earlier jobs); await its commit."""
+        return await self.run(game.game_id or "", lambda st: st.create_in_own(game))
 
     async def run(self, game_id: str, job: Callable[[Store], Any]) -> Any:
         """Run `job(store)` in the game's worker, after the game's earlier jobs; await its commit."""
@@ -217,8 +223,10 @@ class Hub:
         self.live: dict[str, GameSession] = {}
         self.starting: set[str] = set()  # matched, their game not yet stored
         self.finished = 0
-        backend_sqlite = store.url.startswith("sqlite")
-        self.writer = Writer(store.url, writers or (1 if backend_sqlite else 4))
+        if store.url.startswith("sqlite"):
+            self.writer: Writer | PgWriter = Writer(store.url, writers or 1)
+        else:  # group commit on the event loop, over async connections
+            self.writer = PgWriter(store.url, writers or 1)
         self.wake = asyncio.Event()
         self.task = asyncio.create_task(self._matchmaker())
         self._lone_tasks: set[asyncio.Task] = set()
@@ -318,10 +326,23 @@ class Hub:
             info = await asyncio.to_thread(self.store.get_participant, token)
         except UnknownId:
             return None
+        return self._known(info)
+
+    async def people_of(self, pids: Iterable[str]) -> None:
+        """Load the participants not yet known here, in one store call (e.g. the players of many
+        games starting at once on a worker they are not connected to)."""
+        new = [p for p in set(pids) if p and p not in self.people]
+        if new:
+            for info in await asyncio.to_thread(self.store.get_participants, new):
+                self._known(info)
+
+    def _known(self, info: Any) -> Person:
+        if info.id in self.people:  # loaded meanwhile
+            return self.people[info.id]
         p = Person(info.id, info.consent_ms is not None, self.played.get(info.id, 0), bool(info.demographics))
         if info.label == BOT_LABEL:
             self.bots.add(info.id)
-        self.people[token] = p
+        self.people[info.id] = p
         return p
 
     async def new_person(self, prolific: dict[str, str], cookie: str | None = None, *, bot: bool = False) -> str:
@@ -557,18 +578,17 @@ class Hub:
             gid = gid or "g" + secrets.token_hex(8)  # a cluster's matchmaker names the game
             s = GameSession(self, gid, m.format, m.interrogator, seats, self.now(), int(self.seeds.integers(2**31)))
             identities = {k: v.identity for k, v in seats.items()}
-            bot_game = bool(pids & self.bots)
-
-            def create(store: Store) -> None:
-                store.create_game(self.study_id, m.format, identities, m.interrogator, s.game.started_ms, game_id=gid)
-                if bot_game:  # a bot played: kept apart from the study's data (analyses exclude it)
-                    store.set_flag(gid, "bot", True)
-            await self.writer.run(gid, create)
+            # a bot played: flagged, so the game is kept apart from the study's data (analyses exclude it)
+            flags = {"bot": True} if pids & self.bots else {}
+            # the game and its first events, queued together (one transaction on PostgreSQL)
+            await asyncio.gather(self.writer.create(NewGame(self.study_id, m.format, identities, m.interrogator,
+                                                            s.game.started_ms, gid, flags)),
+                                 self.writer.append(gid, s.game.log))
             self.live[gid] = s
             for pid in s.participants():
                 self.session_of[pid] = s
             self.starting -= pids
-            await s.start()
+            await s.start(stored=True)
         except BaseException:
             self.starting -= pids
             self._release(Identity(sl.kind, sl.witness, sl.participant_id, sl.selection_prob) for sl in m.seats.values())

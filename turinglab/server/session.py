@@ -194,8 +194,10 @@ class GameSession:
             await self.hub.send_state(pid)
 
     # ---- start ---------------------------------------------------------------
-    async def start(self) -> None:
-        await self._commit(self.game.log)
+    async def start(self, stored: bool = False) -> None:
+        """Start the witnesses and the clock (after storing the first events, unless `stored`)."""
+        if not stored:
+            await self._commit(self.game.log)
         for name, s in self.seats.items():
             if s.witness is not None:
                 try:

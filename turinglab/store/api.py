@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import bindparam, func, insert, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -20,6 +20,20 @@ from turinglab.game import events as ev
 from turinglab.game.config import Study, config_hash
 from turinglab.game.events import Event, Identity, verdict_correct
 from turinglab.store.db import StoreError, StudyFrozen, UnknownId, database_url, make_engine, migrate, now_ms
+from turinglab.store.rows import (
+    FORMATS,  # noqa: F401 - re-exported
+    GameState,
+    NewGame,
+    _GAMES_FOR_UPDATE,
+    _LAST_SEQ,
+    _SEATS,
+    _UPDATE_GAME,
+    _check_seats,
+    _chunks,
+    duplicate_error,
+    group_batches,
+    insert_rows,
+)
 from turinglab.store.static import StaticMixin
 from turinglab.store.models import (
     EventRow,
@@ -33,7 +47,6 @@ from turinglab.store.models import (
 
 FLAG_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")  # a researcher's flag name (`turinglab flag set`)
 
-FORMATS = {"two-player": ("A",), "three-player": ("A", "B")}
 _PARTICIPANT_FIELDS = ("label", "prolific_pid", "prolific_study_id", "prolific_session_id", "consent_ms")
 
 
@@ -125,13 +138,6 @@ class TagInfo:
 
 
 # statements of the append path, built once (building and caching them anew costs more than running them)
-_GAMES_FOR_UPDATE = (select(GameRow).where(GameRow.id.in_(bindparam("ids", expanding=True)))
-                     .order_by(GameRow.id).with_for_update())
-_LAST_SEQ = (select(EventRow.game_id, func.max(EventRow.seq))
-             .where(EventRow.game_id.in_(bindparam("ids", expanding=True))).group_by(EventRow.game_id))
-_INSERT_EVENTS = insert(EventRow.__table__)
-
-
 class Store(StaticMixin):
     """`Store(url)` opens (and by default migrates) the database named by `database_url(url)`.
 
@@ -231,6 +237,14 @@ class Store(StaticMixin):
         with self._tx() as s:
             return _participant_info(self._participant(s, participant_id))
 
+    def get_participants(self, ids: Iterable[str]) -> list[ParticipantInfo]:
+        """The participants with these ids (unknown ids are left out), one query per 500."""
+        out: list[ParticipantInfo] = []
+        with self._tx() as s:
+            for chunk in _chunks(sorted(set(ids))):
+                out += [_participant_info(r) for r in s.scalars(select(ParticipantRow).where(ParticipantRow.id.in_(chunk)))]
+        return out
+
     def find_participant(self, *, prolific_pid: str | None = None, label: str | None = None) -> ParticipantInfo | None:
         """The earliest participant with this Prolific id (or label), if any."""
         if (prolific_pid is None) == (label is None):
@@ -272,37 +286,57 @@ class Store(StaticMixin):
     # --- games ---
 
     def create_game(self, study_id: int, format: str, seats: Mapping[str, Identity | Mapping[str, Any]],
-                    interrogator_id: str | None, t_ms: int, *, game_id: str | None = None) -> str:
+                    interrogator_id: str | None, t_ms: int, *, game_id: str | None = None,
+                    flags: Mapping[str, Any] | None = None) -> str:
         """Create a game with the hidden identity of each witness seat; returns its id."""
-        if format not in FORMATS:
-            raise StoreError(f"format must be one of {', '.join(FORMATS)}, got {format!r}")
-        if sorted(seats) != list(FORMATS[format]):
-            raise StoreError(f"a {format} game has witness seats {', '.join(FORMATS[format])}; got {sorted(seats)}")
-        try:
-            ids = {seat: Identity.from_dict(dict(v) if not isinstance(v, Identity) else v)
-                   for seat, v in seats.items()}
-        except (TypeError, ValueError) as exc:
-            raise StoreError(f"bad seat identity: {exc}") from None
-        if format == "three-player" and sorted(i.kind for i in ids.values()) != ["ai", "human"]:
-            raise StoreError("a three-player game has one human and one AI witness (a forced choice)")
-        gid = game_id or "g" + secrets.token_hex(8)
+        return self.create_in_own(NewGame(study_id, format, seats, interrogator_id, t_ms, game_id, dict(flags or {})))
+
+    def create_in_own(self, game: "NewGame") -> str:
+        """`create_game` from a `NewGame`, in its own transaction."""
         with self._tx() as s:
-            study = s.get(StudyRow, study_id)
+            return self.create_in(s, [game])[0]
+
+    def create_in(self, s: Session, specs: list["NewGame"]) -> list[str]:
+        """Create several games inside the open transaction `s` (a few statements for all of
+        them, however many); returns their ids. The server's writers batch game starts with it."""
+        rows, seat_rows, studies, pids = [], [], {}, set()
+        for g in specs:
+            ids = _check_seats(g.format, g.seats)
+            gid = g.game_id or "g" + secrets.token_hex(8)
+            rows.append((g, gid, ids))
+            seat_rows += [{"game_id": gid, "seat": seat, "kind": i.kind, "witness": i.witness,
+                           "participant_id": i.participant_id, "selection_prob": i.selection_prob}
+                          for seat, i in ids.items()]
+            studies[g.study_id] = None
+            pids |= {p for p in [g.interrogator_id, *(i.participant_id for i in ids.values())] if p is not None}
+        for row in s.execute(select(StudyRow.id, StudyRow.name, StudyRow.config_hash, StudyRow.config)
+                             .where(StudyRow.id.in_(list(studies)))):
+            studies[row.id] = row
+        found: set[str] = set()
+        for chunk in _chunks(sorted(pids)):
+            found.update(s.scalars(select(ParticipantRow.id).where(ParticipantRow.id.in_(chunk))))
+        games = []
+        for g, gid, ids in rows:
+            study = studies[g.study_id]
             if study is None:
-                raise UnknownId(f"no study with id {study_id}; register it first (Store.register_study)")
-            if study.config.get("format") != format:
-                raise StoreError(f"study {study.name!r} is {study.config.get('format')}, not {format}")
-            for pid in [interrogator_id] + [i.participant_id for i in ids.values()]:
-                if pid is not None:
-                    self._participant(s, pid)
-            s.add(GameRow(id=gid, study_id=study_id, study_hash=study.config_hash, format=format,
-                          interrogator_id=interrogator_id, status="in_progress", started_ms=t_ms,
-                          ended_ms=None, end_reason=None, flags={}))
-            s.flush()
-            for seat, i in ids.items():
-                s.add(GameSeatRow(game_id=gid, seat=seat, kind=i.kind, witness=i.witness,
-                                  participant_id=i.participant_id, selection_prob=i.selection_prob))
-        return gid
+                raise UnknownId(f"no study with id {g.study_id}; register it first (Store.register_study)")
+            if study.config.get("format") != g.format:
+                raise StoreError(f"study {study.name!r} is {study.config.get('format')}, not {g.format}")
+            for pid in [g.interrogator_id, *(i.participant_id for i in ids.values())]:
+                if pid is not None and pid not in found:
+                    raise UnknownId(f"no participant with id {pid!r}")
+            games.append({"id": gid, "study_id": g.study_id, "study_hash": study.config_hash, "format": g.format,
+                          "interrogator_id": g.interrogator_id, "status": "in_progress", "started_ms": g.t_ms,
+                          "ended_ms": None, "end_reason": None, "flags": g.flags})
+        try:
+            insert_rows(s, GameRow.__table__, games)
+            insert_rows(s, GameSeatRow.__table__, seat_rows)
+        except IntegrityError as exc:
+            raise StoreError(f"games could not be created ({str(exc.orig).strip().splitlines()[0]}); "
+                             "is a game id used twice?") from None
+        for g, gid, ids in rows:  # seats never change: the first appends need not read them back
+            self._cache_seats(gid, {seat: i.to_dict() for seat, i in ids.items()}, studies[g.study_id].config_hash)
+        return [gid for _, gid, _ in rows]
 
     def append_events(self, game_id: str, events: Iterable[Event]) -> None:
         """Append events atomically and in order (seq must continue the game's log).
@@ -321,73 +355,107 @@ class Store(StaticMixin):
         cannot be stored (unknown game, sequence gap, duplicate) nothing is stored and the
         error names the game. Committed (fsync'd) on return.
         """
-        per_game: dict[str, list[Event]] = {}
-        for game_id, events in batches:
-            per_game.setdefault(game_id, []).extend(events)
-        per_game = {g: evs for g, evs in per_game.items() if evs}
+        with self._tx() as s:
+            self.append_in(s, batches)
+
+    def append_in(self, s: Session, batches: Iterable[tuple[str, Iterable[Event]]]) -> None:
+        """`append_many` inside the open transaction `s` (the caller commits). A few statements
+        for the whole batch, however many games: lock, last seq, seats (uncached), insert, and
+        the derived rows of the games whose status, flags or verdict changed."""
+        per_game = group_batches(batches)
         if not per_game:
             return
         ids = sorted(per_game)  # lock game rows in one order (no deadlock between writers)
-        with self._tx() as s:
-            games: dict[str, GameRow] = {}
-            last: dict[str, int] = {}
-            for chunk in (ids[i:i + 500] for i in range(0, len(ids), 500)):
-                games.update((g.id, g) for g in s.scalars(_GAMES_FOR_UPDATE, {"ids": chunk}))
-                last.update(s.execute(_LAST_SEQ, {"ids": chunk}).all())
-            for game_id in per_game:
-                if game_id not in games:
-                    raise UnknownId(f"no game with id {game_id!r}")
-            self._load_identities(s, [games[g] for g in ids])  # before any row is added (autoflush)
-            rows: list[dict[str, Any]] = []
-            for game_id in per_game:  # in the order the games were given
-                game = games[game_id]
-                identity, study_hash = self._identity(s, game)
-                expected = last[game_id] + 1 if game_id in last else 0
-                for i, e in enumerate(per_game[game_id]):
-                    if e.seq != expected + i:
-                        raise StoreError(f"game {game_id}: event seq {e.seq} does not continue the log "
-                                         f"(expected {expected + i}); nothing was stored")
-                    rows.append({"game_id": game_id, "seq": e.seq, "t_ms": e.t_ms, "type": e.type,
-                                 "actor": e.actor, "conversation": e.conversation, "payload": e.payload,
-                                 "identity": identity, "study_hash": study_hash})
-                    self._derive(s, game, e, identity)
-            try:
-                s.connection().execute(_INSERT_EVENTS, rows)  # one multi-row INSERT, no ORM objects (the hot path)
-                s.flush()
-            except IntegrityError as exc:
-                which = ", ".join(ids[:5]) + (" …" if len(ids) > 5 else "")
-                raise StoreError(f"game {which}: events could not be stored ({exc.orig}); "
-                                 "was the same event appended twice?") from None
+        pg = s.connection().dialect.name == "postgresql"
+        games: dict[str, GameState] = {}
+        last: dict[str, int] = {}
+        for chunk in ([ids] if pg else _chunks(ids)):
+            key = {"ids": chunk}
+            games.update((r.id, GameState(*r)) for r in s.execute(_GAMES_FOR_UPDATE[pg], key))
+            last.update(s.execute(_LAST_SEQ[pg], key).all())
+        self._load_identities(s, [games[g] for g in ids if g in games])
+        rows, verdicts = self.plan_append(per_game, games, last)
+        try:
+            insert_rows(s, EventRow.__table__, rows)  # one statement, no ORM objects (the hot path)
+        except IntegrityError as exc:
+            raise duplicate_error(ids, exc.orig) from None
+        changed = [g.row() for g in games.values() if g.changed()]
+        if changed:
+            s.connection().execute(_UPDATE_GAME, changed)
+        if verdicts:  # a verdict replaces the game's verdict row, if it had one
+            s.connection().execute(delete(VerdictRow.__table__).where(VerdictRow.game_id.in_([v["game_id"] for v in verdicts])))
+            insert_rows(s, VerdictRow.__table__, verdicts)
 
-    def _load_identities(self, s: Session, games: list[GameRow]) -> None:
-        """Fill the seat cache for these games with one query per 500 games."""
+    def plan_append(self, per_game: dict[str, list[Event]], games: dict[str, "GameState"],
+                    last: dict[str, int]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """The checks and rows of an append (no I/O): the event rows to insert and the verdict rows;
+        `games` (locked rows, their identities in the seat cache) are changed in place. `last`: the
+        last stored seq of each game that has events."""
+        rows: list[dict[str, Any]] = []
+        verdicts: dict[str, dict[str, Any]] = {}
+        for game_id in per_game:  # in the order the games were given
+            game = games.get(game_id)
+            if game is None:
+                raise UnknownId(f"no game with id {game_id!r}")
+            identity, study_hash = self._seat_cache.get(game_id) or ({}, game.study_hash)
+            expected = last[game_id] + 1 if last.get(game_id) is not None else 0
+            for i, e in enumerate(per_game[game_id]):
+                if e.seq != expected + i:
+                    raise StoreError(f"game {game_id}: event seq {e.seq} does not continue the log "
+                                     f"(expected {expected + i}); nothing was stored")
+                rows.append({"game_id": game_id, "seq": e.seq, "t_ms": e.t_ms, "type": e.type,
+                             "actor": e.actor, "conversation": e.conversation, "payload": e.payload,
+                             "identity": identity, "study_hash": study_hash})
+                if (v := self._derive(game, e, identity)) is not None:
+                    verdicts[game_id] = v
+        return rows, list(verdicts.values())
+
+    def uncached_seats(self, ids: Iterable[str]) -> list[str]:
+        """The games among `ids` whose seats are not in the cache."""
+        return [g for g in ids if g not in self._seat_cache]
+
+    def cache_seat_rows(self, rows: Iterable[Any], games: dict[str, "GameState"]) -> None:
+        """Fill the seat cache from `game_seats` rows (game_id, seat, kind, witness, participant_id,
+        selection_prob) of these games."""
+        found: dict[str, dict[str, dict[str, Any]]] = {}
+        for r in rows:
+            found.setdefault(r[0], {})[r[1]] = Identity(r[2], r[3], r[4], r[5]).to_dict()
+        for gid, seats in found.items():
+            self._cache_seats(gid, seats, games[gid].study_hash)
+
+    def _load_identities(self, s: Session, games: list[Any]) -> None:
+        """Fill the seat cache for these games (rows with `id` and `study_hash`): one query
+        (per 500 games on SQLite)."""
         missing = {g.id: g for g in games if g.id not in self._seat_cache}
         ids = list(missing)
-        for chunk in (ids[i:i + 500] for i in range(0, len(ids), 500)):
+        pg = s.connection().dialect.name == "postgresql"
+        for chunk in ([ids] if pg and ids else _chunks(ids)):
             found: dict[str, dict[str, dict[str, Any]]] = {g: {} for g in chunk}
-            for r in s.scalars(select(GameSeatRow).where(GameSeatRow.game_id.in_(chunk))):
+            for r in s.scalars(_SEATS[pg], {"ids": chunk}):
                 found[r.game_id][r.seat] = _identity(r).to_dict()
             for gid, seats in found.items():
-                while len(self._seat_cache) >= 10_000:  # seats never change; keep the newest games only
-                    self._seat_cache.pop(next(iter(self._seat_cache)))
-                self._seat_cache[gid] = (seats, missing[gid].study_hash)
+                self._cache_seats(gid, seats, missing[gid].study_hash)
 
-    def _identity(self, s: Session, game: GameRow) -> tuple[dict[str, dict[str, Any]], str]:
+    def _cache_seats(self, game_id: str, seats: dict[str, dict[str, Any]], study_hash: str) -> None:
+        while len(self._seat_cache) >= 10_000:  # seats never change; keep the newest games only
+            self._seat_cache.pop(next(iter(self._seat_cache)))
+        self._seat_cache[game_id] = (seats, study_hash)
+
+    def _identity(self, s: Session, game: Any) -> tuple[dict[str, dict[str, Any]], str]:
         if game.id not in self._seat_cache:
-            if len(self._seat_cache) >= 10_000:  # seats never change; keep the newest games only
-                self._seat_cache.pop(next(iter(self._seat_cache)))
             seats = s.scalars(select(GameSeatRow).where(GameSeatRow.game_id == game.id)).all()
-            self._seat_cache[game.id] = ({r.seat: _identity(r).to_dict() for r in seats}, game.study_hash)
+            self._cache_seats(game.id, {r.seat: _identity(r).to_dict() for r in seats}, game.study_hash)
         return self._seat_cache[game.id]
 
     @staticmethod
-    def _derive(s: Session, game: GameRow, e: Event, identity: dict[str, dict[str, Any]]) -> None:
+    def _derive(game: "GameState", e: Event, identity: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
+        """Apply event `e` to the game's status and flags; the verdicts row of a verdict event."""
         p = e.payload
         if e.type == ev.VERDICT:
-            s.merge(VerdictRow(game_id=game.id, choice=p["choice"], confidence=p["confidence"],
-                               reason=p.get("reason"), correct=_correct(game.format, p["choice"], identity),
-                               forced=bool(p.get("forced")), t_ms=e.t_ms))
-        elif e.type == ev.GAME_ENDED:
+            return {"game_id": game.id, "choice": p["choice"], "confidence": p["confidence"],
+                    "reason": p.get("reason"), "correct": _correct(game.format, p["choice"], identity),
+                    "forced": bool(p.get("forced")), "t_ms": e.t_ms}
+        if e.type == ev.GAME_ENDED:
             game.status, game.ended_ms, game.end_reason = "ended", e.t_ms, p.get("reason")
         elif e.type == ev.TIME_UP or (e.type == ev.LEFT and e.actor != ev.INTERROGATOR):
             if game.status == "in_progress":
@@ -408,6 +476,7 @@ class Store(StaticMixin):
               and identity.get(e.actor or "", {}).get("kind") == "ai"):  # replies the persona guard regenerated
             game.flags = {**game.flags, "persona_break_regenerated":
                           int(game.flags.get("persona_break_regenerated", 0)) + 1}
+        return None
 
     def record_verdict(self, game_id: str, choice: str, confidence: int, reason: str | None,
                        t_ms: int, *, forced: bool = False) -> VerdictInfo:
@@ -479,6 +548,12 @@ class Store(StaticMixin):
             if row is None:
                 raise UnknownId(f"no game with id {game_id!r}")
             return self._game_infos(s, [row])[0]
+
+    def open_game_ids(self, study_id: int) -> list[str]:
+        """The ids of the study's games still open (in progress or awaiting the verdict)."""
+        with self._tx() as s:
+            return list(s.scalars(select(GameRow.id).where(GameRow.study_id == study_id, GameRow.status != "ended")
+                                  .order_by(GameRow.started_ms, GameRow.id)))
 
     def games(self, study_id: int | None = None, *, interrogator_id: str | None = None,
               status: str | None = None) -> list[GameInfo]:
