@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import statistics
 import tempfile
 import time
@@ -53,7 +54,23 @@ async def participant(base: str, i: int, messages: int, think: float, app) -> di
     return {"waited_s": waited, "unanswered": unanswered}
 
 
+class Timings(logging.Handler):
+    """Collects the server's per-reply timing records (log `extra` reply_timing)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.rows: list[dict] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if isinstance(getattr(record, "reply_timing", None), dict):
+            self.rows.append(record.reply_timing)
+
+
 async def main(args: argparse.Namespace) -> dict:
+    timings = Timings()
+    server_log = logging.getLogger("turinglab.server")
+    server_log.addHandler(timings)
+    server_log.setLevel(logging.INFO)
     spec = resolve("local").model_copy(update={"codename": "Local"})
     # "unlimited" as a huge number, so late replies are still counted
     cap = {"auto": "auto", "unlimited": 10**6}.get(args.capacity) or int(args.capacity)
@@ -77,6 +94,9 @@ async def main(args: argparse.Namespace) -> dict:
         c = hub.room.capacity
         est = c.estimates.get("Local")
         waits = [r["waited_s"] for r in rows]
+        if args.trace:
+            args.trace.write_text("\n".join(json.dumps(t) for t in timings.rows) + "\n")
+        ready = sorted(t["ready_ms"] for t in timings.rows)
         return {
             "participants": args.participants, "capacity_rule": args.capacity, "games_served": hub.finished,
             "max_games_at_once": peak, "deferred": c.deferred, "reallocated": c.reallocated,
@@ -84,7 +104,9 @@ async def main(args: argparse.Namespace) -> dict:
             "questions_never_answered": sum(r["unanswered"] for r in rows),
             "ai_replies": est.replies if est else None, "late_replies": est.late if est else None,
             "late_share": round(est.late / est.replies, 3) if est and est.replies else None,
-            "estimate": est.to_dict() if est else None, "wall_s": round(time.monotonic() - t0, 1),
+            "estimate": est.to_dict() if est else None,
+            "ready_ms": {"p50": ready[len(ready) // 2], "max": ready[-1]} if ready else None,
+            "late_detail": [t for t in timings.rows if t["late_ms"] > 100], "wall_s": round(time.monotonic() - t0, 1),
         }
 
 
@@ -94,4 +116,5 @@ if __name__ == "__main__":
     ap.add_argument("--messages", type=int, default=3)
     ap.add_argument("--think", type=float, default=3.0)
     ap.add_argument("--capacity", default="auto", help="auto | a number | unlimited")
+    ap.add_argument("--trace", type=Path, default=None, help="write every AI reply's timing record here (JSON lines)")
     print(json.dumps(asyncio.run(main(ap.parse_args())), indent=1))

@@ -264,8 +264,12 @@ class Hub:
             self._warm_task = asyncio.create_task(self._warm())
 
     async def _warm(self) -> None:
-        from turinglab.witnesses import registry
+        from turinglab.witnesses import guard, registry
 
+        try:  # the persona guard trains at first use (~1 s): not during the first game's reply
+            await asyncio.to_thread(guard.model)
+        except Exception:  # noqa: BLE001 - it trains again at first use
+            log.exception("training the persona guard failed")
         for spec in self.study.witnesses:
             if spec.kind != "local":
                 continue
