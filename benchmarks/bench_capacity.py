@@ -1,6 +1,7 @@
 """Capacity-aware allocation with the real local model: N lone participants arrive together.
 
     python benchmarks/bench_capacity.py [--participants 8] [--messages 3] [--think 3] [--capacity auto|N|unlimited]
+        [--max-tokens N] [--trace FILE]    (TURINGLAB_LOCAL_SLOTS / TURINGLAB_LOCAL_THREADS set the model server)
 
 Serves a study whose only witness is the embedded local model (all games AI games), on a real
 server (SQLite, websockets). Every participant joins at once, plays `--messages` questions with
@@ -19,11 +20,13 @@ import logging
 import statistics
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 from turinglab.game.config import Allocation, Study
 from turinglab.server.app import create_app
 from turinglab.server.testing import WsPlayer, serve_in_thread
+from turinglab.witnesses.local.server import shared_server
 from turinglab.witnesses.registry import resolve
 
 QUESTIONS = ["hi, how's it going?", "where are you from?", "what did you do this weekend?", "are you a bot?",
@@ -54,6 +57,10 @@ async def participant(base: str, i: int, messages: int, think: float, app) -> di
     return {"waited_s": waited, "unanswered": unanswered}
 
 
+def _p50(xs: list) -> float | None:
+    return round(statistics.median(xs), 2) if xs else None
+
+
 class Timings(logging.Handler):
     """Collects the server's per-reply timing records (log `extra` reply_timing)."""
 
@@ -71,7 +78,8 @@ async def main(args: argparse.Namespace) -> dict:
     server_log = logging.getLogger("turinglab.server")
     server_log.addHandler(timings)
     server_log.setLevel(logging.INFO)
-    spec = resolve("local").model_copy(update={"codename": "Local"})
+    update = {"codename": "Local"} | ({"max_tokens": args.max_tokens} if args.max_tokens else {})
+    spec = resolve("local").model_copy(update=update)
     # "unlimited" as a huge number, so late replies are still counted
     cap = {"auto": "auto", "unlimited": 10**6}.get(args.capacity) or int(args.capacity)
     study = Study(name=f"bench-capacity-{args.capacity}", witnesses=[spec],
@@ -106,7 +114,13 @@ async def main(args: argparse.Namespace) -> dict:
             "late_share": round(est.late / est.replies, 3) if est and est.replies else None,
             "estimate": est.to_dict() if est else None,
             "ready_ms": {"p50": ready[len(ready) // 2], "max": ready[-1]} if ready else None,
-            "late_detail": [t for t in timings.rows if t["late_ms"] > 100], "wall_s": round(time.monotonic() - t0, 1),
+            "late_detail": [t for t in timings.rows if t["late_ms"] > 100],
+            "deadline": dict(Counter(d for t in timings.rows for d in t.get("deadline", []))),
+            "gen_tokens_p50": _p50([n for t in timings.rows for n in t.get("gen_n", []) if n is not None]),
+            "first_token_s_p50": _p50([f for t in timings.rows for f in t.get("first_s", []) if f is not None]),
+            "first_words_s_p50": _p50([f for t in timings.rows for f in t.get("usable_s", []) if f is not None]),
+            "model_server": {"slots": shared_server().slots, "threads": shared_server().threads,
+                             "max_tokens": spec.max_tokens}, "wall_s": round(time.monotonic() - t0, 1),
         }
 
 
@@ -116,5 +130,6 @@ if __name__ == "__main__":
     ap.add_argument("--messages", type=int, default=3)
     ap.add_argument("--think", type=float, default=3.0)
     ap.add_argument("--capacity", default="auto", help="auto | a number | unlimited")
+    ap.add_argument("--max-tokens", type=int, default=None, help="the witness's token budget (default: the shipped one)")
     ap.add_argument("--trace", type=Path, default=None, help="write every AI reply's timing record here (JSON lines)")
     print(json.dumps(asyncio.run(main(ap.parse_args())), indent=1))

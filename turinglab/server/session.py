@@ -447,11 +447,13 @@ class GameSession:
                 trace.setdefault("gen_ms", []).append(tm.get("predicted_ms") and round(tm["predicted_ms"]))
                 trace.setdefault("cache_n", []).append(tm.get("cache_n"))
                 trace.setdefault("first_s", []).append(reply.meta.get("first_s"))
+                trace.setdefault("usable_s", []).append(reply.meta.get("usable_s"))
                 trace.setdefault("deadline", []).append(reply.meta.get("deadline"))
                 if reply.fallback:
                     trace["witness_fallback"] = reply.error
             if cap is not None and not reply.error:  # the model's real speed, for its capacity estimate
-                cap.observe(name, time.monotonic() - t0, max(n, cap.generating.get(name, 0)))
+                cap.observe(name, time.monotonic() - t0, max(n, cap.generating.get(name, 0)),
+                            first_s=reply.meta.get("usable_s"), cut=reply.meta.get("deadline") == "cut")
                 n = 0
             if reply.error:
                 log.warning("game %s seat %s: %s (fallback=%s)", self.id, conv, reply.error, reply.fallback)

@@ -80,6 +80,7 @@ class Streamed:
     model: str | None = None
     finish_reason: str | None = None
     first_s: float | None = None  # seconds to the first non-blank text
+    usable_s: float | None = None  # seconds to the first words that could be shown (see `usable`)
     deadline: str = "met"  # met | cut (stopped at its deadline) | full (at the message limit) | missed
     raw: str = ""
 
@@ -100,7 +101,8 @@ class Streamed:
             text=text, latency_s=latency_s, tokens=tokens, cost=extra.get("cost"),
             meta={"model": self.model or model, "prompt_tokens": getattr(self.usage, "prompt_tokens", None),
                   "finish_reason": self.finish_reason, "raw": self.raw, "timings": self.timings,
-                  "deadline": self.deadline, "first_s": None if self.first_s is None else round(self.first_s, 3)},
+                  "deadline": self.deadline, "first_s": None if self.first_s is None else round(self.first_s, 3),
+                  "usable_s": None if self.usable_s is None else round(self.usable_s, 3)},
         )
 
 
@@ -115,6 +117,7 @@ class LLMWitness(Witness):
         client: Any | None = None,
         local_server: Any | None = None,
         events_path: str | None = None,
+        slot: int | None = None,
     ) -> None:
         if spec.kind not in ("llm", "local"):
             raise WitnessConfigError(f"witness {spec.codename!r}: LLMWitness needs kind llm or local, not {spec.kind!r}")
@@ -138,6 +141,8 @@ class LLMWitness(Witness):
         self._warm: asyncio.Task | None = None
         self._eliza: Witness | None = None
         self._turn = 0
+        self._slot = slot  # the local server's slot this witness's requests go to
+        self._leased = False
 
     # ------------------------------------------------------------------ setup
     @property
@@ -171,11 +176,20 @@ class LLMWitness(Witness):
         if self.kind == "local":
             self._warm = asyncio.create_task(self._prefill())
 
+    def _slot_args(self) -> dict[str, Any]:
+        """The local model: every request of this game goes to one slot (its prompt cache)."""
+        if self.kind != "local" or self._server is None or not hasattr(self._server, "lease_slot"):
+            return {}
+        if self._slot is None:
+            self._slot, self._leased = self._server.lease_slot(self.codename), True
+        return {"extra_body": {"id_slot": self._slot}}
+
     async def _prefill(self) -> None:
         try:
             client = await self.client()
             await client.chat.completions.create(
-                model=self.model, messages=to_messages(self._system or "", []), max_tokens=1, temperature=0
+                model=self.model, messages=to_messages(self._system or "", []), max_tokens=1, temperature=0,
+                **self._slot_args(),
             )
         except Exception as exc:  # noqa: BLE001 - a failed warm-up only costs time; reply() reports errors
             log.info("witness %s: prompt pre-read failed: %s", self.codename, exc)
@@ -204,6 +218,7 @@ class LLMWitness(Witness):
             kwargs["stop"] = list(self.spec.stop)
         if self.seed is not None:
             kwargs["seed"] = self.seed + self._turn
+        kwargs.update(self._slot_args())
         return client, kwargs
 
     async def _complete(self, history: list[Turn], ctx: GameContext) -> tuple[str, Any]:
@@ -260,6 +275,8 @@ class LLMWitness(Witness):
                 if ch.finish_reason:
                     out.finish_reason = ch.finish_reason
                 text = usable(raw, final=bool(ch.finish_reason))
+                if out.usable_s is None and text:
+                    out.usable_s = time.monotonic() - t0
                 if text and ctx.reply_due(self._shown_len(text, ctx)) > DEADLINE_MARGIN_S:
                     best = text
                 if text and self._shown_len(text, ctx, cut=False) > ctx.max_chars:  # the rest would be cut anyway
@@ -343,3 +360,6 @@ class LLMWitness(Witness):
             with contextlib.suppress(Exception):
                 await self._client.close()
         self._client, self._own_client = None, False
+        if self._leased and self._slot is not None:
+            self._server.free_slot(self._slot)
+            self._slot, self._leased = None, False
