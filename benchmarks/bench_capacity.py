@@ -85,13 +85,15 @@ async def main(args: argparse.Namespace) -> dict:
     study = Study(name=f"bench-capacity-{args.capacity}", witnesses=[spec],
                   allocation=Allocation(human_ratio=0.0, capacity={"Local": cap}))
     db = Path(tempfile.mkdtemp()) / "bench.db"
-    app = create_app(study, f"sqlite:///{db}", rng_seed=1, initial_ai_wait_s=1.0)
+    # warm_up as `turinglab serve` does: the model loads, every slot reads the prompt, one reply is timed
+    app = create_app(study, f"sqlite:///{db}", rng_seed=1, initial_ai_wait_s=1.0, warm_up=True)
     peak = 0
     with serve_in_thread(app) as base:
         hub = app.state.hub
         deadline = time.monotonic() + 900  # the model's start and (auto) its timed calibration reply
         while hub._warm_task is not None and not hub._warm_task.done() and time.monotonic() < deadline:
             await asyncio.sleep(0.5)
+        warm_s = round(time.monotonic() - (deadline - 900), 1)
         t0 = time.monotonic()
         tasks = [asyncio.create_task(participant(base, i, args.messages, args.think, app))
                  for i in range(args.participants)]
@@ -112,7 +114,7 @@ async def main(args: argparse.Namespace) -> dict:
             "questions_never_answered": sum(r["unanswered"] for r in rows),
             "ai_replies": est.replies if est else None, "late_replies": est.late if est else None,
             "late_share": round(est.late / est.replies, 3) if est and est.replies else None,
-            "estimate": est.to_dict() if est else None,
+            "estimate": est.to_dict() if est else None, "warm_up_s": warm_s,
             "ready_ms": {"p50": ready[len(ready) // 2], "max": ready[-1]} if ready else None,
             "late_detail": [t for t in timings.rows if t["late_ms"] > 100],
             "deadline": dict(Counter(d for t in timings.rows for d in t.get("deadline", []))),

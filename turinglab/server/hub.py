@@ -8,6 +8,7 @@ frames and the matchmaking task.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import logging
 import secrets
@@ -274,10 +275,12 @@ class Hub:
     async def _warm(self) -> None:
         from turinglab.witnesses import guard, registry
 
-        try:  # the persona guard trains at first use (~1 s): not during the first game's reply
+        try:  # first uses that take seconds, in a thread, not during the first game's reply: the
+            # OpenAI client's import (~2 s, which would block the event loop) and the persona guard's training
+            await asyncio.to_thread(importlib.import_module, "openai")
             await asyncio.to_thread(guard.model)
-        except Exception:  # noqa: BLE001 - it trains again at first use
-            log.exception("training the persona guard failed")
+        except Exception:  # noqa: BLE001 - they happen again at first use
+            log.exception("preparing the AI witnesses failed")
         from turinglab.witnesses.llm import LLMWitness
 
         local = []
