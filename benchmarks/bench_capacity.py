@@ -18,6 +18,7 @@ import asyncio
 import json
 import logging
 import statistics
+import sys
 import tempfile
 import time
 from collections import Counter
@@ -54,6 +55,7 @@ async def participant(base: str, i: int, messages: int, think: float, app) -> di
     await p.send({"type": "verdict", "choice": "ai", "confidence": 60, "reason": "bench"})
     await p.phase("reveal", timeout=60)
     await p.close()
+    print(f"participant {i}: waited {waited:.1f} s, game over", file=sys.stderr, flush=True)
     return {"waited_s": waited, "unanswered": unanswered}
 
 
@@ -64,17 +66,23 @@ def _p50(xs: list) -> float | None:
 class Timings(logging.Handler):
     """Collects the server's per-reply timing records (log `extra` reply_timing)."""
 
-    def __init__(self) -> None:
+    def __init__(self, path: Path | None = None) -> None:
         super().__init__(logging.INFO)
         self.rows: list[dict] = []
+        self.path = path  # each record is appended as it comes (a run cut short keeps its data)
+        if path is not None:
+            path.write_text("")
 
     def emit(self, record: logging.LogRecord) -> None:
         if isinstance(getattr(record, "reply_timing", None), dict):
             self.rows.append(record.reply_timing)
+            if self.path is not None:
+                with self.path.open("a") as f:
+                    f.write(json.dumps(record.reply_timing) + "\n")
 
 
 async def main(args: argparse.Namespace) -> dict:
-    timings = Timings()
+    timings = Timings(args.trace)
     server_log = logging.getLogger("turinglab.server")
     server_log.addHandler(timings)
     server_log.setLevel(logging.INFO)
@@ -104,8 +112,6 @@ async def main(args: argparse.Namespace) -> dict:
         c = hub.room.capacity
         est = c.estimates.get("Local")
         waits = [r["waited_s"] for r in rows]
-        if args.trace:
-            args.trace.write_text("\n".join(json.dumps(t) for t in timings.rows) + "\n")
         ready = sorted(t["ready_ms"] for t in timings.rows)
         return {
             "participants": args.participants, "capacity_rule": args.capacity, "games_served": hub.finished,
