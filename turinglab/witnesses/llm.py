@@ -290,7 +290,7 @@ class LLMWitness(Witness):
         if best and best != whole:
             out.deadline = "cut"  # the ending came too late: (rare) the model ended after the deadline
             return best, out
-        if not best:
+        if not best and whole:  # (nothing at all: the caller's fallback answers)
             out.deadline = "missed"
             log.warning("witness %s: no words were ready before their designed delay ended "
                         "(first words after %.2f s); the reply is shown late", self.codename, out.first_s or -1)
