@@ -183,3 +183,44 @@ async def test_the_message_limit_stops_generation(streaming):
     assert len(r.text) <= 20 and r.meta["deadline"] == "full"
     assert s.client_left.wait(5)
     await w.close()
+
+
+async def test_a_server_game_shows_a_cut_reply_on_time_and_counts_it(streaming, sqlite_url):
+    """End to end: a slow model (0.35 s a word) in a real server game. The reply is cut before
+    its designed time, shown whole-worded, and the capacity estimate counts a cut, no late one."""
+    import asyncio
+
+    from turinglab.game.config import Allocation, Rules, Study, Timing
+    from turinglab.server.app import create_app
+    from turinglab.server.testing import WsPlayer, serve_in_thread
+
+    text = "honestly not much just stayed in and watched films all weekend with my flatmate and her dog"
+    s, url = streaming(words(text, 0.35, first_gap=0.05))
+    timing = Timing(base_s=1.0, s_per_char=0.01, gamma_shape=1.0, gamma_scale=0.01)
+    spec = WitnessSpec(codename="Sierra", kind="llm", model="m", base_url=url, api_key_env="X", timeout_s=20.0,
+                       retries=0, prompt="young", max_tokens=60, timing=timing)
+    study = Study(name="deadline", rules=Rules(time_limit_s=60, typing_min_s=0.3, typing_jitter_s=0.1),
+                  witnesses=[spec], allocation=Allocation(human_ratio=0.0, capacity={"Sierra": "auto"}))
+    app = create_app(study, sqlite_url, rng_seed=2, initial_ai_wait_s=0.1, warm_up=True)
+    with serve_in_thread(app) as base:
+        for _ in range(300):  # the guard trains at warm-up (its first use took 0.4 s: a late reply)
+            if app.state.hub._warm_task.done():
+                break
+            await asyncio.sleep(0.1)
+        p = await (await WsPlayer.create(base)).connect()
+        await p.phase("idle")
+        await p.send({"type": "join"})
+        await p.phase("game", timeout=10)
+        await p.send({"type": "message", "conv": "A", "text": "what did you do this weekend?", "client_id": "c1"})
+        ack = await p.next("ack", client_id="c1")
+        t0 = time.monotonic()
+        reply = await p.next("message", timeout=15)
+        took = time.monotonic() - t0
+        assert reply["text"] and text.startswith(reply["text"]) and len(reply["text"]) < len(text)
+        assert reply["text"].split()[-1] not in ("and", "with", "my")
+        # shown at its designed time: about 1 s + 0.01 s a character, far before the whole reply (7 s)
+        assert took < 1.0 + 0.01 * len(reply["text"]) + 0.1 + 1.0
+        est = app.state.hub.room.capacity.estimates["Sierra"]
+        assert (est.replies, est.late, est.cut) == (1, 0, 1), est.to_dict()
+        assert ack["t_ms"] > 0 and s.client_left.wait(5)  # the model's generation was stopped
+        await p.close()

@@ -268,8 +268,10 @@ class Hub:
 
     def warm_up(self) -> None:
         """Load the local model now (in the background), so the first game's replies are not
-        slowed by the model's start: a slow first reply would tell an AI witness apart."""
-        if any(spec.kind == "local" for spec in self.study.witnesses):
+        slowed by the model's start: a slow first reply would tell an AI witness apart. Any LLM
+        witness: the OpenAI client's import and the persona guard's training too (the guard
+        runs after a reply is written, inside its designed delay)."""
+        if any(spec.kind in ("llm", "local") for spec in self.study.witnesses):
             self._warm_task = asyncio.create_task(self._warm())
 
     async def _warm(self) -> None:
