@@ -189,6 +189,9 @@ async def test_a_server_game_shows_a_cut_reply_on_time_and_counts_it(streaming, 
     """End to end: a slow model (0.35 s a word) in a real server game. The reply is cut before
     its designed time, shown whole-worded, and the capacity estimate counts a cut, no late one."""
     import asyncio
+    import re
+
+    import httpx
 
     from turinglab.game.config import Allocation, Rules, Study, Timing
     from turinglab.server.app import create_app
@@ -201,7 +204,7 @@ async def test_a_server_game_shows_a_cut_reply_on_time_and_counts_it(streaming, 
                        retries=0, prompt="young", max_tokens=60, timing=timing)
     study = Study(name="deadline", rules=Rules(time_limit_s=60, typing_min_s=0.3, typing_jitter_s=0.1),
                   witnesses=[spec], allocation=Allocation(human_ratio=0.0, capacity={"Sierra": "auto"}))
-    app = create_app(study, sqlite_url, rng_seed=2, initial_ai_wait_s=0.1, warm_up=True)
+    app = create_app(study, sqlite_url, rng_seed=2, initial_ai_wait_s=0.1, warm_up=True, admin_password="pw")
     with serve_in_thread(app) as base:
         for _ in range(300):  # the guard trains at warm-up (its first use took 0.4 s: a late reply)
             if app.state.hub._warm_task.done():
@@ -223,4 +226,9 @@ async def test_a_server_game_shows_a_cut_reply_on_time_and_counts_it(streaming, 
         est = app.state.hub.room.capacity.estimates["Sierra"]
         assert (est.replies, est.late, est.cut) == (1, 0, 1), est.to_dict()
         assert ack["t_ms"] > 0 and s.client_left.wait(5)  # the model's generation was stopped
+        async with httpx.AsyncClient(base_url=base) as c:  # /admin shows the cut next to the late replies
+            page = (await c.get("/admin", auth=("a", "pw"))).text
+        section = page[page.index("Model capacity"):]
+        row = re.search(r"<tr><td>Sierra</td>.*?</tr>", section).group(0)
+        assert re.findall(r"<td>([^<]*)</td>", row)[-3:] == ["1", "0", "1"], row  # replies, late, cut
         await p.close()
