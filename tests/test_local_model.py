@@ -178,11 +178,12 @@ async def test_a_streamed_reply_with_a_tight_deadline_is_cut_on_time(local_serve
     words stops at a word boundary before it is due (never empty); with time, it is whole."""
     import time
 
-    w = LLMWitness(local_spec(prompt="young", max_tokens=60, temperature=0.0), seed=1, local_server=local_server)
+    w = LLMWitness(local_spec(max_tokens=60, temperature=0.0), seed=1, local_server=local_server)
     await w.start(CTX)
-    q = [Turn("interrogator", "tell me everything you did last weekend, in detail please", 0)]
+    q = [Turn("interrogator", "tell me a long story about your last weekend, at least five sentences please", 0)]
     free = await w.reply(q, GameContext("g", NOW, NOW, 300, 300, reply_due=lambda n: 600.0))
     assert free.meta["deadline"] == "met" and free.meta["usable_s"] is not None
+    assert free.tokens > 20, free.text  # long enough that a deadline 0.4 s after its first words cuts it
     start = time.monotonic()
     # due 0.4 s after its first words would come, growing much slower than the model writes
     due_at = start + free.meta["usable_s"] + 0.4
