@@ -178,7 +178,7 @@ async def test_a_streamed_reply_with_a_tight_deadline_is_cut_on_time(local_serve
     words stops at a word boundary before it is due (never empty); with time, it is whole."""
     import time
 
-    w = LLMWitness(local_spec(max_tokens=60, temperature=0.0), seed=1, local_server=local_server)
+    w = LLMWitness(local_spec(max_tokens=40, temperature=0.0), seed=1, local_server=local_server)
     await w.start(CTX)
     q = [Turn("interrogator", "tell me a long story about your last weekend, at least five sentences please", 0)]
     free = await w.reply(q, GameContext("g", NOW, NOW, 300, 300, reply_due=lambda n: 600.0))
