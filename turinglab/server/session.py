@@ -438,17 +438,14 @@ class GameSession:
         t0 = time.monotonic()
         try:
             reply = await asyncio.wait_for(seat.witness.reply(history, ctx), timeout=max(0.05, timeout_s))
-            if trace is not None:
-                tm = reply.meta.get("timings") or {}
-                trace.setdefault("model_s", []).append(round(time.monotonic() - t0, 3))
-                trace.setdefault("prompt_n", []).append(tm.get("prompt_n"))
-                trace.setdefault("prompt_ms", []).append(tm.get("prompt_ms") and round(tm["prompt_ms"]))
-                trace.setdefault("gen_n", []).append(tm.get("predicted_n"))
-                trace.setdefault("gen_ms", []).append(tm.get("predicted_ms") and round(tm["predicted_ms"]))
-                trace.setdefault("cache_n", []).append(tm.get("cache_n"))
-                trace.setdefault("first_s", []).append(reply.meta.get("first_s"))
-                trace.setdefault("usable_s", []).append(reply.meta.get("usable_s"))
-                trace.setdefault("deadline", []).append(reply.meta.get("deadline"))
+            if trace is not None:  # one entry per model call (llama.cpp's timings when it gives them)
+                tm, meta = reply.meta.get("timings") or {}, reply.meta
+                for key, value in (("model_s", round(time.monotonic() - t0, 3)), ("prompt_n", tm.get("prompt_n")),
+                                   ("prompt_ms", tm.get("prompt_ms")), ("gen_n", tm.get("predicted_n")),
+                                   ("gen_ms", tm.get("predicted_ms")), ("cache_n", tm.get("cache_n")),
+                                   ("first_s", meta.get("first_s")), ("usable_s", meta.get("usable_s")),
+                                   ("deadline", meta.get("deadline"))):
+                    trace.setdefault(key, []).append(value)
                 if reply.fallback:
                     trace["witness_fallback"] = reply.error
             if cap is not None and not reply.error:  # the model's real speed, for its capacity estimate
