@@ -1,6 +1,7 @@
 """Capacity-aware allocation with the real local model: N lone participants arrive together.
 
     python benchmarks/bench_capacity.py [--participants 8] [--messages 3] [--think 3] [--capacity auto|N|unlimited]
+        [--max-tokens N] [--trace FILE]    (TURINGLAB_LOCAL_SLOTS / TURINGLAB_LOCAL_THREADS set the model server)
 
 Serves a study whose only witness is the embedded local model (all games AI games), on a real
 server (SQLite, websockets). Every participant joins at once, plays `--messages` questions with
@@ -15,14 +16,18 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import statistics
+import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 from turinglab.game.config import Allocation, Study
 from turinglab.server.app import create_app
 from turinglab.server.testing import WsPlayer, serve_in_thread
+from turinglab.witnesses.local.server import shared_server
 from turinglab.witnesses.registry import resolve
 
 QUESTIONS = ["hi, how's it going?", "where are you from?", "what did you do this weekend?", "are you a bot?",
@@ -50,23 +55,53 @@ async def participant(base: str, i: int, messages: int, think: float, app) -> di
     await p.send({"type": "verdict", "choice": "ai", "confidence": 60, "reason": "bench"})
     await p.phase("reveal", timeout=60)
     await p.close()
+    print(f"participant {i}: waited {waited:.1f} s, game over", file=sys.stderr, flush=True)
     return {"waited_s": waited, "unanswered": unanswered}
 
 
+def _p50(xs: list) -> float | None:
+    return round(statistics.median(xs), 2) if xs else None
+
+
+class Timings(logging.Handler):
+    """Collects the server's per-reply timing records (log `extra` reply_timing)."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        super().__init__(logging.INFO)
+        self.rows: list[dict] = []
+        self.path = path  # each record is appended as it comes (a run cut short keeps its data)
+        if path is not None:
+            path.write_text("")
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if isinstance(getattr(record, "reply_timing", None), dict):
+            self.rows.append(record.reply_timing)
+            if self.path is not None:
+                with self.path.open("a") as f:
+                    f.write(json.dumps(record.reply_timing) + "\n")
+
+
 async def main(args: argparse.Namespace) -> dict:
-    spec = resolve("local").model_copy(update={"codename": "Local"})
+    timings = Timings(args.trace)
+    server_log = logging.getLogger("turinglab.server")
+    server_log.addHandler(timings)
+    server_log.setLevel(logging.INFO)
+    update = {"codename": "Local"} | ({"max_tokens": args.max_tokens} if args.max_tokens else {})
+    spec = resolve("local").model_copy(update=update)
     # "unlimited" as a huge number, so late replies are still counted
     cap = {"auto": "auto", "unlimited": 10**6}.get(args.capacity) or int(args.capacity)
     study = Study(name=f"bench-capacity-{args.capacity}", witnesses=[spec],
                   allocation=Allocation(human_ratio=0.0, capacity={"Local": cap}))
     db = Path(tempfile.mkdtemp()) / "bench.db"
-    app = create_app(study, f"sqlite:///{db}", rng_seed=1, initial_ai_wait_s=1.0)
+    # warm_up as `turinglab serve` does: the model loads, every slot reads the prompt, one reply is timed
+    app = create_app(study, f"sqlite:///{db}", rng_seed=1, initial_ai_wait_s=1.0, warm_up=True)
     peak = 0
     with serve_in_thread(app) as base:
         hub = app.state.hub
         deadline = time.monotonic() + 900  # the model's start and (auto) its timed calibration reply
         while hub._warm_task is not None and not hub._warm_task.done() and time.monotonic() < deadline:
             await asyncio.sleep(0.5)
+        warm_s = round(time.monotonic() - (deadline - 900), 1)
         t0 = time.monotonic()
         tasks = [asyncio.create_task(participant(base, i, args.messages, args.think, app))
                  for i in range(args.participants)]
@@ -77,6 +112,7 @@ async def main(args: argparse.Namespace) -> dict:
         c = hub.room.capacity
         est = c.estimates.get("Local")
         waits = [r["waited_s"] for r in rows]
+        ready = sorted(t["ready_ms"] for t in timings.rows)
         return {
             "participants": args.participants, "capacity_rule": args.capacity, "games_served": hub.finished,
             "max_games_at_once": peak, "deferred": c.deferred, "reallocated": c.reallocated,
@@ -84,7 +120,15 @@ async def main(args: argparse.Namespace) -> dict:
             "questions_never_answered": sum(r["unanswered"] for r in rows),
             "ai_replies": est.replies if est else None, "late_replies": est.late if est else None,
             "late_share": round(est.late / est.replies, 3) if est and est.replies else None,
-            "estimate": est.to_dict() if est else None, "wall_s": round(time.monotonic() - t0, 1),
+            "estimate": est.to_dict() if est else None, "warm_up_s": warm_s,
+            "ready_ms": {"p50": ready[len(ready) // 2], "max": ready[-1]} if ready else None,
+            "late_detail": [t for t in timings.rows if t["late_ms"] > 100],
+            "deadline": dict(Counter(d for t in timings.rows for d in t.get("deadline", []))),
+            "gen_tokens_p50": _p50([n for t in timings.rows for n in t.get("gen_n", []) if n is not None]),
+            "first_token_s_p50": _p50([f for t in timings.rows for f in t.get("first_s", []) if f is not None]),
+            "first_words_s_p50": _p50([f for t in timings.rows for f in t.get("usable_s", []) if f is not None]),
+            "model_server": {"slots": shared_server().slots, "threads": shared_server().threads,
+                             "max_tokens": spec.max_tokens}, "wall_s": round(time.monotonic() - t0, 1),
         }
 
 
@@ -94,4 +138,6 @@ if __name__ == "__main__":
     ap.add_argument("--messages", type=int, default=3)
     ap.add_argument("--think", type=float, default=3.0)
     ap.add_argument("--capacity", default="auto", help="auto | a number | unlimited")
+    ap.add_argument("--max-tokens", type=int, default=None, help="the witness's token budget (default: the shipped one)")
+    ap.add_argument("--trace", type=Path, default=None, help="write every AI reply's timing record here (JSON lines)")
     print(json.dumps(asyncio.run(main(ap.parse_args())), indent=1))

@@ -7,7 +7,10 @@ same OpenAI-compatible path as a real game. Each game's prompt is pre-read at ga
 (as the engine's `start` call does) while the "interrogator" types the first message for
 `--read-time` seconds. Prints the model latency p50/p95, generation tokens/s, and the share
 of replies whose model latency exceeded their designed human-like delay (SPEC §1), i.e. the
-replies that came later than the timing model intended.
+replies that came later than the timing model intended. Replies stream with their deadline as in
+a server game (deadline-aware generation: cut before they would be late); `--no-deadline` waits
+for whole replies instead. Games run without the server's capacity limit: for that, see
+bench_capacity.py.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import asyncio
 import random
 import statistics
 import time
+from collections import Counter
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -26,7 +30,7 @@ from turinglab.witnesses.base import GameContext, Turn
 from turinglab.witnesses.llm import LLMWitness
 from turinglab.witnesses.local.server import LocalServer
 from turinglab.witnesses.registry import resolve
-from turinglab.witnesses.timing import reply_delay
+from turinglab.witnesses.timing import delay_for
 
 MESSAGES = [
     "hi",
@@ -39,7 +43,8 @@ MESSAGES = [
 ]
 
 
-async def play(server: LocalServer, game: int, read_time: float, rng: np.random.Generator, **overrides) -> list[dict]:
+async def play(server: LocalServer, game: int, read_time: float, rng: np.random.Generator, deadline: bool = True,
+               **overrides) -> list[dict]:
     spec = resolve("local").model_copy(update={k: v for k, v in overrides.items() if v is not None})
     w = LLMWitness(spec, seed=game, local_server=server)
     t0 = datetime.now(timezone.utc)
@@ -51,12 +56,15 @@ async def play(server: LocalServer, game: int, read_time: float, rng: np.random.
     for i, msg in enumerate(MESSAGES):
         history.append(Turn("interrogator", msg, i))
         now = t0 + timedelta(seconds=read_time + i * 20)
-        r = await w.reply(history, GameContext(ctx.game_id, t0, now, 300, 300))
-        designed = reply_delay(len(r.text), spec.timing, rng, prev_chars=len(msg))
+        delay = delay_for(spec.timing, rng, prev_chars=len(msg))  # drawn before the reply, as the server does
+        asked = time.monotonic()
+        due = (lambda n: asked + delay(n) - time.monotonic()) if deadline else None
+        r = await w.reply(history, GameContext(ctx.game_id, t0, now, 300, 300, reply_due=due))
+        designed = delay(len(r.text))
         tm = r.meta.get("timings") or {}
         rows.append({"latency": r.latency_s, "designed": designed, "tokens": r.tokens or 0,
                      "gen_tps": tm.get("predicted_per_second"), "prompt_n": tm.get("prompt_n"),
-                     "fallback": r.fallback, "text": r.text, "msg": msg})
+                     "fallback": r.fallback, "text": r.text, "msg": msg, "deadline": r.meta.get("deadline")})
         history.append(Turn("witness", r.text, i))
     await w.close()
     return rows
@@ -72,6 +80,7 @@ async def main() -> None:
     ap.add_argument("--prompt", default=None, help="prompt name or .j2 path (default: the local witness's)")
     ap.add_argument("--temperature", type=float, default=None)
     ap.add_argument("--parallel", action="store_true", help="play the games simultaneously")
+    ap.add_argument("--no-deadline", action="store_true", help="wait for whole replies (no deadline-aware generation)")
     args = ap.parse_args()
     server = LocalServer(args.gguf, threads=args.threads)
     t = time.monotonic()
@@ -79,7 +88,7 @@ async def main() -> None:
     print(f"model loaded in {time.monotonic() - t:.1f} s (threads={args.threads}, slots={server.slots})")
     rng = np.random.default_rng(0)
     rows: list[dict] = []
-    kw = {"prompt": args.prompt, "temperature": args.temperature}
+    kw = {"prompt": args.prompt, "temperature": args.temperature, "deadline": not args.no_deadline}
     if args.parallel:  # all games at once, sharing the one server
         for part in await asyncio.gather(*(play(server, g, args.read_time, rng, **kw) for g in range(args.games))):
             rows += part
@@ -99,6 +108,7 @@ async def main() -> None:
         print(f"generation: {statistics.median(tps):.1f} tokens/s (median over replies, llama.cpp timings)")
     print(f"tokens per reply: median {statistics.median(r['tokens'] for r in rows):.0f}")
     print(f"model latency > designed delay: {late}/{len(rows)} = {late / len(rows):.1%}")
+    print("deadline:", dict(Counter(r["deadline"] for r in rows)))
 
 
 if __name__ == "__main__":

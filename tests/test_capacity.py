@@ -40,6 +40,22 @@ def test_estimate_follows_the_formula_and_live_timings():
     assert shortest_delay_s(1.0, 0.3, 2.5, 0.25) > 1.0 + 0.3 * 10
 
 
+def test_a_streamed_witness_is_limited_by_its_first_words():
+    """With deadline-aware generation only the first words can be late: the limit follows the
+    time to the first words once it is measured, per reply alone (divided by the concurrency)."""
+    e = Estimate(t1_s=None, delay_s=4.0, headroom=0.7, fixed=None)
+    cap = Capacity(estimates={"m": e}, alpha=0.5)
+    cap.observe("m", 3.0, 1)  # a whole reply: 3 s, no first-words timing (not streamed)
+    assert e.first_s is None and e.limit == 1
+    cap.observe("m", 3.0, 1, first_s=0.8)
+    assert e.first_s == 0.8 and e.limit == math.floor(0.7 * 4.0 / 0.8) == 3
+    cap.observe("m", 4.0, 2, first_s=2.4, cut=True)  # two at once: 1.2 s each alone
+    assert e.first_s == pytest.approx(0.5 * 0.8 + 0.5 * 1.2) and e.limit == 2 and e.cut == 1
+    assert e.to_dict()["first_s"] == 1.0 and e.to_dict()["cut"] == 1
+    e.ceiling = 1  # the local model's slots: one game's prompt cache each
+    assert e.limit == 1
+
+
 def test_default_rules_and_validation():
     s = Study(name="t", witnesses=[ELIZA, LOCAL])
     assert s.capacity_of("Sierra") == "auto" and s.capacity_of("Eliza") == "unlimited"

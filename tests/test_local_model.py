@@ -155,12 +155,48 @@ async def test_warm_up_fills_the_prompt_cache(local_server):
 
     spec = local_spec(prompt="young", max_tokens=4)
     await warm_up([spec, WitnessSpec(codename="E", kind="eliza")], local_server=local_server)
-    w = LLMWitness(spec, seed=1, local_server=local_server)  # no start(): no pre-read of its own
-    r = await w.reply([Turn("interrogator", "hi", 0)], CTX)  # another game: only its times differ
-    t = r.meta["timings"]
+    # two games at once (no start(): no pre-read of their own), each in a slot of its own
+    ws = [LLMWitness(spec, seed=i, local_server=local_server) for i in (1, 2)]
+    rs = [await w.reply([Turn("interrogator", "hi", 0)], CTX) for w in ws]  # other games: only the times differ
+    assert sorted(w._slot for w in ws) == [0, 1]
+    for r in rs:
+        t = r.meta["timings"]
+        assert not r.fallback, r.error
+        assert t["cache_n"] > 150 and t["prompt_n"] < 80  # every slot's instructions came from the warm-up
+    # the first game's next turn reads only what is new: the other game did not evict its slot
+    history = [Turn("interrogator", "hi", 0), Turn("witness", rs[0].text, 1), Turn("interrogator", "where from?", 2)]
+    r = await ws[0].reply(history, CTX)
     assert not r.fallback, r.error
-    assert t["cache_n"] > 150 and t["prompt_n"] < 80  # the instructions came from the warmed cache
+    assert r.meta["timings"]["prompt_n"] < 40, r.meta["timings"]
+    for w in ws:
+        await w.close()
+    assert local_server.lease_slot("Local") == 0  # both slots free again
+
+@pytest.mark.localmodel
+async def test_a_streamed_reply_with_a_tight_deadline_is_cut_on_time(local_server):
+    """Deadline-aware generation on the real model: a reply due very soon after its first
+    words stops at a word boundary before it is due (never empty); with time, it is whole."""
+    import time
+
+    w = LLMWitness(local_spec(max_tokens=40, temperature=0.0), seed=1, local_server=local_server)
+    await w.start(CTX)
+    q = [Turn("interrogator", "tell me a long story about your last weekend, at least five sentences please", 0)]
+    free = await w.reply(q, GameContext("g", NOW, NOW, 300, 300, reply_due=lambda n: 600.0))
+    assert free.meta["deadline"] == "met" and free.meta["usable_s"] is not None
+    assert free.tokens > 20, free.text  # long enough that a deadline 0.4 s after its first words cuts it
+    start = time.monotonic()
+    # due 0.4 s after its first words would come, growing much slower than the model writes
+    due_at = start + free.meta["usable_s"] + 0.4
+    tight = await w.reply(q, GameContext("g", NOW, NOW, 300, 300, reply_due=lambda n: due_at + 0.002 * n - time.monotonic()))
+    took = time.monotonic() - start
+    assert not tight.fallback, tight.error
+    if tight.meta["deadline"] == "cut":
+        assert tight.text and tight.meta["raw"].lstrip().startswith(tight.text)
+        assert took < due_at - start + 0.002 * len(tight.text) + 0.1  # stopped before it was due
+    else:  # a busy machine: the first words came after their deadline, the logged path
+        assert tight.meta["deadline"] == "missed" and tight.text
     await w.close()
+
 
 @pytest.mark.localmodel
 async def test_local_model_stopped_falls_back():

@@ -1,13 +1,18 @@
 """How many games at once an AI witness can serve in time (pure: the caller passes timings).
 
-A model on this machine's cores answers one reply in `t1` seconds of compute when alone; with c
-replies generating at once they share the cores, so each takes about c * t1. A reply is late when
-it needs longer than the designed (human-like) delay, whose short end is `delay_s`. So the witness
-can serve about delay_s / t1 games at once: `limit = max(1, floor(headroom * delay_s / t1))`,
+A model on this machine's cores answers in `t` seconds of compute when alone; with c replies
+generating at once they share the cores, so each takes about c * t. A reply is late when it
+needs longer than the designed (human-like) delay, whose short end is `delay_s`. So the witness
+can serve about delay_s / t games at once: `limit = max(1, floor(headroom * delay_s / t))`,
 with `headroom` < 1 for safety (not every game asks at the same moment, but some do).
 
-`t1` starts from a calibration (one timed reply at start) and follows live replies: each reply's
-compute time divided by the number of replies that were generating with it (an exponentially
+Which `t`: a witness that streams with a deadline (every LLM witness in a server game: see
+`turinglab.witnesses.llm`) is late only when its first words come after their designed delay,
+since it stops before later words would be late; so `t` is the time to its first words
+(`first_s`). Without that timing, `t` is the whole reply's compute time (`t1_s`).
+
+Timings start from a calibration (one timed reply at start) and follow live replies: each
+timing divided by the number of replies that were generating with it (an exponentially
 weighted mean). Witnesses without a limit (ELIZA, API models by default) are never at capacity.
 """
 
@@ -28,17 +33,24 @@ class Estimate:
     samples: int = 0
     late: int = 0  # replies that came later than designed
     replies: int = 0
+    first_s: float | None = None  # seconds to the first words of a streamed reply when alone
+    cut: int = 0  # replies stopped at their deadline (deadline-aware generation)
+    ceiling: int | None = None  # never more (the local model: its slots, one per game's prompt cache)
 
     @property
     def limit(self) -> int | None:
         if self.fixed is not None:
             return self.fixed
-        if self.t1_s is None or self.t1_s <= 0:
+        t = self.first_s if self.first_s is not None else self.t1_s
+        if t is None or t <= 0:
             return 1  # unmeasured: one game at a time until a reply is timed
-        return max(1, math.floor(self.headroom * self.delay_s / self.t1_s))
+        n = max(1, math.floor(self.headroom * self.delay_s / t))
+        return n if self.ceiling is None else min(n, self.ceiling)
 
     def to_dict(self) -> dict:
         return {"limit": self.limit, "t1_s": None if self.t1_s is None else round(self.t1_s, 3),
+                "first_s": None if self.first_s is None else round(self.first_s, 3), "cut": self.cut,
+                "ceiling": self.ceiling,
                 "delay_s": round(self.delay_s, 3), "headroom": self.headroom, "fixed": self.fixed,
                 "samples": self.samples, "replies": self.replies, "late": self.late}
 
@@ -87,15 +99,23 @@ class Capacity:
         self.generating[codename] = n
         return n
 
-    def observe(self, codename: str, compute_s: float, concurrent: int) -> None:
-        """A reply took `compute_s` while up to `concurrent` replies of this witness generated."""
+    def observe(self, codename: str, compute_s: float, concurrent: int, first_s: float | None = None,
+                cut: bool = False) -> None:
+        """A reply took `compute_s` (its first words `first_s`, when streamed) while up to
+        `concurrent` replies of this witness generated; `cut`: it stopped at its deadline."""
         self.generating[codename] = max(0, self.generating.get(codename, 1) - 1)
         e = self.estimates.get(codename)
         if e is None or compute_s <= 0:
             return
-        t1 = compute_s / max(1, concurrent)
-        e.t1_s = t1 if e.t1_s is None else (1 - self.alpha) * e.t1_s + self.alpha * t1
+        c = max(1, concurrent)
+        e.t1_s = self._mean(e.t1_s, compute_s / c)
+        if first_s is not None and first_s > 0:
+            e.first_s = self._mean(e.first_s, first_s / c)
+        e.cut += int(cut)
         e.samples += 1
+
+    def _mean(self, old: float | None, new: float) -> float:
+        return new if old is None else (1 - self.alpha) * old + self.alpha * new
 
     def delivered(self, codename: str, late: bool) -> None:
         e = self.estimates.get(codename)

@@ -231,6 +231,7 @@ def add_admin(app: FastAPI, password: str | None, page, message) -> None:  # noq
         capacity = [] if cap is None else [
             {"codename": c, **e.to_dict(), "in_use": cap.in_use.get(c, 0),
              "t1": "not measured yet" if e.t1_s is None else f"{e.t1_s:.2f} s",
+             "first": "not measured yet" if e.first_s is None else f"{e.first_s:.2f} s",
              "source": "study file" if e.fixed is not None else "estimated"}
             for c, e in cap.estimates.items()]
         cap_counts = {} if cap is None else {"deferred": cap.deferred, "reallocated": cap.reallocated,

@@ -9,6 +9,7 @@ frames and the matchmaking task.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import logging
 import secrets
@@ -46,6 +47,13 @@ def wall_clock() -> int:
     return time.time_ns() // 1_000_000
 
 
+def local_slots() -> int:
+    """The local model server's slots (a game each keeps its prompt cache in one)."""
+    from turinglab.witnesses.local.server import shared_server
+
+    return shared_server().slots
+
+
 def build_capacity(study: Study) -> Capacity:
     """The capacity of each AI witness with a limit (study file `allocation.capacity`)."""
     cap = Capacity()
@@ -56,7 +64,8 @@ def build_capacity(study: Study) -> Capacity:
         t = w.timing
         cap.estimates[w.codename] = Estimate(
             t1_s=None, delay_s=shortest_delay_s(t.base_s, t.s_per_char, t.gamma_shape, t.gamma_scale),
-            headroom=study.allocation.capacity_headroom, fixed=rule if isinstance(rule, int) else None)
+            headroom=study.allocation.capacity_headroom, fixed=rule if isinstance(rule, int) else None,
+            ceiling=local_slots() if w.kind == "local" else None)
     return cap
 
 
@@ -267,22 +276,46 @@ class Hub:
 
     def warm_up(self) -> None:
         """Load the local model now (in the background), so the first game's replies are not
-        slowed by the model's start: a slow first reply would tell an AI witness apart."""
-        if any(spec.kind == "local" for spec in self.study.witnesses):
+        slowed by the model's start: a slow first reply would tell an AI witness apart. Any LLM
+        witness: the OpenAI client's import and the persona guard's training too (the guard
+        runs after a reply is written, inside its designed delay)."""
+        if any(spec.kind in ("llm", "local") for spec in self.study.witnesses):
             self._warm_task = asyncio.create_task(self._warm())
 
     async def _warm(self) -> None:
-        from turinglab.witnesses import registry
+        from turinglab.witnesses import guard, registry
 
+        try:  # first uses that take seconds, in a thread, not during the first game's reply: the
+            # OpenAI client's import (~2 s, which would block the event loop) and the persona guard's training
+            await asyncio.to_thread(importlib.import_module, "openai")
+            await asyncio.to_thread(guard.model)
+        except Exception:  # noqa: BLE001 - they happen again at first use
+            log.exception("preparing the AI witnesses failed")
+        from turinglab.witnesses.llm import LLMWitness
+
+        local = []
         for spec in self.study.witnesses:
             if spec.kind != "local":
                 continue
-            try:  # each witness alone: one failure must not keep the others cold
-                await registry.warm_up([spec])
-                log.info("witness %s warmed up", spec.codename)
-                await self._calibrate(spec)
-            except Exception:  # noqa: BLE001 - a failed warm-up only costs time (registry.warm_up may raise)
+            try:  # a witness that cannot be built (e.g. a bad prompt) must not keep the others cold
+                LLMWitness(spec)
+                local.append(spec)
+            except Exception:  # noqa: BLE001
                 log.exception("warming up witness %s failed", spec.codename)
+        if not local:
+            return
+        try:  # every slot of the model server pre-reads a local witness's prompt
+            t0 = time.monotonic()
+            await registry.warm_up(local)
+            log.info("local witnesses %s warmed up in %.1f s", ", ".join(s.codename for s in local),
+                     time.monotonic() - t0)
+        except Exception:  # noqa: BLE001 - a failed warm-up only costs time (registry.warm_up may raise)
+            log.exception("warming up the local witnesses failed")
+        for spec in local:
+            try:  # each witness alone: one failure must not keep the others unmeasured
+                await self._calibrate(spec)
+            except Exception:  # noqa: BLE001
+                log.exception("calibrating witness %s failed", spec.codename)
 
     async def _calibrate(self, spec: WitnessSpec) -> None:
         """Time one reply of a witness whose capacity is estimated ("auto"), alone on the machine."""
@@ -293,13 +326,14 @@ class Hub:
         if est is None or est.fixed is not None:
             return
         now = datetime.now(timezone.utc)
-        ctx = GameContext("calibration", now, now, 300, 300)
+        # streamed as in a game (with a deadline far away: never cut), to time its first words too
+        ctx = GameContext("calibration", now, now, 300, 300, reply_due=lambda n: 3600.0)
         w = self.witness_factory(spec, 0)
         try:
             n = cap.started_generating(spec.codename)
             t0 = time.monotonic()
-            await w.reply([Turn("interrogator", "hey, how is your day going so far?", 0)], ctx)
-            cap.observe(spec.codename, time.monotonic() - t0, n)
+            r = await w.reply([Turn("interrogator", "hey, how is your day going so far?", 0)], ctx)
+            cap.observe(spec.codename, time.monotonic() - t0, n, first_s=r.meta.get("usable_s"))
         finally:
             await w.close()
         log.info("witness %s capacity: %s", spec.codename, est.to_dict())

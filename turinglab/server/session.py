@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import secrets
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
@@ -344,13 +345,19 @@ class GameSession:
         self._spawn(self._typing(conv, e))
 
     def _designed_ms(self, conv: str, n_chars: int, q: Event) -> int:
+        return self._designed_fn(conv, q)(n_chars)
+
+    def _designed_fn(self, conv: str, q: Event) -> Callable[[int], int]:
+        """The designed delay (ms after the question) of a reply of n characters, its random
+        part drawn now: known before the reply is written, for deadline-aware generation."""
         spec = self.seats[conv].spec
         t = spec.timing if spec is not None else self.hub.human_timing
         if t is None:  # delays off (benchmarks)
-            return 0
-        designed = round(1000 * timing.reply_delay(n_chars, t, self.rng, prev_chars=len(q.payload["text"])))
+            return lambda n: 0
+        delay = timing.delay_for(t, self.rng, prev_chars=len(q.payload["text"]))
         # never before "typing…" has shown for a plausible time (the same rule for every witness)
-        return max(designed, self.typing_ms.get(q.seq, 0) + round(1000 * self.rules.typing_min_s))
+        floor = self.typing_ms.get(q.seq, 0) + round(1000 * self.rules.typing_min_s)
+        return lambda n: max(round(1000 * delay(n)), floor)
 
     def _last_question(self, conv: str) -> Event | None:
         msgs = self.game.conversations[conv].messages
@@ -424,16 +431,28 @@ class GameSession:
             return
 
     async def _generate(self, seat: SeatInfo, conv: str, history: list[Turn], ctx: GameContext,
-                        timeout_s: float) -> str:
-        """One reply from the witness's model, "" when it fails (never shown)."""
+                        timeout_s: float, trace: dict | None = None) -> str:
+        """One reply from the witness's model, "" when it fails (never shown). `trace` collects
+        the model's timings for the reply's timing record."""
         assert seat.witness is not None
         cap, name = self.hub.room.capacity, seat.identity.witness or ""
         n = cap.started_generating(name) if cap is not None else 0
         t0 = time.monotonic()
         try:
             reply = await asyncio.wait_for(seat.witness.reply(history, ctx), timeout=max(0.05, timeout_s))
+            if trace is not None:  # one entry per model call (llama.cpp's timings when it gives them)
+                tm, meta = reply.meta.get("timings") or {}, reply.meta
+                for key, value in (("model_s", round(time.monotonic() - t0, 3)), ("prompt_n", tm.get("prompt_n")),
+                                   ("prompt_ms", tm.get("prompt_ms")), ("gen_n", tm.get("predicted_n")),
+                                   ("gen_ms", tm.get("predicted_ms")), ("cache_n", tm.get("cache_n")),
+                                   ("first_s", meta.get("first_s")), ("usable_s", meta.get("usable_s")),
+                                   ("deadline", meta.get("deadline"))):
+                    trace.setdefault(key, []).append(value)
+                if reply.fallback:
+                    trace["witness_fallback"] = reply.error
             if cap is not None and not reply.error:  # the model's real speed, for its capacity estimate
-                cap.observe(name, time.monotonic() - t0, max(n, cap.generating.get(name, 0)))
+                cap.observe(name, time.monotonic() - t0, max(n, cap.generating.get(name, 0)),
+                            first_s=reply.meta.get("usable_s"), cut=reply.meta.get("deadline") == "cut")
                 n = 0
             if reply.error:
                 log.warning("game %s seat %s: %s (fallback=%s)", self.id, conv, reply.error, reply.fallback)
@@ -465,15 +484,27 @@ class GameSession:
                 return "persona_break", why
         return None
 
+    async def _timed_guard(self, seat: SeatInfo, text: str, trace: dict) -> tuple[str, str] | None:
+        t0 = time.monotonic()
+        try:
+            return await self._guard(seat, text)
+        finally:
+            trace.setdefault("guard_s", []).append(round(time.monotonic() - t0, 3))
+
     async def _ai_reply(self, conv: str, q: Event) -> None:
         seat = self.seats[conv]
         assert seat.witness is not None and seat.spec is not None
         history = [Turn("interrogator" if m.sender == INTERROGATOR else "witness", m.text, m.t_ms)
                    for m in self.game.conversations[conv].messages]
         ctx = self._ctx(conv, self.hub.now())
+        designed_ms = self._designed_fn(conv, q)
+        # an LLM witness streams and stops when its next words would come later than designed
+        ctx = dataclasses.replace(ctx, reply_due=lambda n: (q.t_ms + designed_ms(n) - self.hub.now()) / 1000)
         left = max(1.0, (self.game.deadline_ms - self.hub.now()) / 1000)
-        text = await self._generate(seat, conv, history, ctx, left)
+        trace: dict[str, Any] = {"game": self.id, "seat": conv, "start_ms": self.hub.now() - q.t_ms}
+        text = await self._generate(seat, conv, history, ctx, left, trace)
         if not text:
+            trace["eliza"] = True
             text = await self.hub.fallback_text(history, ctx)
         text = text[: self.rules.max_chars]
         # the filter binds AI witnesses too: a blocked reply is recorded and counted, and the
@@ -483,8 +514,9 @@ class GameSession:
         tries = 0
         # the persona guard: a reply that admits being an AI is recorded (code persona_break,
         # never shown) and regenerated the same way as a blocked one
-        while blocked := await self._guard(seat, text):
+        while blocked := await self._timed_guard(seat, text, trace):
             code, detail = blocked
+            trace.setdefault("refused", []).append(code)
             async def refuse(text=text, code=code, detail=detail) -> None:
                 await self._commit(self.game.refuse(Send(conv, text, conv), code, detail, self.hub.now()).events)
             await self._retrying(refuse)
@@ -492,19 +524,26 @@ class GameSession:
             now = self.hub.now()
             if seat.spec.kind != "eliza" and tries < AI_REGENERATE_TRIES and now < budget:
                 tries += 1
-                text = (await self._generate(seat, conv, history, ctx, (budget - now) / 1000))[: self.rules.max_chars]
+                text = (await self._generate(seat, conv, history, ctx, (budget - now) / 1000, trace))[: self.rules.max_chars]
                 if text:
                     continue
+            trace["eliza"] = True
             text = (await self.hub.fallback_text(history, ctx))[: self.rules.max_chars]
             if await self._guard(seat, text):
                 text = "sorry, what do you mean?"
             break
         # the human rule: shown at t_q + max(elapsed, designed), on the hub clock (not from when
         # this task started, which is after the question's commit)
-        designed = self._designed_ms(conv, len(text), q)
+        designed = designed_ms(len(text))
         cap = self.hub.room.capacity
+        ready = self.hub.now() - q.t_ms
+        late = ready > designed + LATE_TOLERANCE_MS
+        trace.update(chars=len(text), ready_ms=ready, designed_ms=designed, typing_ms=self.typing_ms.get(q.seq, 0),
+                     late_ms=max(0, ready - designed))
+        log.log(logging.WARNING if late else logging.INFO, "game %s seat %s: AI reply %s: %s", self.id, conv,
+                "LATE" if late else "on time", trace, extra={"reply_timing": trace})
         if cap is not None:  # later than designed: a tell the capacity limit is there to prevent
-            cap.delivered(seat.identity.witness or "", self.hub.now() > q.t_ms + designed + LATE_TOLERANCE_MS)
+            cap.delivered(seat.identity.witness or "", late)
         await asyncio.sleep(max(0.0, (q.t_ms + designed - self.hub.now()) / 1000))
         async def send_reply() -> None:
             e = await self._apply_send("", conv, conv, text, None, self.hub.now())

@@ -10,7 +10,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Callable, Literal
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,10 @@ class GameContext:
     time_limit_s: float
     max_chars: int
     seat: str = "A"
+    # seconds left until a reply of n characters is due (its designed delay ends; negative:
+    # past). Set by the server for AI replies so that a streaming witness can stop in time
+    # (deadline-aware generation); None: no deadline.
+    reply_due: Callable[[int], float] | None = None
 
 
 @dataclass(frozen=True)

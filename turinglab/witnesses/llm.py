@@ -19,11 +19,13 @@ import os
 import random
 import time
 import weakref
+from dataclasses import dataclass
 from typing import Any
 
 from turinglab.game.config import WitnessSpec
 from turinglab.witnesses import persona
 from turinglab.witnesses.base import GameContext, Reply, Turn, Witness
+from turinglab.witnesses.deadline import usable
 from turinglab.witnesses.postprocess import apply as postprocess
 
 log = logging.getLogger("turinglab.witnesses")
@@ -66,6 +68,44 @@ def to_messages(system: str, history: list[Turn]) -> list[dict[str, str]]:
     return out
 
 
+DEADLINE_MARGIN_S = 0.3  # a reply is returned this long before it is due (the server's checks after it)
+
+
+@dataclass
+class Streamed:
+    """What a streamed reply brought besides its text: usage, llama.cpp timings, the deadline."""
+
+    usage: Any = None
+    timings: dict | None = None
+    model: str | None = None
+    finish_reason: str | None = None
+    first_s: float | None = None  # seconds to the first non-blank text
+    usable_s: float | None = None  # seconds to the first words that could be shown (see `usable`)
+    deadline: str = "met"  # met | cut (stopped at its deadline) | full (at the message limit) | missed
+    raw: str = ""
+
+    def read(self, chunk: Any) -> None:
+        self.model = getattr(chunk, "model", None) or self.model
+        if getattr(chunk, "usage", None) is not None:
+            self.usage = chunk.usage
+        extra = getattr(chunk, "model_extra", None) or {}
+        if extra.get("timings"):
+            self.timings = extra["timings"]
+
+    def reply(self, text: str, latency_s: float, model: str) -> Reply:
+        extra = (getattr(self.usage, "model_extra", None) or {}) if self.usage is not None else {}
+        tokens = getattr(self.usage, "completion_tokens", None)
+        if tokens is None and self.timings:
+            tokens = self.timings.get("predicted_n")
+        return Reply(
+            text=text, latency_s=latency_s, tokens=tokens, cost=extra.get("cost"),
+            meta={"model": self.model or model, "prompt_tokens": getattr(self.usage, "prompt_tokens", None),
+                  "finish_reason": self.finish_reason, "raw": self.raw, "timings": self.timings,
+                  "deadline": self.deadline, "first_s": None if self.first_s is None else round(self.first_s, 3),
+                  "usable_s": None if self.usable_s is None else round(self.usable_s, 3)},
+        )
+
+
 class LLMWitness(Witness):
     """A model + prompt (+ timing settings) witness. `kind` is "llm" or "local"."""
 
@@ -77,6 +117,7 @@ class LLMWitness(Witness):
         client: Any | None = None,
         local_server: Any | None = None,
         events_path: str | None = None,
+        slot: int | None = None,
     ) -> None:
         if spec.kind not in ("llm", "local"):
             raise WitnessConfigError(f"witness {spec.codename!r}: LLMWitness needs kind llm or local, not {spec.kind!r}")
@@ -100,6 +141,8 @@ class LLMWitness(Witness):
         self._warm: asyncio.Task | None = None
         self._eliza: Witness | None = None
         self._turn = 0
+        self._slot = slot  # the local server's slot this witness's requests go to
+        self._leased = False
 
     # ------------------------------------------------------------------ setup
     @property
@@ -133,11 +176,20 @@ class LLMWitness(Witness):
         if self.kind == "local":
             self._warm = asyncio.create_task(self._prefill())
 
+    def _slot_args(self) -> dict[str, Any]:
+        """The local model: every request of this game goes to one slot (its prompt cache)."""
+        if self.kind != "local" or self._server is None or not hasattr(self._server, "lease_slot"):
+            return {}
+        if self._slot is None:
+            self._slot, self._leased = self._server.lease_slot(self.codename), True
+        return {"extra_body": {"id_slot": self._slot}}
+
     async def _prefill(self) -> None:
         try:
             client = await self.client()
             await client.chat.completions.create(
-                model=self.model, messages=to_messages(self._system or "", []), max_tokens=1, temperature=0
+                model=self.model, messages=to_messages(self._system or "", []), max_tokens=1, temperature=0,
+                **self._slot_args(),
             )
         except Exception as exc:  # noqa: BLE001 - a failed warm-up only costs time; reply() reports errors
             log.info("witness %s: prompt pre-read failed: %s", self.codename, exc)
@@ -150,7 +202,7 @@ class LLMWitness(Witness):
         left = ctx.time_limit_s - (ctx.now - ctx.started_at).total_seconds()
         return max(1.0, min(self.spec.timeout_s, left)) if left > 0 else self.spec.timeout_s
 
-    async def _complete(self, history: list[Turn]) -> tuple[str, Any]:
+    async def _request(self, history: list[Turn]) -> tuple[Any, dict[str, Any]]:
         if self._warm is not None:
             with contextlib.suppress(Exception):
                 await self._warm
@@ -166,10 +218,83 @@ class LLMWitness(Witness):
             kwargs["stop"] = list(self.spec.stop)
         if self.seed is not None:
             kwargs["seed"] = self.seed + self._turn
+        kwargs.update(self._slot_args())
+        return client, kwargs
+
+    async def _complete(self, history: list[Turn], ctx: GameContext) -> tuple[str, Any]:
+        client, kwargs = await self._request(history)
         resp = await client.chat.completions.create(**kwargs)
         if not resp.choices:
             raise EmptyReply("the model returned no choices")
         return resp.choices[0].message.content or "", resp
+
+    def _shown_len(self, text: str, ctx: GameContext, cut: bool = True) -> int:
+        """Length of `text` once post-processed (typos aside: counted as if each dropped a letter;
+        `cut=False`: before the cut to the message limit)."""
+        pp = self.spec.postprocess
+        rules = pp.model_copy(update={"typo_rate": 0.0, "cut_to_limit": pp.cut_to_limit and cut})
+        shown = postprocess(text, rules, ctx.max_chars, self.rng)
+        if pp.typo_rate > 0:
+            return max(0, len(shown) - sum(sum(c.isalpha() for c in w) >= 3 for w in shown.split()))
+        return len(shown)
+
+    async def _stream(self, history: list[Turn], ctx: GameContext) -> tuple[str, Streamed]:
+        """Deadline-aware generation: stream the reply and keep the latest prefix that is still
+        on time (`usable`, its designed delay not yet over: `ctx.reply_due`). When the next words
+        would come too late, stop and return that prefix (deadline "cut"). If no prefix was ever
+        on time (the first words came after their own deadline), the whole reply is returned as
+        soon as the model ends (deadline "missed"): shown late, and logged."""
+        assert ctx.reply_due is not None
+        client, kwargs = await self._request(history)
+        kwargs["stream"] = True
+        kwargs["stream_options"] = {"include_usage": True}
+        out = Streamed()
+        t0 = time.monotonic()
+        stream = await client.chat.completions.create(**kwargs)
+        chunks = stream.__aiter__()
+        best, raw = "", ""  # best: the longest prefix that is still on time
+        try:
+            while True:
+                wait = None
+                if best:  # past this, `best` itself would be late: cut there
+                    wait = max(0.0, ctx.reply_due(self._shown_len(best, ctx)) - DEADLINE_MARGIN_S)
+                try:
+                    chunk = await asyncio.wait_for(chunks.__anext__(), timeout=wait)
+                except StopAsyncIteration:
+                    break
+                except asyncio.TimeoutError:
+                    out.deadline, out.raw = "cut", raw
+                    return best, out
+                out.read(chunk)
+                if not chunk.choices:
+                    continue
+                ch = chunk.choices[0]
+                raw += (ch.delta.content if ch.delta is not None else None) or ""
+                if out.first_s is None and raw.strip():
+                    out.first_s = time.monotonic() - t0
+                if ch.finish_reason:
+                    out.finish_reason = ch.finish_reason
+                text = usable(raw, final=bool(ch.finish_reason))
+                if out.usable_s is None and text:
+                    out.usable_s = time.monotonic() - t0
+                if text and ctx.reply_due(self._shown_len(text, ctx)) > DEADLINE_MARGIN_S:
+                    best = text
+                if text and self._shown_len(text, ctx, cut=False) > ctx.max_chars:  # the rest would be cut anyway
+                    out.deadline, out.raw = ("full" if best else "missed"), raw
+                    return best or text, out
+        finally:
+            with contextlib.suppress(Exception):
+                await stream.close()  # an unfinished generation stops on the server too
+        out.raw = raw
+        whole = usable(raw, final=True)
+        if best and best != whole:
+            out.deadline = "cut"  # the ending came too late: (rare) the model ended after the deadline
+            return best, out
+        if not best and whole:  # (nothing at all: the caller's fallback answers)
+            out.deadline = "missed"
+            log.warning("witness %s: no words were ready before their designed delay ended "
+                        "(first words after %.2f s); the reply is shown late", self.codename, out.first_s or -1)
+        return whole, out
 
     async def reply(self, history: list[Turn], ctx: GameContext) -> Reply:
         t0 = time.monotonic()
@@ -177,12 +302,15 @@ class LLMWitness(Witness):
             self._system = self.system_prompt(ctx)
         self._turn += 1
         try:
-            raw, resp = await asyncio.wait_for(self._complete(history), timeout=self._budget_s(ctx))
+            call = self._stream if ctx.reply_due is not None else self._complete
+            raw, resp = await asyncio.wait_for(call(history, ctx), timeout=self._budget_s(ctx))
             text = postprocess(raw, self.spec.postprocess, ctx.max_chars, self.rng)
             if not text.strip():
                 raise EmptyReply(f"nothing left after post-processing (raw: {raw[:80]!r})")
         except Exception as exc:  # noqa: BLE001 - any failure: the fallback answers, the game goes on
             return await self._fallback(history, ctx, exc, t0)
+        if isinstance(resp, Streamed):
+            return resp.reply(text, time.monotonic() - t0, self.model)
         usage = getattr(resp, "usage", None)
         extra = (getattr(usage, "model_extra", None) or {}) if usage is not None else {}
         return Reply(
@@ -232,3 +360,6 @@ class LLMWitness(Witness):
             with contextlib.suppress(Exception):
                 await self._client.close()
         self._client, self._own_client = None, False
+        if self._leased and self._slot is not None:
+            self._server.free_slot(self._slot)
+            self._slot, self._leased = None, False

@@ -93,19 +93,28 @@ def build_witness(spec: WitnessSpec, *, seed: int | None = None) -> Witness:
 
 
 async def warm_up(specs: list[WitnessSpec] | tuple[WitnessSpec, ...], *, local_server=None) -> None:
-    """Start the local model and pre-read each local witness's prompt, so the first game of a
-    fresh process answers as fast as later ones. Call it once when a server starts; other
-    kinds are skipped. Failures are logged, never raised (the fallback covers them in games)."""
+    """Start the local model and pre-read the local witnesses' prompts into every slot of the
+    model server (round robin when there are several), so that no game reads a prompt from cold:
+    that takes ~10 s on one thread and stalls the other games' replies meanwhile. Call it once
+    when a server starts; other kinds are skipped. Failures are logged, never raised (the
+    fallback covers them in games)."""
     from datetime import datetime, timezone
 
     from turinglab.witnesses.base import GameContext
     from turinglab.witnesses.llm import LLMWitness
+    from turinglab.witnesses.local.server import shared_server
 
+    local = [spec for spec in specs if spec.kind == "local"]
+    if not local:
+        return
+    server = local_server or shared_server()
     now = datetime.now(timezone.utc)
     ctx = GameContext(game_id="warm-up", started_at=now, now=now, time_limit_s=300, max_chars=300)
-    for spec in specs:
-        if spec.kind != "local":
-            continue
-        w = LLMWitness(spec, local_server=local_server)
+    for k in range(max(len(local), getattr(server, "slots", 1))):
+        spec = local[k % len(local)]
+        slot = k % server.slots if hasattr(server, "slots") else None
+        w = LLMWitness(spec, local_server=server, slot=slot)
         await w.start(ctx)
         await w.close(wait=True)
+        if slot is not None:
+            server.mark_slot(slot, spec.codename)

@@ -14,7 +14,7 @@ reproducible games.
 from __future__ import annotations
 
 import random
-from typing import TYPE_CHECKING, Union
+from typing import TYPE_CHECKING, Callable, Union
 
 import numpy as np
 
@@ -34,6 +34,26 @@ def _uniform(rng: Rng, low: float, high: float) -> float:
     return float(rng.uniform(low, high))
 
 
+def delay_for(timing: "Timing", rng: Rng, prev_chars: int = 0) -> Callable[[int], float]:
+    """The designed delay as a function of the reply's length, with its random part drawn now.
+
+    Drawn before the reply exists, so a witness that streams its reply knows, at every word,
+    when the text so far would be due (deadline-aware generation). Same distribution as
+    `reply_delay`, which is ``delay_for(...)(n_chars)``.
+    """
+    if prev_chars < 0:
+        raise ValueError(f"character counts must be >= 0 (got prev_chars={prev_chars})")
+    fixed = timing.base_s + timing.read_s_per_char * prev_chars + _gamma(rng, timing.gamma_shape, timing.gamma_scale)
+
+    def delay(n_chars: int) -> float:
+        if n_chars < 0:
+            raise ValueError(f"character counts must be >= 0 (got n_chars={n_chars})")
+        d = fixed + timing.s_per_char * n_chars
+        return d if timing.max_s is None else min(d, timing.max_s)
+
+    return delay
+
+
 def reply_delay(n_chars: int, timing: "Timing", rng: Rng, prev_chars: int = 0) -> float:
     """Seconds from the interrogator's message to showing a reply of `n_chars` characters.
 
@@ -42,15 +62,7 @@ def reply_delay(n_chars: int, timing: "Timing", rng: Rng, prev_chars: int = 0) -
     """
     if n_chars < 0 or prev_chars < 0:
         raise ValueError(f"character counts must be >= 0 (got n_chars={n_chars}, prev_chars={prev_chars})")
-    delay = (
-        timing.base_s
-        + timing.s_per_char * n_chars
-        + timing.read_s_per_char * prev_chars
-        + _gamma(rng, timing.gamma_shape, timing.gamma_scale)
-    )
-    if timing.max_s is not None:
-        delay = min(delay, timing.max_s)
-    return delay
+    return delay_for(timing, rng, prev_chars)(n_chars)
 
 
 def typing_delay(rules: "Rules", rng: Rng) -> float:

@@ -3,7 +3,9 @@
 Every local witness of the process talks to it through the same OpenAI client code as remote
 models. Defaults suit a small shared machine: 1 thread (``TURINGLAB_LOCAL_THREADS``; on 2 busy
 cores 2 threads were far slower), a few slots (``TURINGLAB_LOCAL_SLOTS``) so that concurrent
-games each keep their prompt cache, 2048 tokens of context per slot.
+games each keep their prompt cache, 2048 tokens of context per slot. Each game holds one slot
+(`lease_slot`): a prompt read from cold takes ~10 s on one thread and stalls the other slots'
+generation meanwhile, so games must not evict each other's prompts.
 """
 
 from __future__ import annotations
@@ -56,6 +58,29 @@ class LocalServer:
         self._address: str | None = None
         self._lock = threading.Lock()
         self.load_s: float | None = None
+        self._leases = [0] * self.slots  # games holding each slot
+        self._last: list[str | None] = [None] * self.slots  # whose prompt each slot last read
+
+    def lease_slot(self, key: str) -> int:
+        """A slot for one game of witness `key`, kept for the game (each request names it:
+        ``id_slot``), so the slot's prompt cache holds this game's conversation and no other
+        game evicts it. The least-held slot, preferring one that last read `key`'s prompt
+        (then only the game's own times at the prompt's end are read again)."""
+        with self._lock:
+            k = min(range(self.slots), key=lambda i: (self._leases[i], self._last[i] != key, i))
+            self._leases[k] += 1
+            self._last[k] = key
+            return k
+
+    def mark_slot(self, k: int, key: str) -> None:
+        """Slot `k` has read witness `key`'s prompt (a warm-up)."""
+        with self._lock:
+            self._last[k] = key
+
+    def free_slot(self, k: int) -> None:
+        with self._lock:
+            if 0 <= k < self.slots and self._leases[k] > 0:
+                self._leases[k] -= 1
 
     @property
     def running(self) -> bool:
