@@ -425,7 +425,7 @@ class ClusterHub(Hub):
         return {"type": "state", "phase": phase, "server_now_ms": self.now(),
                 "participant": {"games_played": p.games_played, "survey_done": p.survey_done,
                                 "completion_url": self.study.completion_url},
-                "waiting_since_ms": w.joined_ms if w else None, "lone": lone, "game": None}
+                "waiting_since_ms": w.joined_ms if w else (p.joined_ms if starting else None), "lone": lone, "game": None}
 
     async def send_waiting_counts(self) -> None:
         if self.study.format == "three-player":
@@ -510,6 +510,7 @@ class ClusterHub(Hub):
         self.room.human_waits.extend(json.loads(w) for w in waits)
         self.room.waiting.pop(pid, None)
         entry = self.room.join(pid, self.now())
+        p.joined_ms = entry.joined_ms
         self.room.waiting.pop(pid, None)  # the shared room is the only room
         fresh = await self.r.hsetnx(self.k("room"), pid, waiting_to_json(entry))
         if fresh and self.study.format == "three-player" and self.study.allocation.lone_then == "end":

@@ -199,6 +199,7 @@ class Person:
     games_played: int
     survey_done: bool
     alone: bool = False  # three-player: waited alone until the study's lone_wait_s ended the wait
+    joined_ms: int | None = None  # when they last joined the waiting room (shown while their game starts)
 
 
 class Hub:
@@ -475,7 +476,8 @@ class Hub:
             "server_now_ms": now,
             "participant": {"games_played": p.games_played, "survey_done": p.survey_done,
                             "completion_url": self.study.completion_url},
-            "waiting_since_ms": w.joined_ms if w else None,
+            # matched and starting: still "waiting", since the same moment (both kinds of game alike)
+            "waiting_since_ms": w.joined_ms if w else (p.joined_ms if pid in self.starting else None),
             "lone": self.lone_info(pid),
             "game": s.view(pid, now) if s is not None else None,
         }
@@ -566,6 +568,7 @@ class Hub:
         p.alone = False
         fresh = pid not in self.room.waiting
         entry = self.room.join(pid, self.now())
+        p.joined_ms = entry.joined_ms
         if fresh and self.study.format == "three-player" and self.study.allocation.lone_then == "end":
             task = asyncio.create_task(self._lone_timeout(pid, entry.joined_ms))
             self._lone_tasks.add(task)
