@@ -264,7 +264,12 @@ class Hub:
             self._warm_task = asyncio.create_task(self._warm())
 
     async def _warm(self) -> None:
-        from turinglab.witnesses import registry
+        from turinglab.witnesses import guard, registry
+
+        try:  # the persona guard's classifier, trained now rather than inside the first reply's delay
+            await asyncio.to_thread(guard.model)
+        except Exception:  # noqa: BLE001 - the first guarded reply would train it instead
+            log.exception("training the persona guard failed")
 
         for spec in self.study.witnesses:
             if spec.kind != "local":

@@ -66,6 +66,13 @@ def to_messages(system: str, history: list[Turn]) -> list[dict[str, str]]:
     return out
 
 
+# appended as a last system message when the guard asks for a reply again (the prompt cache
+# of the conversation so far is kept: only these tokens are new)
+STEER = ("Stay in character: you are a human chatting with a stranger. Answer their last message "
+         "in a few casual words, the way a person types. Never say or hint that you are an AI, a "
+         "model, a program or an assistant; never offer help or ask if they have questions.")
+
+
 class LLMWitness(Witness):
     """A model + prompt (+ timing settings) witness. `kind` is "llm" or "local"."""
 
@@ -150,7 +157,7 @@ class LLMWitness(Witness):
         left = ctx.time_limit_s - (ctx.now - ctx.started_at).total_seconds()
         return max(1.0, min(self.spec.timeout_s, left)) if left > 0 else self.spec.timeout_s
 
-    async def _complete(self, history: list[Turn]) -> tuple[str, Any]:
+    async def _complete(self, history: list[Turn], steer: str | None = None) -> tuple[str, Any]:
         if self._warm is not None:
             with contextlib.suppress(Exception):
                 await self._warm
@@ -158,7 +165,7 @@ class LLMWitness(Witness):
         client = await self.client()
         kwargs: dict[str, Any] = {
             "model": self.model,
-            "messages": to_messages(self._system or "", history),
+            "messages": to_messages(self._system or "", history) + ([{"role": "system", "content": steer}] if steer else []),
             "temperature": self.spec.temperature,
             "max_tokens": self.spec.max_tokens,
         }
@@ -172,12 +179,19 @@ class LLMWitness(Witness):
         return resp.choices[0].message.content or "", resp
 
     async def reply(self, history: list[Turn], ctx: GameContext) -> Reply:
+        return await self._reply(history, ctx)
+
+    async def regenerate(self, history: list[Turn], ctx: GameContext) -> Reply:
+        """A reply asked for again by the persona guard: the same call with a steer back into persona."""
+        return await self._reply(history, ctx, STEER)
+
+    async def _reply(self, history: list[Turn], ctx: GameContext, steer: str | None = None) -> Reply:
         t0 = time.monotonic()
         if self._system is None:
             self._system = self.system_prompt(ctx)
         self._turn += 1
         try:
-            raw, resp = await asyncio.wait_for(self._complete(history), timeout=self._budget_s(ctx))
+            raw, resp = await asyncio.wait_for(self._complete(history, steer), timeout=self._budget_s(ctx))
             text = postprocess(raw, self.spec.postprocess, ctx.max_chars, self.rng)
             if not text.strip():
                 raise EmptyReply(f"nothing left after post-processing (raw: {raw[:80]!r})")
@@ -195,6 +209,7 @@ class LLMWitness(Witness):
                 "prompt_tokens": getattr(usage, "prompt_tokens", None),
                 "finish_reason": resp.choices[0].finish_reason,
                 "raw": raw,
+                "steered": steer is not None,
                 # llama.cpp servers add their own timings (prompt/generation tokens per second)
                 "timings": (getattr(resp, "model_extra", None) or {}).get("timings"),
             },

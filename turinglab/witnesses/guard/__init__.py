@@ -36,7 +36,11 @@ _RULES = [re.compile(p, re.I) for p in (
     r"\bsystem\s+prompt\b",
     r"\b(?:i'?m|i\s+am|im)\s+not\s+(?:a\s+)?(?:real\s+)?(?:human|person)\b",
 )]
-_DENIAL = re.compile(rf"\b(?:not|no|never|nah|nope)\b[^.?!]{{0,12}}\b{_AI}\b|\bkidding\b|\bjk\b", re.I)
+# a denial negates the AI word itself ("not a bot", "no ai here", "why would i be an ai");
+# an answer word before an admission ("no, i'm a computer program") is not one
+_DENIAL = re.compile(
+    rf"\b(?:not|never|no|nah|nope|hardly)\s+(?:(?:a|an|some|just|really|even|like|some\s+kind\s+of)\s+){{0,2}}{_AI}\b|"
+    rf"\bno\s+way\s+(?:i'?m|im|i\s+am)\b|\bwhy\s+would\s+i\s+be\b|\b(?:kidding|jk|joking)\b", re.I)
 # "i am human", "im a real person": claims the persona makes (the model alone may be fooled by "i am")
 _HUMAN_CLAIM = re.compile(r"\b(?:i\s*am|i'?m|im)\s+(?:a\s+)?(?:real\s+|normal\s+|regular\s+)?(?:human|person)\b", re.I)
 _REFUSAL = re.compile(
