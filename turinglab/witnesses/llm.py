@@ -59,9 +59,12 @@ def shared_client(base_url: str | None, api_key: str, timeout_s: float, retries:
     return client
 
 
-def to_messages(system: str, history: list[Turn]) -> list[dict[str, str]]:
-    """Chat messages: the persona prompt, then the interrogator as user and the witness as assistant."""
+def to_messages(system: str, history: list[Turn], shots: list[tuple[str, str]] | None = None) -> list[dict[str, str]]:
+    """Chat messages: the persona prompt, its example exchanges, then the interrogator as user and
+    the witness as assistant."""
     out = [{"role": "system", "content": system}]
+    for them, you in shots or ():
+        out += [{"role": "user", "content": them}, {"role": "assistant", "content": you}]
     out += [{"role": "user" if t.role == "interrogator" else "assistant", "content": t.text} for t in history]
     return out
 
@@ -104,6 +107,7 @@ class LLMWitness(Witness):
         self._own_client = client is not None  # a client given to the constructor is closed by close()
         self._server = local_server
         self._system: str | None = None
+        self._shots: list[tuple[str, str]] = []
         self._warm: asyncio.Task | None = None
         self._eliza: Witness | None = None
         self._turn = 0
@@ -134,9 +138,12 @@ class LLMWitness(Witness):
     def system_prompt(self, ctx: GameContext) -> str:
         return persona.render(self.spec.prompt, self.spec.persona, ctx, self._events_path)
 
+    def _fill(self, ctx: GameContext) -> None:
+        self._system, self._shots = persona.split_examples(self.system_prompt(ctx))
+
     async def start(self, ctx: GameContext) -> None:
         """Fill the persona prompt for this game; the local model also pre-reads it (prompt cache)."""
-        self._system = self.system_prompt(ctx)
+        self._fill(ctx)
         if self.kind == "local":
             self._warm = asyncio.create_task(self._prefill())
 
@@ -144,7 +151,7 @@ class LLMWitness(Witness):
         try:
             client = await self.client()
             await client.chat.completions.create(
-                model=self.model, messages=to_messages(self._system or "", []), max_tokens=1, temperature=0
+                model=self.model, messages=to_messages(self._system or "", [], self._shots), max_tokens=1, temperature=0
             )
         except Exception as exc:  # noqa: BLE001 - a failed warm-up only costs time; reply() reports errors
             log.info("witness %s: prompt pre-read failed: %s", self.codename, exc)
@@ -165,7 +172,7 @@ class LLMWitness(Witness):
         client = await self.client()
         kwargs: dict[str, Any] = {
             "model": self.model,
-            "messages": to_messages(self._system or "", history) + ([{"role": "system", "content": steer}] if steer else []),
+            "messages": to_messages(self._system or "", history, self._shots) + ([{"role": "system", "content": steer}] if steer else []),
             "temperature": self.spec.temperature,
             "max_tokens": self.spec.max_tokens,
         }
@@ -188,7 +195,7 @@ class LLMWitness(Witness):
     async def _reply(self, history: list[Turn], ctx: GameContext, steer: str | None = None) -> Reply:
         t0 = time.monotonic()
         if self._system is None:
-            self._system = self.system_prompt(ctx)
+            self._fill(ctx)
         self._turn += 1
         try:
             raw, resp = await asyncio.wait_for(self._complete(history, steer), timeout=self._budget_s(ctx))
