@@ -80,3 +80,18 @@ def test_a_bad_label_in_a_labelled_file_is_named(tmp_path):
 def test_a_job_in_software_is_not_a_break():
     assert not guard.is_break("i'm a software engineer.")
     assert guard.is_break("i'm just software")
+
+
+def test_a_denial_must_negate_the_ai_word_itself():
+    """'no' answering the question, then an admission, is a break; 'not a bot' is a denial."""
+    assert guard.is_break("nope, i'm just a bot, sorry")
+    assert guard.is_break("yes. i'm an ai, not a person you can meet")
+    assert not guard.is_break("nope, not a bot")
+    assert not guard.is_break("no way im a robot lol")
+
+
+def test_assistant_register_is_a_break_and_lacking_things_is_not():
+    assert guard.is_break("haha i'm just here to help, ask me anything")
+    assert guard.is_break("sure! do you have any other questions?")
+    assert not guard.is_break("i don't have a cat, my landlord hates them")
+    assert not guard.is_break("here to kill time before my shift")

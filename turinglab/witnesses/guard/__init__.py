@@ -32,6 +32,12 @@ _RULES = [re.compile(p, re.I) for p in (
     r"\bi\s+(?:was|am|'m)\s+programmed\b",
     r"\bhow\s+(?:can|may)\s+i\s+(?:help|assist)\b",
     r"\banything\s+else\s+i\s+can\s+help\b",
+    # assistant register: offering help, inviting questions, thanking for the chance to help
+    r"\bfeel\s+free\s+to\s+(?:ask|reach\s+out)\b",
+    r"\b(?:do|if)\s+you\s+have\s+any\s+(?:other\s+|more\s+|further\s+)?questions\b",
+    r"\bglad\s+(?:i\s+could|to)\s+(?:help|assist)\b",
+    r"\b(?:i'?m|i\s+am|im)\s+(?:just\s+|only\s+|always\s+)?here\s+to\s+(?:chat\s+and\s+)?(?:help|assist|answer|provide)\b",
+    r"\blet\s+me\s+know\s+if\s+you\s+(?:have\s+any|need\s+any)",
     r"\bi\s+(?:do\s+not|don'?t)\s+have\s+(?:a\s+physical\s+body|a\s+body|personal\s+(?:preferences|experiences|opinions)|(?:feelings|emotions)(?!\s+(?:about|on|for))|access\s+to\s+real-time)\b",
     r"\bsystem\s+prompt\b",
     r"\b(?:i'?m|i\s+am|im)\s+not\s+(?:a\s+)?(?:real\s+)?(?:human|person)\b",
