@@ -95,3 +95,27 @@ def test_assistant_register_is_a_break_and_lacking_things_is_not():
     assert guard.is_break("sure! do you have any other questions?")
     assert not guard.is_break("i don't have a cat, my landlord hates them")
     assert not guard.is_break("here to kill time before my shift")
+
+
+HELD_OUT_FILE = guard.DATA.parent / "heldout.tsv"
+
+
+def test_the_held_out_probe_replies_are_not_in_the_training_set():
+    train = set(guard.load_examples()[0])
+    held, labels = guard.load_examples(HELD_OUT_FILE)
+    assert len(held) >= 200 and sum(labels) >= 20  # enough breaks for recall to mean something
+    assert not train & set(held)
+
+
+def test_recall_and_precision_on_hand_labelled_probe_replies():
+    """Replies of the witness probe (local model, README's Sierra, other shipped prompts) that a
+    person labelled by reading them, none used in training: the guard must catch nearly all
+    breaks without refusing many ordinary replies."""
+    texts, labels = guard.load_examples(HELD_OUT_FILE)
+    said = [guard.is_break(t) for t in texts]
+    tp = sum(s and y for s, y in zip(said, labels))
+    recall, precision = tp / sum(labels), tp / max(1, sum(said))
+    missed = [t for t, s, y in zip(texts, said, labels) if y and not s]
+    wrong = [t for t, s, y in zip(texts, said, labels) if s and not y]
+    assert recall >= 0.9, missed
+    assert precision >= 0.8, wrong
