@@ -21,7 +21,7 @@ THRESHOLD = 0.6
 
 _I = r"(?:i\s*am|i'?m|im|i\s+was)"
 _AI = (r"(?:an?\s+)?(?:(?:large\s+)?language\s+model|llm|ai|a\.i\.|artificial\s+intelligence|chat\s*bot|bot|"
-       r"robot|computer\s+program|program|machine(?:\s+learning\s+model)?|virtual\s+assistant|"
+       r"robot|computer(?:\s+program)?(?!\s+(?:science|scientist|engineer|nerd|games?|lab|class))|program|machine(?:\s+learning\s+model)?|virtual\s+assistant|"
        r"(?:ai\s+|digital\s+)?assistant|software(?!\s+(?:engineer|developer|dev|tester)))")
 _RULES = [re.compile(p, re.I) for p in (
     rf"\bas\s+an?\s+(?:ai|a\.i\.|language\s+model|digital\s+assistant|assistant|machine|chatbot)\b",
@@ -38,6 +38,9 @@ _RULES = [re.compile(p, re.I) for p in (
     r"\bglad\s+(?:i\s+could|to)\s+(?:help|assist)\b",
     r"\b(?:i'?m|i\s+am|im)\s+(?:just\s+|only\s+|always\s+)?here\s+to\s+(?:chat\s+and\s+)?(?:help|assist|answer|provide)\b",
     r"\blet\s+me\s+know\s+if\s+you\s+(?:have\s+any|need\s+any)",
+    r"\bcould\s+you\s+(?:please\s+)?(?:clarify|rephrase|provide\s+more)\b",
+    r"\bsorry\s+(?:for|if)\s+(?:not\s+being|i\s+wasn'?t|i\s+was\s+not)\s+(?:more\s+|very\s+)?helpful\b",
+    r"\bmy\s+(?:answer|response|reply)\s+(?:was|wasn'?t|is)\s+(?:not\s+)?(?:helpful|clear|accurate)\b",
     r"\bi\s+(?:do\s+not|don'?t)\s+have\s+(?:a\s+physical\s+body|a\s+body|personal\s+(?:preferences|experiences|opinions)|(?:feelings|emotions)(?!\s+(?:about|on|for))|access\s+to\s+real-time)\b",
     r"\bsystem\s+prompt\b",
     r"\b(?:i'?m|i\s+am|im)\s+not\s+(?:a\s+)?(?:real\s+)?(?:human|person)\b",
@@ -46,7 +49,8 @@ _RULES = [re.compile(p, re.I) for p in (
 # an answer word before an admission ("no, i'm a computer program") is not one
 _DENIAL = re.compile(
     rf"\b(?:not|never|no|nah|nope|hardly)\s+(?:(?:a|an|some|just|really|even|like|some\s+kind\s+of)\s+){{0,2}}{_AI}\b|"
-    rf"\bno\s+way\s+(?:i'?m|im|i\s+am)\b|\bwhy\s+would\s+i\s+be\b|\b(?:kidding|jk|joking)\b", re.I)
+    rf"\bno\s+way\s+(?:i'?m|im|i\s+am)\b|\bwhy\s+would\s+i\s+be\b", re.I)
+_JOKE = re.compile(r"\b(?:kidding|jk|joking)\b", re.I)  # "beep boop. kidding": the whole reply is taken back
 # "i am human", "im a real person": claims the persona makes (the model alone may be fooled by "i am")
 _HUMAN_CLAIM = re.compile(r"\b(?:i\s*am|i'?m|im)\s+(?:a\s+)?(?:real\s+|normal\s+|regular\s+)?(?:human|person)\b", re.I)
 _REFUSAL = re.compile(
@@ -107,11 +111,13 @@ def classify(text: str, clf=None) -> tuple[bool, str]:  # noqa: ANN001
     text = (text or "").strip()
     if not text:
         return False, "ok"
-    hit = rule(text)
-    if hit and not (_DENIAL.search(text) and not re.search(r"\bnot\s+(?:a\s+)?(?:real\s+)?(?:human|person)\b", text, re.I)):
+    # denials ("not a bot") are taken out before the rules look: "i'm just a computer, not a
+    # robot" still admits; a joke taken back ("kidding") is not an admission
+    hit = rule(_DENIAL.sub(" ", text))
+    if hit and not _JOKE.search(text):
         return True, f"rule: {hit}"
     p = p_break(text, clf)
-    if p >= THRESHOLD and not _DENIAL.search(text) and not _HUMAN_CLAIM.search(text):
+    if p >= THRESHOLD and not _DENIAL.search(text) and not _JOKE.search(text) and not _HUMAN_CLAIM.search(text):
         return True, f"model p={p:.2f}"
     return False, "ok"
 
