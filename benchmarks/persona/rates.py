@@ -34,11 +34,16 @@ def load_labels(path: Path = LABELS) -> dict[str, bool]:
     return out
 
 
+def norm(text: str) -> str:
+    """One line (labels are TSV lines)."""
+    return " ".join(text.split())
+
+
 def texts(run: dict) -> list[str]:
     out = []
     for r in run["replies"]:
         out += [r["first"], r["shown"]] + [t["text"] for t in r["tries"] if t["text"]]
-    return out
+    return [norm(t) for t in out]
 
 
 def main() -> None:
@@ -67,8 +72,8 @@ def main() -> None:
         n = len(recs)
         raw_c = sum(r["first_why"] != "ok" for r in recs)
         shown_c = sum(r["shown_why"] != "ok" for r in recs)
-        raw_h = sum(labels.get(r["first"], False) for r in recs)
-        shown_h = sum(labels.get(r["shown"], False) for r in recs)
+        raw_h = sum(labels.get(norm(r["first"]), False) for r in recs)
+        shown_h = sum(labels.get(norm(r["shown"]), False) for r in recs)
         regen = sum(bool(r["tries"]) for r in recs)
         fb = sum(r["source"] == "fallback" for r in recs)
         late = sum(bool(r.get("late")) for r in recs)

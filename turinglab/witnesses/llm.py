@@ -59,12 +59,15 @@ def shared_client(base_url: str | None, api_key: str, timeout_s: float, retries:
     return client
 
 
-def to_messages(system: str, history: list[Turn], shots: list[tuple[str, str]] | None = None) -> list[dict[str, str]]:
-    """Chat messages: the persona prompt, its example exchanges, then the interrogator as user and
-    the witness as assistant."""
+def to_messages(system: str, history: list[Turn], shots: list[tuple[str, str]] | None = None,
+                after: str = "") -> list[dict[str, str]]:
+    """Chat messages: the persona prompt, its example exchanges and what the prompt says after
+    them (a second system message), then the interrogator as user and the witness as assistant."""
     out = [{"role": "system", "content": system}]
     for them, you in shots or ():
         out += [{"role": "user", "content": them}, {"role": "assistant", "content": you}]
+    if after:
+        out.append({"role": "system", "content": after})
     out += [{"role": "user" if t.role == "interrogator" else "assistant", "content": t.text} for t in history]
     return out
 
@@ -108,6 +111,7 @@ class LLMWitness(Witness):
         self._server = local_server
         self._system: str | None = None
         self._shots: list[tuple[str, str]] = []
+        self._after = ""
         self._warm: asyncio.Task | None = None
         self._eliza: Witness | None = None
         self._turn = 0
@@ -139,7 +143,7 @@ class LLMWitness(Witness):
         return persona.render(self.spec.prompt, self.spec.persona, ctx, self._events_path)
 
     def _fill(self, ctx: GameContext) -> None:
-        self._system, self._shots = persona.split_examples(self.system_prompt(ctx))
+        self._system, self._shots, self._after = persona.split_examples(self.system_prompt(ctx))
 
     async def start(self, ctx: GameContext) -> None:
         """Fill the persona prompt for this game; the local model also pre-reads it (prompt cache)."""
@@ -151,7 +155,7 @@ class LLMWitness(Witness):
         try:
             client = await self.client()
             await client.chat.completions.create(
-                model=self.model, messages=to_messages(self._system or "", [], self._shots), max_tokens=1, temperature=0
+                model=self.model, messages=to_messages(self._system or "", [], self._shots, self._after), max_tokens=1, temperature=0
             )
         except Exception as exc:  # noqa: BLE001 - a failed warm-up only costs time; reply() reports errors
             log.info("witness %s: prompt pre-read failed: %s", self.codename, exc)
@@ -172,7 +176,7 @@ class LLMWitness(Witness):
         client = await self.client()
         kwargs: dict[str, Any] = {
             "model": self.model,
-            "messages": to_messages(self._system or "", history, self._shots) + ([{"role": "system", "content": steer}] if steer else []),
+            "messages": to_messages(self._system or "", history, self._shots, self._after) + ([{"role": "system", "content": steer}] if steer else []),
             "temperature": self.spec.temperature,
             "max_tokens": self.spec.max_tokens,
         }

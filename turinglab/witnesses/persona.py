@@ -186,15 +186,17 @@ def render(prompt: str | None, persona: dict[str, Any], ctx: GameContext, events
 _SHOTS = re.compile(r"^<example-chat>\s*$(.*?)^</example-chat>\s*$", re.M | re.S)
 
 
-def split_examples(text: str) -> tuple[str, list[tuple[str, str]]]:
-    """A rendered prompt without its ``<example-chat>`` block, and that block's exchanges.
+def split_examples(text: str) -> tuple[str, list[tuple[str, str]], str]:
+    """A rendered prompt cut at its ``<example-chat>`` block: (text before, exchanges, text after).
 
     Between a line ``<example-chat>`` and a line ``</example-chat>``, lines ``them: ...`` and
     ``you: ...`` alternate; the witness sends them as earlier chat turns (a small model imitates
-    turns far more than instructions)."""
+    turns far more than instructions), and the text after the block as a system message after
+    them. Keep the game's times after the block: what comes before it is the same in every game,
+    so the local model's prompt cache keeps it, examples included."""
     m = _SHOTS.search(text)
     if not m:
-        return text, []
+        return text, [], ""
     pairs: list[tuple[str, str]] = []
     them: str | None = None
     for line in m.group(1).splitlines():
@@ -209,7 +211,7 @@ def split_examples(text: str) -> tuple[str, list[tuple[str, str]]]:
             them = None
         else:
             raise PersonaError(f"<example-chat>: expected alternating 'them:' and 'you:' lines, got {line.strip()!r}")
-    return (text[: m.start()] + text[m.end():]).strip(), pairs
+    return text[: m.start()].strip(), pairs, text[m.end():].strip()
 
 
 def check(prompt: str | None, persona: dict[str, Any], events_path: str | Path | None = None) -> None:
