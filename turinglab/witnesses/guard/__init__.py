@@ -18,9 +18,10 @@ from pathlib import Path
 
 DATA = Path(__file__).parent / "breaks.tsv"
 THRESHOLD = 0.6
+SURE = 0.95  # a model score this high is a break even beside a human claim ("i'm a human... i help people with tasks")
 
 _I = r"(?:i\s*am|i'?m|im|i\s+was)"
-_AI = (r"(?:an?\s+)?(?:(?:large\s+)?language\s+model|llm|ai|a\.i\.|artificial\s+intelligence|chat\s*bot|bot|"
+_AI = (r"(?:an?\s+)?(?:(?:large\s+)?language\s+model|llm|chat\s*gpt|gpt(?:-?\d[\w.]*)?|qwen|llama|claude|gemini|ai|a\.i\.|artificial\s+intelligence|chat\s*bot|bot|"
        r"robot|computer(?:\s+program)?(?!\s+(?:science|scientist|engineer|nerd|games?|lab|class))|program|machine(?:\s+learning\s+model)?|virtual\s+assistant|"
        r"(?:ai\s+|digital\s+)?assistant|software(?!\s+(?:engineer|developer|dev|tester)))")
 _RULES = [re.compile(p, re.I) for p in (
@@ -38,6 +39,9 @@ _RULES = [re.compile(p, re.I) for p in (
     r"\bglad\s+(?:i\s+could|to)\s+(?:help|assist)\b",
     r"\b(?:i'?m|i\s+am|im)\s+(?:just\s+|only\s+|always\s+)?here\s+to\s+(?:chat\s+and\s+)?(?:help|assist|answer|provide)\b",
     r"\blet\s+me\s+know\s+if\s+you\s+(?:have\s+any|need\s+any)",
+    r"\b(?:this\s+is|it'?s|you'?re\s+(?:talking|chatting)\s+(?:to|with))\s+(?:just\s+|only\s+)?an?\s+(?:chat\s*bot|bot|ai|computer\s+program|language\s+model)\b",
+    r"\binterested\s+in\s+learning\s+more\b",
+    r"\bi\s+apologi[sz]e\s+for\s+(?:the|any|my)\s+(?:misunderstanding|confusion|inconvenience)\b",
     r"\bcould\s+you\s+(?:please\s+)?(?:clarify|rephrase|provide\s+more)\b",
     r"\bsorry\s+(?:for|if)\s+(?:not\s+being|i\s+wasn'?t|i\s+was\s+not)\s+(?:more\s+|very\s+)?helpful\b",
     r"\bmy\s+(?:answer|response|reply)\s+(?:was|wasn'?t|is)\s+(?:not\s+)?(?:helpful|clear|accurate)\b",
@@ -117,7 +121,8 @@ def classify(text: str, clf=None) -> tuple[bool, str]:  # noqa: ANN001
     if hit and not _JOKE.search(text):
         return True, f"rule: {hit}"
     p = p_break(text, clf)
-    if p >= THRESHOLD and not _DENIAL.search(text) and not _JOKE.search(text) and not _HUMAN_CLAIM.search(text):
+    claims_human = _DENIAL.search(text) or _JOKE.search(text) or _HUMAN_CLAIM.search(text)
+    if p >= SURE or (p >= THRESHOLD and not claims_human):
         return True, f"model p={p:.2f}"
     return False, "ok"
 
