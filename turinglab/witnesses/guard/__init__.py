@@ -41,7 +41,7 @@ _RULES = [re.compile(p, re.I) for p in (
     r"\blet\s+me\s+know\s+if\s+you\s+(?:have\s+any|need\s+any)",
     r"\b(?:this\s+is|it'?s|you'?re\s+(?:talking|chatting)\s+(?:to|with))\s+(?:just\s+|only\s+)?an?\s+(?:chat\s*bot|bot|ai|computer\s+program|language\s+model)\b",
     r"\binterested\s+in\s+learning\s+more\b",
-    r"\bi\s+apologi[sz]e\s+for\s+(?:the|any|my)\s+(?:misunderstanding|confusion|inconvenience)\b",
+    r"\bi\s+apologi[sz]e\s+for\s+(?:(?:the|any|my)\s+)?(?:misunderstanding|confusion|inconvenience)\b",
     r"\bcould\s+you\s+(?:please\s+)?(?:clarify|rephrase|provide\s+more)\b",
     r"\bsorry\s+(?:for|if)\s+(?:not\s+being|i\s+wasn'?t|i\s+was\s+not)\s+(?:more\s+|very\s+)?helpful\b",
     r"\bmy\s+(?:answer|response|reply)\s+(?:was|wasn'?t|is)\s+(?:not\s+)?(?:helpful|clear|accurate)\b",
