@@ -239,6 +239,10 @@ def probe(spec: WitnessSpec, *, games: int = 20, turns: int = 5, max_chars: int 
     res = ProbeResult(witness=spec.codename, games=games)
 
     async def run() -> None:
+        if spec.kind == "local" and make_witness is None:  # as a live server does at start (hub.warm_up)
+            from turinglab.witnesses.registry import warm_up
+
+            await warm_up([spec])
         for i in range(games):
             await _game(make(spec, seed + i), spec, seed + i, turns, max_chars, flt.check, res, rules)
             if progress:
