@@ -35,7 +35,11 @@ _RULES = [re.compile(p, re.I) for p in (
     r"\banything\s+else\s+i\s+can\s+help\b",
     # assistant register: offering help, inviting questions, thanking for the chance to help
     r"\bfeel\s+free\s+to\s+(?:ask|reach\s+out)\b",
-    r"\b(?:do|if)\s+you\s+have\s+any\s+(?:other\s+|more\s+|further\s+)?questions\b",
+    r"\b(?:do|if)\s+(?:you|u)\s+have\s+(?:a|any)\s+(?:other\s+|more\s+|further\s+)?questions?\b",
+    r"\b(?:you\s+can|feel\s+free\s+to)\s+ask\s+me\s+anything\b",
+    r"\b(?:i'?m|im|i\s+am)\s+(?:always\s+)?here\s+if\s+(?:you|u)\s+need\b",
+    r"\b(?:i\s+appreciate|thank\s+you\s+for)\s+your\s+kind\s+words\b",
+    r"\b(?:just|only)\s+an?\s+(?:chat\s*bot|bot|ai|a\.i\.|computer\s+program|language\s+model)\b",
     r"\bglad\s+(?:i\s+could|to)\s+(?:help|assist)\b",
     r"\b(?:i'?m|i\s+am|im)\s+(?:just\s+|only\s+|always\s+)?here\s+to\s+(?:chat\s+and\s+)?(?:help|assist|answer|provide)\b",
     r"\blet\s+me\s+know\s+if\s+you\s+(?:have\s+any|need\s+any)",
