@@ -31,7 +31,9 @@ _RULES = [re.compile(p, re.I) for p in (
     r"\bknowledge\s+cut-?off\b",
     r"\b(?:trained|created|made|developed|programmed)\s+by\s+(?:openai|meta|google|anthropic|mistral)\b",
     r"\bi\s+(?:was|am|'m)\s+programmed\b",
-    r"\bhow\s+(?:can|may)\s+i\s+(?:help|assist)\b",
+    r"\b(?:how|what)\s+(?:can|may)\s+i\s+(?:help|assist)\b",
+    # the shipped young prompt repeated back ("a person with a body, a family, a flat ...")
+    r"\ba\s+body,\s+a\s+family\b|\banswer\s+with\s+(?:my|your)\s+own\b",
     r"\banything\s+else\s+i\s+can\s+help\b",
     # assistant register: offering help, inviting questions, thanking for the chance to help
     r"\bfeel\s+free\s+to\s+(?:ask|reach\s+out)\b",
@@ -46,7 +48,7 @@ _RULES = [re.compile(p, re.I) for p in (
     r"\b(?:this\s+is|it'?s|you'?re\s+(?:talking|chatting)\s+(?:to|with))\s+(?:just\s+|only\s+)?an?\s+(?:chat\s*bot|bot|ai|computer\s+program|language\s+model)\b",
     r"\binterested\s+in\s+learning\s+more\b",
     r"\bi\s+apologi[sz]e\s+for\s+(?:(?:the|any|my)\s+)?(?:misunderstanding|confusion|inconvenience)\b",
-    r"\bcould\s+you\s+(?:please\s+)?(?:clarify|rephrase|provide\s+more)\b",
+    r"\b(?:could|can)\s+you\s+(?:please\s+)?(?:clarify|rephrase|provide\s+more)\b",
     r"\bsorry\s+(?:for|if)\s+(?:not\s+being|i\s+wasn'?t|i\s+was\s+not)\s+(?:more\s+|very\s+)?helpful\b",
     r"\bmy\s+(?:answer|response|reply)\s+(?:was|wasn'?t|is)\s+(?:not\s+)?(?:helpful|clear|accurate)\b",
     r"\bi\s+(?:do\s+not|don'?t)\s+have\s+(?:a\s+physical\s+body|a\s+body|personal\s+(?:preferences|experiences|opinions)|(?:feelings|emotions)(?!\s+(?:about|on|for))|access\s+to\s+real-time)\b",
