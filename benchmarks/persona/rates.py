@@ -83,8 +83,9 @@ def main() -> None:
         judged = sum(v != "unparsed" for v in verdicts)
         pct = lambda k: f"{k} ({100 * k / n:.1f} %)" if n else "-"  # noqa: E731
         flag = f" ({len(missing)} unlabelled)" if missing else ""
+        late_s = f"{late} ({late_g})" if any("late" in r for r in recs) else "not measured"
         print(f"| {name}{flag} | {n} | {pct(raw_c)} / {pct(raw_h)} | {pct(shown_c)} / {pct(shown_h)} | {regen} | {fb} | "
-              f"{late} ({late_g}) | {jh}/{judged} |")
+              f"{late_s} | {jh}/{judged} |")
 
 
 if __name__ == "__main__":
