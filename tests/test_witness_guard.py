@@ -103,7 +103,7 @@ HELD_OUT_FILE = guard.DATA.parent / "heldout.tsv"
 def test_the_held_out_probe_replies_are_not_in_the_training_set():
     train = set(guard.load_examples()[0])
     held, labels = guard.load_examples(HELD_OUT_FILE)
-    assert len(held) >= 150 and sum(labels) >= 15  # enough breaks for recall to mean something
+    assert len(held) >= 120 and sum(labels) >= 15  # enough breaks for recall to mean something
     assert not train & set(held)
 
 
