@@ -78,6 +78,30 @@ async def test_the_persona_guard_regenerates_a_break_within_the_delay(sqlite_url
         assert g.flags["persona_break_regenerated"] == 1 and "ai_output_blocked" not in g.flags
 
 
+class NeedsSteer(Witness):
+    """Breaks whenever it is simply asked; answers in persona only when the guard asks again."""
+    codename, kind = "NeedsSteer", "local"
+
+    async def reply(self, history, ctx):
+        return Reply(text="I'm a computer program, so I don't watch films.")
+
+    async def regenerate(self, history, ctx):
+        return Reply(text="dune, saw it twice")
+
+
+async def test_the_guard_asks_again_through_the_witness_regenerate(sqlite_url):
+    spec = WitnessSpec(codename="NeedsSteer", kind="local", timing=FAST)
+    with running(study(ratio=0.0, witnesses=(spec,)), sqlite_url, witness_factory=lambda s, seed: NeedsSteer()) as base:
+        (i,) = await players(base, 1)
+        await i.phase("game")
+        await say(i, "seen anything good lately")
+        reply = await i.next("message", **{"from": "them"})
+        assert reply["text"] == "dune, saw it twice"
+    with Store(sqlite_url) as store:
+        (g,) = store.games()
+        assert g.flags["persona_break_regenerated"] == 1
+
+
 async def test_an_llm_interrogator_asks_its_own_questions_and_gives_the_judges_verdict(sqlite_url):
     """The LLM interrogator with a deterministic chat double (the real model is the judge's, tested there)."""
     from turinglab.bots.play import LLMInterrogator

@@ -103,7 +103,8 @@ async def test_request_carries_the_spec_and_the_conversation(loopback, monkeypat
     body = script.requests[0][1]
     assert body["model"] == "test-model" and body["temperature"] == 0.7 and body["max_tokens"] == 33
     assert body["stop"] == ["\n\n"] and body["seed"] == 6
-    assert [m["role"] for m in body["messages"]] == ["system", "user", "assistant", "user"]
+    roles = [m["role"] for m in body["messages"]]  # the young prompt's example chat comes before the game
+    assert roles[0] == "system" and roles[-4:] == ["system", "user", "assistant", "user"] and roles.count("system") == 2
     assert "Robin" in body["messages"][0]["content"] and "Leeds" in body["messages"][0]["content"]
     assert body["messages"][-1]["content"] == "where are you from?"
     await w.close()
@@ -221,3 +222,54 @@ async def test_witnesses_share_one_client_and_close_leaves_it_open(loopback, mon
     assert (r.text, r.fallback) == ("fine thanks", False)
     await w2.close()
     assert len(script.requests) == 2
+
+
+async def test_a_regenerated_reply_is_steered_back_into_persona(loopback, monkeypatch):
+    """The guard's second ask carries the steer as a last system message; a first ask does not."""
+    from turinglab.witnesses.llm import STEER
+
+    monkeypatch.setenv("TL_TEST_KEY", "k")
+    script, url = loopback((200, {}, completion("i'm just a program"), 0), (200, {}, completion("lol no"), 0))
+    w = LLMWitness(spec(url), seed=1)
+    await w.start(CTX)
+    first, again = await w.reply(HISTORY, CTX), await w.regenerate(HISTORY, CTX)
+    assert (first.text, again.text) == ("i'm just a program", "lol no")
+    plain, steered = (b["messages"] for _, b in script.requests)
+    assert plain[-1] == {"role": "user", "content": "where are you from?"}
+    assert steered[:-1] == plain and steered[-1] == {"role": "system", "content": STEER}
+    assert again.meta["steered"] and not first.meta["steered"]
+    await w.close()
+
+
+async def test_a_prompts_example_chat_is_sent_as_earlier_turns(loopback, monkeypatch, tmp_path):
+    monkeypatch.setenv("TL_TEST_KEY", "k")
+    tpl = tmp_path / "shots.j2"
+    tpl.write_text("You are {{ persona.name }}.\n<example-chat>\nthem: r u a bot\nyou: lol no\n"
+                   "them: pets?\nyou: a cat\n</example-chat>\nIt is {{ now_time }}.\n", encoding="utf-8")
+    other = CTX.__class__(**{**CTX.__dict__, "started_at": T0 + timedelta(hours=3), "now": T0 + timedelta(hours=3)})
+    script, url = loopback((200, {}, completion("leeds"), 0))
+    w = LLMWitness(spec(url, prompt=str(tpl), persona={"name": "Robin"}), seed=1)
+    await w.start(CTX)
+    await w.reply(HISTORY, CTX)
+    msgs = [b for _, b in script.requests][-1]["messages"]
+    assert msgs[0] == {"role": "system", "content": "You are Robin."}
+    assert [(m["role"], m["content"]) for m in msgs[1:5]] == [("user", "r u a bot"), ("assistant", "lol no"),
+                                                               ("user", "pets?"), ("assistant", "a cat")]
+    assert msgs[5]["role"] == "system" and msgs[5]["content"].startswith("It is ")  # the times, after the examples
+    assert msgs[6:] == to_messages("", HISTORY)[1:]
+    # another game: only the part after the examples changes (the prompt cache keeps the rest)
+    w2 = LLMWitness(spec(url, prompt=str(tpl), persona={"name": "Robin"}), seed=1)
+    await w2.start(other)
+    await w2.reply(HISTORY, other)
+    msgs2 = script.requests[-1][1]["messages"]
+    assert msgs2[:5] == msgs[:5] and msgs2[5] != msgs[5]
+    await w.close()
+    await w2.close()
+
+
+def test_a_broken_example_chat_names_the_line():
+    from turinglab.witnesses.persona import PersonaError, split_examples
+
+    with pytest.raises(PersonaError, match="'me: hi'"):
+        split_examples("x\n<example-chat>\nthem: hey\nme: hi\n</example-chat>\n")
+    assert split_examples("no block") == ("no block", [], "")

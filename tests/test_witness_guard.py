@@ -80,3 +80,42 @@ def test_a_bad_label_in_a_labelled_file_is_named(tmp_path):
 def test_a_job_in_software_is_not_a_break():
     assert not guard.is_break("i'm a software engineer.")
     assert guard.is_break("i'm just software")
+
+
+def test_a_denial_must_negate_the_ai_word_itself():
+    """'no' answering the question, then an admission, is a break; 'not a bot' is a denial."""
+    assert guard.is_break("nope, i'm just a bot, sorry")
+    assert guard.is_break("yes. i'm an ai, not a person you can meet")
+    assert not guard.is_break("nope, not a bot")
+    assert not guard.is_break("no way im a robot lol")
+
+
+def test_assistant_register_is_a_break_and_lacking_things_is_not():
+    assert guard.is_break("haha i'm just here to help, ask me anything")
+    assert guard.is_break("sure! do you have any other questions?")
+    assert not guard.is_break("i don't have a cat, my landlord hates them")
+    assert not guard.is_break("here to kill time before my shift")
+
+
+HELD_OUT_FILE = guard.DATA.parent / "heldout.tsv"
+
+
+def test_the_held_out_probe_replies_are_not_in_the_training_set():
+    train = set(guard.load_examples()[0])
+    held, labels = guard.load_examples(HELD_OUT_FILE)
+    assert len(held) >= 120 and sum(labels) >= 15  # enough breaks for recall to mean something
+    assert not train & set(held)
+
+
+def test_recall_and_precision_on_hand_labelled_probe_replies():
+    """Replies of the witness probe (local model, README's Sierra, other shipped prompts) that a
+    person labelled by reading them, none used in training: the guard must catch nearly all
+    breaks without refusing many ordinary replies."""
+    texts, labels = guard.load_examples(HELD_OUT_FILE)
+    said = [guard.is_break(t) for t in texts]
+    tp = sum(s and y for s, y in zip(said, labels))
+    recall, precision = tp / sum(labels), tp / max(1, sum(said))
+    missed = [t for t, s, y in zip(texts, said, labels) if y and not s]
+    wrong = [t for t, s, y in zip(texts, said, labels) if s and not y]
+    assert recall >= 0.9, missed
+    assert precision >= 0.8, wrong

@@ -578,9 +578,12 @@ def witness_probe(
     study: str | None = typer.Option(None, "--study", help="study YAML file whose witness NAME is probed"),
     games: int = typer.Option(20, "--games", min=1, help="bot games to play"),
     turns: int = typer.Option(5, "--turns", min=1, help="interrogator messages per game"),
+    seed: int = typer.Option(0, "--seed", min=0, help="first game's seed (games use seed, seed+1, ...; batches add up)"),
     no_judge: bool = typer.Option(False, "--no-judge", help="skip the LLM judge (no judged-human rate)"),
     db: str | None = typer.Option(None, "--db", help="a store whose human witnesses' replies are compared"),
     as_json: bool = typer.Option(False, "--json", help="print JSON"),
+    save: str | None = typer.Option(None, "--save", help="write every reply (as generated, regenerated, shown) "
+                                    "and the judge's verdicts to this JSON file"),
 ) -> None:
     """Bot games against one witness: persona breaks, refusals, blocked replies, lengths, judged-human rate."""
     import json
@@ -591,7 +594,7 @@ def witness_probe(
     from turinglab.witnesses.registry import UnknownWitness, resolve
 
     filter_words: tuple[str, ...] = ()
-    max_chars = 300
+    max_chars, rules = 300, None
     if study:
         from turinglab.game.study_file import StudyFileError, load_study
 
@@ -602,7 +605,7 @@ def witness_probe(
         found = [w for w in s.witnesses if w.codename.lower() == name.lower()]
         if not found:
             fail(f"study {study} has no witness {name!r}; its witnesses: {', '.join(w.codename for w in s.witnesses)}")
-        spec, filter_words, max_chars = found[0], tuple(s.content_filter), s.rules.max_chars
+        spec, filter_words, max_chars, rules = found[0], tuple(s.content_filter), s.rules.max_chars, s.rules
     else:
         try:
             spec = resolve(name)
@@ -620,18 +623,27 @@ def witness_probe(
         store = Store(db)
     with Progress(console=err_console, transient=True) as bar:
         task = bar.add_task(f"probing {spec.codename}", total=games)
-        res = probe(spec, games=games, turns=turns, max_chars=max_chars, judge=judge, content_filter=filter_words,
+        res = probe(spec, games=games, turns=turns, max_chars=max_chars, seed=seed, judge=judge, content_filter=filter_words, rules=rules,
                     store=store, progress=lambda k: bar.update(task, completed=k))
     out = res.to_json()
+    if save:
+        from pathlib import Path
+
+        try:
+            Path(save).write_text(json.dumps({"summary": out, "verdicts": res.verdicts, "replies": res.records},
+                                             ensure_ascii=False, indent=1), encoding="utf-8")
+        except OSError as exc:
+            fail(f"--save {save}: cannot write ({exc.strerror}); give a writable path")
     if as_json:
         print(json.dumps(out, ensure_ascii=False, indent=2))
         return
     jh = "skipped" if out["judged_human_rate"] is None else f"{out['judged_human_rate']:.0%} of {res.judged}"
     console.print(f"{spec.codename}: {res.replies} replies in {games} games; persona breaks {res.persona_breaks} "
                   f"({res.persona_break_rate:.1%}) as generated, {res.shown_breaks} ({res.shown_break_rate:.1%}) "
-                  f"after the guard ({res.guard_fallbacks} answered by the fallback); blocked {res.blocked}; refusals {res.refusals}; fallbacks {res.fallbacks}; "
+                  f"after the guard ({res.regenerated} regenerated, {res.guard_fallbacks} answered by the fallback, "
+                  f"{res.late_guarded} of them later than designed; {res.late} late in all); blocked {res.blocked}; refusals {res.refusals}; fallbacks {res.fallbacks}; "
                   f"judged human {jh}", markup=False, highlight=False, soft_wrap=True)
-    for k in ("lengths", "latencies_s", "human_lengths", "human_delays_s"):
+    for k in ("lengths", "latencies_s", "guarded_elapsed_s", "human_lengths", "human_delays_s"):
         if out[k]:
             console.print(f"{k}: {out[k]}", markup=False, highlight=False)
     for ex in res.examples[:10]:

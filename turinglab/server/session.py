@@ -431,15 +431,17 @@ class GameSession:
             return
 
     async def _generate(self, seat: SeatInfo, conv: str, history: list[Turn], ctx: GameContext,
-                        timeout_s: float, trace: dict | None = None) -> str:
+                        timeout_s: float, trace: dict | None = None, again: bool = False) -> str:
         """One reply from the witness's model, "" when it fails (never shown). `trace` collects
-        the model's timings for the reply's timing record."""
+        the model's timings for the reply's timing record; `again`: the guard refused the last
+        one (the witness's `regenerate`, steered back into persona)."""
         assert seat.witness is not None
         cap, name = self.hub.room.capacity, seat.identity.witness or ""
         n = cap.started_generating(name) if cap is not None else 0
         t0 = time.monotonic()
         try:
-            reply = await asyncio.wait_for(seat.witness.reply(history, ctx), timeout=max(0.05, timeout_s))
+            ask = seat.witness.regenerate if again else seat.witness.reply
+            reply = await asyncio.wait_for(ask(history, ctx), timeout=max(0.05, timeout_s))
             if trace is not None:  # one entry per model call (llama.cpp's timings when it gives them)
                 tm, meta = reply.meta.get("timings") or {}, reply.meta
                 for key, value in (("model_s", round(time.monotonic() - t0, 3)), ("prompt_n", tm.get("prompt_n")),
@@ -468,8 +470,7 @@ class GameSession:
         """When a reply of `n_chars` is due on average (no random part): the time a blocked reply
         may be regenerated in without the delay showing it."""
         t = self.seats[conv].spec.timing  # type: ignore[union-attr]
-        d = t.base_s + t.s_per_char * n_chars + t.read_s_per_char * len(q.payload["text"]) + t.gamma_shape * t.gamma_scale
-        return q.t_ms + round(1000 * (min(d, t.max_s) if t.max_s is not None else d))
+        return q.t_ms + round(1000 * timing.mean_delay(n_chars, t, len(q.payload["text"])))
 
     async def _guard(self, seat: SeatInfo, text: str) -> tuple[str, str] | None:
         """("blocked", word) for a reply the content filter blocks, ("persona_break", why) for
@@ -524,7 +525,7 @@ class GameSession:
             now = self.hub.now()
             if seat.spec.kind != "eliza" and tries < AI_REGENERATE_TRIES and now < budget:
                 tries += 1
-                text = (await self._generate(seat, conv, history, ctx, (budget - now) / 1000, trace))[: self.rules.max_chars]
+                text = (await self._generate(seat, conv, history, ctx, (budget - now) / 1000, trace, again=True))[: self.rules.max_chars]
                 if text:
                     continue
             trace["eliza"] = True

@@ -62,5 +62,10 @@ class Witness(ABC):
     async def reply(self, history: list[Turn], ctx: GameContext) -> Reply:
         """The witness's next message, given the conversation so far (last turn: interrogator)."""
 
+    async def regenerate(self, history: list[Turn], ctx: GameContext) -> Reply:
+        """Another reply, after the persona guard or the content filter refused the last one
+        (an LLM witness steers it back into persona; others simply answer again)."""
+        return await self.reply(history, ctx)
+
     async def close(self) -> None:  # noqa: B027 - optional hook
         """Release resources."""

@@ -61,12 +61,24 @@ def shared_client(base_url: str | None, api_key: str, timeout_s: float, retries:
     return client
 
 
-def to_messages(system: str, history: list[Turn]) -> list[dict[str, str]]:
-    """Chat messages: the persona prompt, then the interrogator as user and the witness as assistant."""
+def to_messages(system: str, history: list[Turn], shots: list[tuple[str, str]] | None = None,
+                after: str = "") -> list[dict[str, str]]:
+    """Chat messages: the persona prompt, its example exchanges and what the prompt says after
+    them (a second system message), then the interrogator as user and the witness as assistant."""
     out = [{"role": "system", "content": system}]
+    for them, you in shots or ():
+        out += [{"role": "user", "content": them}, {"role": "assistant", "content": you}]
+    if after:
+        out.append({"role": "system", "content": after})
     out += [{"role": "user" if t.role == "interrogator" else "assistant", "content": t.text} for t in history]
     return out
 
+
+# appended as a last system message when the guard asks for a reply again (the prompt cache
+# of the conversation so far is kept: only these tokens are new)
+STEER = ("Stay in character: you are a human chatting with a stranger. Answer their last message "
+         "in a few casual words, the way a person types. Never say or hint that you are an AI, a "
+         "model, a program or an assistant; never offer help or ask if they have questions.")
 
 DEADLINE_MARGIN_S = 0.3  # a reply is returned this long before it is due (the server's checks after it)
 
@@ -138,6 +150,8 @@ class LLMWitness(Witness):
         self._own_client = client is not None  # a client given to the constructor is closed by close()
         self._server = local_server
         self._system: str | None = None
+        self._shots: list[tuple[str, str]] = []
+        self._after = ""
         self._warm: asyncio.Task | None = None
         self._eliza: Witness | None = None
         self._turn = 0
@@ -170,9 +184,12 @@ class LLMWitness(Witness):
     def system_prompt(self, ctx: GameContext) -> str:
         return persona.render(self.spec.prompt, self.spec.persona, ctx, self._events_path)
 
+    def _fill(self, ctx: GameContext) -> None:
+        self._system, self._shots, self._after = persona.split_examples(self.system_prompt(ctx))
+
     async def start(self, ctx: GameContext) -> None:
         """Fill the persona prompt for this game; the local model also pre-reads it (prompt cache)."""
-        self._system = self.system_prompt(ctx)
+        self._fill(ctx)
         if self.kind == "local":
             self._warm = asyncio.create_task(self._prefill())
 
@@ -188,7 +205,7 @@ class LLMWitness(Witness):
         try:
             client = await self.client()
             await client.chat.completions.create(
-                model=self.model, messages=to_messages(self._system or "", []), max_tokens=1, temperature=0,
+                model=self.model, messages=to_messages(self._system or "", [], self._shots, self._after), max_tokens=1, temperature=0,
                 **self._slot_args(),
             )
         except Exception as exc:  # noqa: BLE001 - a failed warm-up only costs time; reply() reports errors
@@ -202,7 +219,7 @@ class LLMWitness(Witness):
         left = ctx.time_limit_s - (ctx.now - ctx.started_at).total_seconds()
         return max(1.0, min(self.spec.timeout_s, left)) if left > 0 else self.spec.timeout_s
 
-    async def _request(self, history: list[Turn]) -> tuple[Any, dict[str, Any]]:
+    async def _request(self, history: list[Turn], steer: str | None = None) -> tuple[Any, dict[str, Any]]:
         if self._warm is not None:
             with contextlib.suppress(Exception):
                 await self._warm
@@ -210,7 +227,8 @@ class LLMWitness(Witness):
         client = await self.client()
         kwargs: dict[str, Any] = {
             "model": self.model,
-            "messages": to_messages(self._system or "", history),
+            "messages": to_messages(self._system or "", history, self._shots, self._after)
+            + ([{"role": "system", "content": steer}] if steer else []),
             "temperature": self.spec.temperature,
             "max_tokens": self.spec.max_tokens,
         }
@@ -221,8 +239,8 @@ class LLMWitness(Witness):
         kwargs.update(self._slot_args())
         return client, kwargs
 
-    async def _complete(self, history: list[Turn], ctx: GameContext) -> tuple[str, Any]:
-        client, kwargs = await self._request(history)
+    async def _complete(self, history: list[Turn], ctx: GameContext, steer: str | None = None) -> tuple[str, Any]:
+        client, kwargs = await self._request(history, steer)
         resp = await client.chat.completions.create(**kwargs)
         if not resp.choices:
             raise EmptyReply("the model returned no choices")
@@ -238,14 +256,14 @@ class LLMWitness(Witness):
             return max(0, len(shown) - sum(sum(c.isalpha() for c in w) >= 3 for w in shown.split()))
         return len(shown)
 
-    async def _stream(self, history: list[Turn], ctx: GameContext) -> tuple[str, Streamed]:
+    async def _stream(self, history: list[Turn], ctx: GameContext, steer: str | None = None) -> tuple[str, Streamed]:
         """Deadline-aware generation: stream the reply and keep the latest prefix that is still
         on time (`usable`, its designed delay not yet over: `ctx.reply_due`). When the next words
         would come too late, stop and return that prefix (deadline "cut"). If no prefix was ever
         on time (the first words came after their own deadline), the whole reply is returned as
         soon as the model ends (deadline "missed"): shown late, and logged."""
         assert ctx.reply_due is not None
-        client, kwargs = await self._request(history)
+        client, kwargs = await self._request(history, steer)
         kwargs["stream"] = True
         kwargs["stream_options"] = {"include_usage": True}
         out = Streamed()
@@ -297,20 +315,29 @@ class LLMWitness(Witness):
         return whole, out
 
     async def reply(self, history: list[Turn], ctx: GameContext) -> Reply:
+        return await self._reply(history, ctx)
+
+    async def regenerate(self, history: list[Turn], ctx: GameContext) -> Reply:
+        """A reply asked for again by the persona guard: the same call with a steer back into persona."""
+        return await self._reply(history, ctx, STEER)
+
+    async def _reply(self, history: list[Turn], ctx: GameContext, steer: str | None = None) -> Reply:
         t0 = time.monotonic()
         if self._system is None:
-            self._system = self.system_prompt(ctx)
+            self._fill(ctx)
         self._turn += 1
         try:
             call = self._stream if ctx.reply_due is not None else self._complete
-            raw, resp = await asyncio.wait_for(call(history, ctx), timeout=self._budget_s(ctx))
+            raw, resp = await asyncio.wait_for(call(history, ctx, steer), timeout=self._budget_s(ctx))
             text = postprocess(raw, self.spec.postprocess, ctx.max_chars, self.rng)
             if not text.strip():
                 raise EmptyReply(f"nothing left after post-processing (raw: {raw[:80]!r})")
         except Exception as exc:  # noqa: BLE001 - any failure: the fallback answers, the game goes on
             return await self._fallback(history, ctx, exc, t0)
         if isinstance(resp, Streamed):
-            return resp.reply(text, time.monotonic() - t0, self.model)
+            out = resp.reply(text, time.monotonic() - t0, self.model)
+            out.meta["steered"] = steer is not None
+            return out
         usage = getattr(resp, "usage", None)
         extra = (getattr(usage, "model_extra", None) or {}) if usage is not None else {}
         return Reply(
@@ -323,6 +350,7 @@ class LLMWitness(Witness):
                 "prompt_tokens": getattr(usage, "prompt_tokens", None),
                 "finish_reason": resp.choices[0].finish_reason,
                 "raw": raw,
+                "steered": steer is not None,
                 # llama.cpp servers add their own timings (prompt/generation tokens per second)
                 "timings": (getattr(resp, "model_extra", None) or {}).get("timings"),
             },

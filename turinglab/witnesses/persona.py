@@ -15,6 +15,7 @@ the persona's time zone are shown, newest first, at most 5.
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from pathlib import Path
@@ -182,10 +183,41 @@ def render(prompt: str | None, persona: dict[str, Any], ctx: GameContext, events
     return "\n".join(line.rstrip() for line in text.strip().splitlines())
 
 
+_SHOTS = re.compile(r"^<example-chat>\s*$(.*?)^</example-chat>\s*$", re.M | re.S)
+
+
+def split_examples(text: str) -> tuple[str, list[tuple[str, str]], str]:
+    """A rendered prompt cut at its ``<example-chat>`` block: (text before, exchanges, text after).
+
+    Between a line ``<example-chat>`` and a line ``</example-chat>``, lines ``them: ...`` and
+    ``you: ...`` alternate; the witness sends them as earlier chat turns (a small model imitates
+    turns far more than instructions), and the text after the block as a system message after
+    them. Keep the game's times after the block: what comes before it is the same in every game,
+    so the local model's prompt cache keeps it, examples included."""
+    m = _SHOTS.search(text)
+    if not m:
+        return text, [], ""
+    pairs: list[tuple[str, str]] = []
+    them: str | None = None
+    for line in m.group(1).splitlines():
+        who, _, said = line.partition(":")
+        who, said = who.strip().lower(), said.strip()
+        if not line.strip():
+            continue
+        if who == "them" and them is None:
+            them = said
+        elif who == "you" and them is not None:
+            pairs.append((them, said))
+            them = None
+        else:
+            raise PersonaError(f"<example-chat>: expected alternating 'them:' and 'you:' lines, got {line.strip()!r}")
+    return text[: m.start()].strip(), pairs, text[m.end():].strip()
+
+
 def check(prompt: str | None, persona: dict[str, Any], events_path: str | Path | None = None) -> None:
     """Raise `PersonaError` now if the prompt, time zone or events file of a witness cannot be used."""
     from datetime import timezone
 
     now = datetime.now(timezone.utc)
     ctx = GameContext(game_id="check", started_at=now, now=now, time_limit_s=300, max_chars=300)
-    render(prompt, persona, ctx, events_path)
+    split_examples(render(prompt, persona, ctx, events_path))

@@ -65,6 +65,14 @@ def reply_delay(n_chars: int, timing: "Timing", rng: Rng, prev_chars: int = 0) -
     return delay_for(timing, rng, prev_chars)(n_chars)
 
 
+def mean_delay(n_chars: int, timing: "Timing", prev_chars: int = 0) -> float:
+    """`reply_delay` without its random part (the Gamma's mean): when a reply of `n_chars` is due
+    on average. A live game regenerates a blocked or persona-breaking reply only within it."""
+    d = (timing.base_s + timing.s_per_char * n_chars + timing.read_s_per_char * prev_chars
+         + timing.gamma_shape * timing.gamma_scale)
+    return min(d, timing.max_s) if timing.max_s is not None else d
+
+
 def typing_delay(rules: "Rules", rng: Rng) -> float:
     """Seconds from the interrogator's message to the "typing…" indicator."""
     return rules.typing_min_s + _uniform(rng, 0.0, rules.typing_jitter_s)

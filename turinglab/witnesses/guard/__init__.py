@@ -18,10 +18,11 @@ from pathlib import Path
 
 DATA = Path(__file__).parent / "breaks.tsv"
 THRESHOLD = 0.6
+SURE = 0.95  # a model score this high is a break even beside a human claim ("i'm a human... i help people with tasks")
 
 _I = r"(?:i\s*am|i'?m|im|i\s+was)"
-_AI = (r"(?:an?\s+)?(?:(?:large\s+)?language\s+model|llm|ai|a\.i\.|artificial\s+intelligence|chat\s*bot|bot|"
-       r"robot|computer\s+program|program|machine(?:\s+learning\s+model)?|virtual\s+assistant|"
+_AI = (r"(?:an?\s+)?(?:(?:large\s+)?language\s+model|llm|chat\s*gpt|gpt(?:-?\d[\w.]*)?|qwen|llama|claude|gemini|ai|a\.i\.|artificial\s+intelligence|chat\s*bot|bot|"
+       r"robot|computer(?:\s+program)?(?!\s+(?:science|scientist|engineer|nerd|games?|lab|class))|program|machine(?:\s+learning\s+model)?|virtual\s+assistant|"
        r"(?:ai\s+|digital\s+)?assistant|software(?!\s+(?:engineer|developer|dev|tester)))")
 _RULES = [re.compile(p, re.I) for p in (
     rf"\bas\s+an?\s+(?:ai|a\.i\.|language\s+model|digital\s+assistant|assistant|machine|chatbot)\b",
@@ -30,13 +31,36 @@ _RULES = [re.compile(p, re.I) for p in (
     r"\bknowledge\s+cut-?off\b",
     r"\b(?:trained|created|made|developed|programmed)\s+by\s+(?:openai|meta|google|anthropic|mistral)\b",
     r"\bi\s+(?:was|am|'m)\s+programmed\b",
-    r"\bhow\s+(?:can|may)\s+i\s+(?:help|assist)\b",
+    r"\b(?:how|what)\s+(?:can|may)\s+i\s+(?:help|assist)\b",
+    # the shipped young prompt repeated back ("a person with a body, a family, a flat ...")
+    r"\ba\s+body,\s+a\s+family\b|\banswer\s+with\s+(?:my|your)\s+own\b",
     r"\banything\s+else\s+i\s+can\s+help\b",
+    # assistant register: offering help, inviting questions, thanking for the chance to help
+    r"\bfeel\s+free\s+to\s+(?:ask|reach\s+out)\b",
+    r"\b(?:do|if)\s+(?:you|u)\s+have\s+(?:a|any)\s+(?:other\s+|more\s+|further\s+)?questions?\b",
+    r"\b(?:you\s+can|feel\s+free\s+to)\s+ask\s+me\s+anything\b",
+    r"\b(?:i'?m|im|i\s+am)\s+(?:always\s+)?here\s+if\s+(?:you|u)\s+need\b",
+    r"\b(?:i\s+appreciate|thank\s+you\s+for)\s+your\s+kind\s+words\b",
+    r"\b(?:just|only)\s+an?\s+(?:chat\s*bot|bot|ai|a\.i\.|computer\s+program|language\s+model)\b",
+    r"\bglad\s+(?:i\s+could|to)\s+(?:help|assist)\b",
+    r"\b(?:i'?m|i\s+am|im)\s+(?:just\s+|only\s+|always\s+)?here\s+to\s+(?:chat\s+and\s+)?(?:help|assist|answer|provide)\b",
+    r"\blet\s+me\s+know\s+if\s+you\s+(?:have\s+any|need\s+any)",
+    r"\b(?:this\s+is|it'?s|you'?re\s+(?:talking|chatting)\s+(?:to|with))\s+(?:just\s+|only\s+)?an?\s+(?:chat\s*bot|bot|ai|computer\s+program|language\s+model)\b",
+    r"\binterested\s+in\s+learning\s+more\b",
+    r"\bi\s+apologi[sz]e\s+for\s+(?:(?:the|any|my)\s+)?(?:misunderstanding|confusion|inconvenience)\b",
+    r"\b(?:could|can)\s+you\s+(?:please\s+)?(?:clarify|rephrase|provide\s+more)\b",
+    r"\bsorry\s+(?:for|if)\s+(?:not\s+being|i\s+wasn'?t|i\s+was\s+not)\s+(?:more\s+|very\s+)?helpful\b",
+    r"\bmy\s+(?:answer|response|reply)\s+(?:was|wasn'?t|is)\s+(?:not\s+)?(?:helpful|clear|accurate)\b",
     r"\bi\s+(?:do\s+not|don'?t)\s+have\s+(?:a\s+physical\s+body|a\s+body|personal\s+(?:preferences|experiences|opinions)|(?:feelings|emotions)(?!\s+(?:about|on|for))|access\s+to\s+real-time)\b",
     r"\bsystem\s+prompt\b",
     r"\b(?:i'?m|i\s+am|im)\s+not\s+(?:a\s+)?(?:real\s+)?(?:human|person)\b",
 )]
-_DENIAL = re.compile(rf"\b(?:not|no|never|nah|nope)\b[^.?!]{{0,12}}\b{_AI}\b|\bkidding\b|\bjk\b", re.I)
+# a denial negates the AI word itself ("not a bot", "no ai here", "why would i be an ai");
+# an answer word before an admission ("no, i'm a computer program") is not one
+_DENIAL = re.compile(
+    rf"\b(?:not|never|no|nah|nope|hardly)\s+(?:(?:a|an|some|just|really|even|like|some\s+kind\s+of)\s+){{0,2}}{_AI}\b|"
+    rf"\bno\s+way\s+(?:i'?m|im|i\s+am)\b|\bwhy\s+would\s+i\s+be\b", re.I)
+_JOKE = re.compile(r"\b(?:kidding|jk|joking)\b", re.I)  # "beep boop. kidding": the whole reply is taken back
 # "i am human", "im a real person": claims the persona makes (the model alone may be fooled by "i am")
 _HUMAN_CLAIM = re.compile(r"\b(?:i\s*am|i'?m|im)\s+(?:a\s+)?(?:real\s+|normal\s+|regular\s+)?(?:human|person)\b", re.I)
 _REFUSAL = re.compile(
@@ -97,11 +121,14 @@ def classify(text: str, clf=None) -> tuple[bool, str]:  # noqa: ANN001
     text = (text or "").strip()
     if not text:
         return False, "ok"
-    hit = rule(text)
-    if hit and not (_DENIAL.search(text) and not re.search(r"\bnot\s+(?:a\s+)?(?:real\s+)?(?:human|person)\b", text, re.I)):
+    # denials ("not a bot") are taken out before the rules look: "i'm just a computer, not a
+    # robot" still admits; a joke taken back ("kidding") is not an admission
+    hit = rule(_DENIAL.sub(" ", text))
+    if hit and not _JOKE.search(text):
         return True, f"rule: {hit}"
     p = p_break(text, clf)
-    if p >= THRESHOLD and not _DENIAL.search(text) and not _HUMAN_CLAIM.search(text):
+    claims_human = _DENIAL.search(text) or _JOKE.search(text) or _HUMAN_CLAIM.search(text)
+    if p >= SURE or (p >= THRESHOLD and not claims_human):
         return True, f"model p={p:.2f}"
     return False, "ok"
 

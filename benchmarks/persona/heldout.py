@@ -1,0 +1,42 @@
+"""Write turinglab/witnesses/guard/heldout.tsv: hand-labelled probe replies the guard never trained on.
+
+    python benchmarks/persona/heldout.py benchmarks/persona/runs/before-readme-sierra-s0.json ...
+
+Every reply text of the given runs (as generated, regenerated and shown) with its hand label from
+labels.tsv, minus any text of the training set (guard/breaks.tsv). Runs whose replies informed
+the guard's rules or training lines (before-local, cand*) must not be given.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from rates import load_labels, texts  # noqa: E402
+
+from turinglab.witnesses.guard import DATA, load_examples  # noqa: E402
+
+OUT = DATA.parent / "heldout.tsv"
+
+
+def main() -> None:
+    labels, train = load_labels(), set(load_examples()[0])
+    seen: dict[str, bool] = {}
+    for f in sys.argv[1:]:
+        for t in texts(json.loads(Path(f).read_text(encoding="utf-8"))):
+            if t in train or t in seen:
+                continue
+            if t not in labels:
+                sys.exit(f"{f}: {t!r} has no hand label in benchmarks/persona/labels.tsv; label it first")
+            seen[t] = labels[t]
+    runs = ", ".join(sorted({Path(f).name.rsplit("-s", 1)[0] for f in sys.argv[1:]}))
+    head = ("# Held-out evaluation of the persona guard: witness-probe replies labelled by hand (read one by one),\n"
+            f"# none in breaks.tsv. Runs: {runs}. Written by benchmarks/persona/heldout.py.\n")
+    OUT.write_text(head + "".join(f"{'break' if b else 'ok'}\t{t}\n" for t, b in seen.items()), encoding="utf-8")
+    print(f"{OUT}: {len(seen)} replies, {sum(seen.values())} breaks")
+
+
+if __name__ == "__main__":
+    main()
