@@ -85,7 +85,13 @@ def insert_rows(s: Session, table: Table, rows: list[dict[str, Any]]) -> None:
     if conn.dialect.name != "postgresql":
         conn.execute(insert(table), rows)
         return
-    conn.execute(_json_insert(table, tuple(rows[0])), {"rows": json.dumps(rows)})
+    doc = json.dumps(rows, ensure_ascii=False)
+    try:
+        doc.encode("utf-8")
+    except UnicodeEncodeError:  # an unpaired surrogate (text an older version stored): PostgreSQL's
+        conn.execute(insert(table), rows)  # JSON functions refuse it; its json column keeps it as sent
+        return
+    conn.execute(_json_insert(table, tuple(rows[0])), {"rows": doc})
 
 
 @functools.cache
