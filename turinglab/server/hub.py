@@ -180,16 +180,22 @@ class Writer:
         if self.stopped:
             return
         self.stopped = True
-        for q in self.queues:
-            q.put_nowait(_STOP)
-        _, pending = await asyncio.wait(self.tasks, timeout=timeout_s)
-        if pending:
-            log.error("the writer did not finish its queued work within %.0f s; dropping it", timeout_s)
-            for t in pending:
-                t.cancel()
-            await asyncio.gather(*pending, return_exceptions=True)
+        await drain(self.queues, self.tasks, _STOP, timeout_s)
         for st in self.stores:
             st.close()
+
+
+async def drain(queues: list[asyncio.Queue], tasks: list[asyncio.Task], stop: object, timeout_s: float) -> None:
+    """Queue `stop` after the work in every lane and wait for the lanes to finish it; after
+    `timeout_s` (a hung database) cancel them."""
+    for q in queues:
+        q.put_nowait(stop)
+    _, pending = await asyncio.wait(tasks, timeout=timeout_s)
+    if pending:
+        log.error("the writer did not finish its queued work within %.0f s; dropping it", timeout_s)
+        for t in pending:
+            t.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
 
 
 @dataclass

@@ -190,14 +190,9 @@ class PgWriter:
         if self.stopped:
             return
         self.stopped = True
-        for q in self.queues:
-            q.put_nowait(_STOP)
-        _, pending = await asyncio.wait(self.tasks, timeout=timeout_s)
-        if pending:
-            log.error("the writer did not finish its queued work within %.0f s; dropping it", timeout_s)
-            for t in pending:
-                t.cancel()
-            await asyncio.gather(*pending, return_exceptions=True)
+        from turinglab.server.hub import drain  # (hub imports this module)
+
+        await drain(self.queues, self.tasks, _STOP, timeout_s)
         await self.engine.dispose()
         self.store.close()
 
