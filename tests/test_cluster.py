@@ -210,3 +210,31 @@ async def test_open_games_redis_does_not_know_are_taken_over_and_ended_ones_left
             assert not await r.exists(f"{pre}:lease:{ended_gid}")
     finally:
         await r.aclose()
+
+
+def test_an_ended_game_is_never_taken_over_nor_renewed(redis_url):
+    """The lease scripts on real Redis: a game whose owner released it at game over (its "ended"
+    mark set in the same MULTI) is neither taken by a scan nor leased again by a renewal that
+    began before it ended; an unheld open game is taken, a held one is not."""
+    import redis
+
+    from turinglab.server.cluster import ENDED_MS, RENEW, TAKE
+
+    pre = prefix()
+    r = redis.Redis.from_url(redis_url, decode_responses=True)
+    take, renew = r.register_script(TAKE), r.register_script(RENEW)
+    r.sadd(f"{pre}:games", "gEnded", "gOrphan", "gHeld")
+    r.set(f"{pre}:ended:gEnded", "1", px=ENDED_MS)
+    r.set(f"{pre}:lease:gHeld", "wOther", px=4000)
+    assert take(keys=[f"{pre}:games"], args=["wMe", 4000, pre]) == ["gOrphan"]
+    assert r.get(f"{pre}:lease:gOrphan") == "wMe" and r.get(f"{pre}:lease:gHeld") == "wOther"
+    assert r.get(f"{pre}:lease:gEnded") is None
+    assert r.smembers(f"{pre}:games") == {"gOrphan", "gHeld"}  # the ended one left the set
+    # a renewal whose list was made before gEnded ended: not renewed, not put back, not lost;
+    # gVanished (no mark: Redis lost its lease) is taken back, gHeld is lost to its holder
+    gids = ["gEnded", "gVanished", "gHeld"]
+    lost = renew(keys=[f"{pre}:lease:{g}" for g in gids], args=["wMe", 4000, f"{pre}:games", *gids, pre])
+    assert lost == ["gHeld"]
+    assert r.get(f"{pre}:lease:gEnded") is None and r.get(f"{pre}:lease:gVanished") == "wMe"
+    assert r.smembers(f"{pre}:games") == {"gOrphan", "gHeld", "gVanished"}
+    r.close()

@@ -68,12 +68,15 @@ end
 if ARGV[6] ~= '' then redis.call('HINCRBY', KEYS[5], ARGV[6], 1) end
 return 1
 """
-# renew my leases (take back a lease whose key vanished, e.g. Redis restarted); return the lost ones
+# renew my leases (take back a lease whose key vanished, e.g. Redis restarted, unless the game
+# ended meanwhile: its "ended" mark, set with the release at game over); return the lost ones
 RENEW = """
 local lost = {}
 for i, k in ipairs(KEYS) do
   local v = redis.call('GET', k)
-  if v == ARGV[1] or not v then
+  if not v and redis.call('EXISTS', ARGV[4 + #KEYS] .. ':ended:' .. ARGV[3 + i]) == 1 then
+    -- ended since the list of my games was made: neither lost nor renewed
+  elseif v == ARGV[1] or not v then
     redis.call('SET', k, ARGV[1], 'PX', ARGV[2])
     redis.call('SADD', ARGV[3], ARGV[3 + i])
   else
@@ -88,6 +91,24 @@ local v = redis.call('GET', KEYS[1])
 if not v or v == ARGV[1] then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 1 end
 return 0
 """
+# lease to ARGV[1] every open game that nobody holds (its owner died), in one step: a game that
+# ended between a scan and a take (its release and its leaving KEYS[1] are one MULTI) is never taken
+TAKE = """
+local taken = {}
+for _, gid in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  local lease = ARGV[3] .. ':lease:' .. gid
+  if redis.call('EXISTS', lease) == 0 then
+    if redis.call('EXISTS', ARGV[3] .. ':ended:' .. gid) == 1 then
+      redis.call('SREM', KEYS[1], gid)
+    else
+      redis.call('SET', lease, ARGV[1], 'PX', ARGV[2])
+      table.insert(taken, gid)
+    end
+  end
+end
+return taken
+"""
+ENDED_MS = 60_000  # how long a game's "ended" mark stays: far longer than a renewal round
 RELEASE = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
@@ -131,6 +152,7 @@ class ClusterHub(Hub):
         self.renew = self.r.register_script(RENEW)
         self.hold = self.r.register_script(HOLD)
         self.release = self.r.register_script(RELEASE)
+        self.take = self.r.register_script(TAKE)
         self.pubsub = None
         self.leader = False
         self.verdict_cursor = 0
@@ -450,7 +472,7 @@ class ClusterHub(Hub):
             await self.send_waiting_counts()
             return
         if self._owns(pid) is not None or pid in self.starting:
-            await super().handle(pid, raw)
+            await super().handle(pid, raw, f)  # parsed once
             return
         # not mine: to the lease holder (a relayed frame too, if its game moved meanwhile; the holder
         # never forwards further, so a frame makes at most two hops). Game frames go where the last
@@ -477,7 +499,8 @@ class ClusterHub(Hub):
             await self.send_state(pid)
             return
         if t == "join":
-            await self._join(pid)
+            async with self.join_turns:
+                await self._join(pid)
         else:
             await self.send(pid, proto.error("not_in_game", proto.TEXTS["not_in_game"], cid))
 
@@ -646,7 +669,7 @@ class ClusterHub(Hub):
     async def _start_leased(self, gid: str, m: Match) -> None:
         self.pending[gid] = m
         try:
-            await self._start(m, gid)
+            await self._start_in_turn(m, gid)
         except BaseException as exc:  # noqa: BLE001 - one bad start must not stop the worker
             log.error("starting game %s failed", gid, exc_info=exc)
             await self._forget(gid, m.participants)
@@ -686,10 +709,11 @@ class ClusterHub(Hub):
             for pid in pids:
                 pipe.hincrby(self.k("played"), pid, 1)
             pipe.srem(self.k("games"), s.id)
+            pipe.set(self.k(f"ended:{s.id}"), "1", px=ENDED_MS)  # a renewal already under way skips it
             await self.release(keys=[self.k(f"lease:{s.id}")], args=[self.me], client=pipe)
             pipe.delete(self.k(f"match:{s.id}"))
             out = await pipe.execute()
-        counts = out[len(out) - 3 - len(pids):len(out) - 3]
+        counts = out[len(out) - 4 - len(pids):len(out) - 4]
         for pid, n in zip(pids, counts):
             self.played[pid] = n
             if pid in self.people:
@@ -719,7 +743,7 @@ class ClusterHub(Hub):
                 if not gids:
                     continue
                 lost = await self.renew(keys=[self.k(f"lease:{g}") for g in gids],
-                                        args=[self.me, LEASE_MS, self.k("games"), *gids])
+                                        args=[self.me, LEASE_MS, self.k("games"), *gids, self.prefix])
                 for gid in lost:
                     self._drop(gid)
             except asyncio.CancelledError:
@@ -747,14 +771,10 @@ class ClusterHub(Hub):
             try:
                 if n % ADOPT_EVERY == 0:  # Redis lost meanwhile: open games nobody holds come back from the log
                     await self._adopt_open()
-                gids = list(await self.r.smembers(self.k("games")))
-                if not gids:
-                    continue
-                owners = await self.r.mget([self.k(f"lease:{g}") for g in gids])
-                for gid, owner in zip(gids, owners):
-                    if owner is None and gid not in self.live and gid not in self.pending:
-                        if await self.r.set(self.k(f"lease:{gid}"), self.me, nx=True, px=LEASE_MS):
-                            asyncio.create_task(self._take_over(gid))
+                # one script in Redis: no list of every game crosses the wire each second
+                for gid in await self.take(keys=[self.k("games")], args=[self.me, LEASE_MS, self.prefix]):
+                    if gid not in self.live and gid not in self.pending:  # else: my own lease, back
+                        asyncio.create_task(self._take_over(gid))
             except asyncio.CancelledError:
                 raise
             except Exception:  # noqa: BLE001

@@ -41,6 +41,10 @@ BOT_LABEL = "bot"  # label of a bot participant (`turinglab bots`); its games ge
 MAX_CONNECTIONS = 4  # open websockets per participant (tabs); a fifth closes the oldest
 CLOSE_TOO_MANY = 4008  # websocket close code of a connection replaced by a newer one beyond the cap
 _STOP = object()  # queued by Writer.stop after the work to finish
+# joins and game starts in progress at once (per process); the rest wait their turn, so a burst of
+# them (a class or a crowd arriving together) does not hold up the messages of running games
+JOINS_AT_ONCE = 32
+STARTS_AT_ONCE = 32
 
 
 def wall_clock() -> int:
@@ -238,6 +242,8 @@ class Hub:
         self.session_of: dict[str, GameSession] = {}
         self.live: dict[str, GameSession] = {}
         self.starting: set[str] = set()  # matched, their game not yet stored
+        self.join_turns = asyncio.Semaphore(JOINS_AT_ONCE)
+        self.start_turns = asyncio.Semaphore(STARTS_AT_ONCE)
         self.finished = 0
         if store.url.startswith("sqlite"):
             self.writer: Writer | PgWriter = Writer(store.url, writers or 1)
@@ -526,9 +532,10 @@ class Hub:
             await self.send_waiting_counts()
 
     # ---- frames in -------------------------------------------------------------------
-    async def handle(self, pid: str, raw: str) -> None:
+    async def handle(self, pid: str, raw: str, parsed: Any = None) -> None:
+        """One frame of a participant; `parsed`: the frame already parsed from `raw` (by a cluster worker)."""
         try:
-            f = proto.parse(raw)
+            f = parsed if parsed is not None else proto.parse(raw)
         except proto.BadFrame as exc:
             await self.send(pid, proto.error("bad_frame", str(exc), exc.client_id))
             return
@@ -536,7 +543,8 @@ class Hub:
         if t == "ping":
             await self.send(pid, {"type": "pong"})
         elif t == "join":
-            await self._join(pid)
+            async with self.join_turns:
+                await self._join(pid)
         elif t == "leave_queue":
             self.room.leave(pid)
             await self.send_state(pid)
@@ -589,7 +597,7 @@ class Hub:
             self.wake.clear()
             matches = self.room.poll(self.now())
             if matches:
-                results = await asyncio.gather(*(self._start(m) for m in matches), return_exceptions=True)
+                results = await asyncio.gather(*(self._start_in_turn(m) for m in matches), return_exceptions=True)
                 for m, r in zip(matches, results):
                     if isinstance(r, BaseException):  # one bad start must not stop matchmaking
                         log.error("starting a game failed", exc_info=r)
@@ -601,6 +609,10 @@ class Hub:
                 await asyncio.wait_for(self.wake.wait(), timeout)
             except TimeoutError:
                 pass
+
+    async def _start_in_turn(self, m: Match, gid: str | None = None) -> None:
+        async with self.start_turns:
+            await self._start(m, gid)
 
     async def _start(self, m: Match, gid: str | None = None) -> None:
         # matched people have left the waiting room but have no session until the game is stored:
