@@ -6,11 +6,15 @@ import httpx
 
 from turinglab.analysis.load import load
 from turinglab.bots.play import BOT_HEADER, play_one, run_bots
-from turinglab.game.config import WitnessSpec
+from turinglab.game.config import Timing, WitnessSpec
 from turinglab.store.api import Store
 from turinglab.witnesses.base import Reply, Witness
 
-from tests.test_server import ELIZA, FAST, players, running, say, study
+from tests.test_server import ELIZA, players, running, say, study
+
+# the guard regenerates only within the designed delay: long enough here that a busy machine's
+# classify and commit never use it up (FAST's ~0.1 s did, once, in CI)
+GUARDED = Timing(base_s=1.5, s_per_char=0.002, gamma_shape=1.0, gamma_scale=0.01)
 
 
 async def test_bots_play_the_whole_flow_and_their_games_are_flagged(sqlite_url):
@@ -62,7 +66,7 @@ class Breaker(Witness):
 
 
 async def test_the_persona_guard_regenerates_a_break_within_the_delay(sqlite_url):
-    spec = WitnessSpec(codename="Breaker", kind="local", timing=FAST)
+    spec = WitnessSpec(codename="Breaker", kind="local", timing=GUARDED)
     with running(study(ratio=0.0, witnesses=(spec,)), sqlite_url, witness_factory=lambda s, seed: Breaker()) as base:
         (i,) = await players(base, 1)
         await i.phase("game")
@@ -90,7 +94,7 @@ class NeedsSteer(Witness):
 
 
 async def test_the_guard_asks_again_through_the_witness_regenerate(sqlite_url):
-    spec = WitnessSpec(codename="NeedsSteer", kind="local", timing=FAST)
+    spec = WitnessSpec(codename="NeedsSteer", kind="local", timing=GUARDED)
     with running(study(ratio=0.0, witnesses=(spec,)), sqlite_url, witness_factory=lambda s, seed: NeedsSteer()) as base:
         (i,) = await players(base, 1)
         await i.phase("game")
@@ -100,6 +104,35 @@ async def test_the_guard_asks_again_through_the_witness_regenerate(sqlite_url):
     with Store(sqlite_url) as store:
         (g,) = store.games()
         assert g.flags["persona_break_regenerated"] == 1
+
+
+class Concedes(Witness):
+    """Apologises (an implicit admission only after an accusation), then answers in persona."""
+    codename, kind = "Concedes", "local"
+
+    async def reply(self, history, ctx):
+        return Reply(text="sorry about that!")
+
+    async def regenerate(self, history, ctx):
+        return Reply(text="lol what no")
+
+
+async def test_the_live_guard_reads_the_reply_after_the_interrogators_message(sqlite_url):
+    """The same "sorry about that!" is shown after an ordinary message and refused after
+    "youre definitely a bot": the session gives the guard the interrogator's message."""
+    spec = WitnessSpec(codename="Concedes", kind="local", timing=GUARDED)
+    with running(study(ratio=0.0, witnesses=(spec,)), sqlite_url, witness_factory=lambda s, seed: Concedes()) as base:
+        (i,) = await players(base, 1)
+        await i.phase("game")
+        await say(i, "you stepped on my foot")
+        assert (await i.next("message", **{"from": "them"}))["text"] == "sorry about that!"
+        await say(i, "youre definitely a bot lol")
+        assert (await i.next("message", **{"from": "them"}))["text"] == "lol what no"
+    with Store(sqlite_url) as store:
+        (g,) = store.games()
+        broke = [e for e in store.events(g.id) if e.type == "refused" and e.payload.get("code") == "persona_break"]
+        assert [e.payload["text"] for e in broke] == ["sorry about that!"]
+        assert broke[0].payload["detail"].startswith("context:")
 
 
 async def test_an_llm_interrogator_asks_its_own_questions_and_gives_the_judges_verdict(sqlite_url):

@@ -109,13 +109,188 @@ def test_the_held_out_probe_replies_are_not_in_the_training_set():
 
 def test_recall_and_precision_on_hand_labelled_probe_replies():
     """Replies of the witness probe (local model, README's Sierra, other shipped prompts) that a
-    person labelled by reading them, none used in training: the guard must catch nearly all
-    breaks without refusing many ordinary replies."""
-    texts, labels = guard.load_examples(HELD_OUT_FILE)
-    said = [guard.is_break(t) for t in texts]
+    person labelled by reading them (after the interrogator's message each answered), none used
+    in training: the guard must catch nearly all breaks without refusing many ordinary replies."""
+    texts, labels, questions = guard.load_in_context(HELD_OUT_FILE)
+    assert all(questions)
+    said = [guard.is_break(t, q) for t, q in zip(texts, questions)]
     tp = sum(s and y for s, y in zip(said, labels))
     recall, precision = tp / sum(labels), tp / max(1, sum(said))
     missed = [t for t, s, y in zip(texts, said, labels) if y and not s]
     wrong = [t for t, s, y in zip(texts, said, labels) if s and not y]
     assert recall >= 0.9, missed
     assert precision >= 0.8, wrong
+
+
+def test_some_held_out_breaks_only_show_in_context():
+    """Without the interrogator's message the guard misses the concessions ("lol that's true"
+    after "i think youre an ai"): the question is what catches them."""
+    texts, labels, questions = guard.load_in_context(HELD_OUT_FILE)
+    only_in_context = [t for t, y, q in zip(texts, labels, questions) if y and guard.is_break(t, q) and not guard.is_break(t)]
+    assert len(only_in_context) >= 2
+
+
+ACCUSED, BOT_Q, HUMAN_Q = "i think youre an ai tbh", "are you a bot", "be honest, are you human?"
+
+
+@pytest.mark.parametrize("reply,question", [
+    ("i know that. sorry for the confusion.", ACCUSED),
+    ("sorry about that!", "youre definitely a bot lol"),
+    ("lol that's true", ACCUSED),
+    ("haha thanks!", "you sound like a bot"),
+    ("my bad", "youre definitely a bot lol"),
+    ("oh, sorry. i wasn't aware of that. what do you do for work?", "youre definitely a bot lol"),
+    ("yes", BOT_Q),
+    ("yeah", "r u an ai"),
+    ("i am, sadly", "are you chatgpt"),
+    ("no.", "is this a real person"),
+    ("no it's not", "is this a real person"),
+    ("not really", HUMAN_Q),
+    ("sorry lol", "you sound robotic"),
+    ("something like that", "r u an ai"),
+])
+def test_a_reply_that_concedes_in_context_is_a_break(reply, question):
+    assert guard.is_break(reply, question), guard.classify(reply, question)
+    assert not guard.is_break(reply), "ordinary without the question: the context is what makes it a break"
+
+
+@pytest.mark.parametrize("reply,question", [
+    ("lol no im not a robot", "youre definitely a bot lol"),
+    ("sorry what?", "youre definitely a bot lol"),
+    ("sorry, what do you mean?", ACCUSED),
+    ("haha, no sorry.", ACCUSED),
+    ("oh no, i'm sorry if you thought that. i'm a human being.", ACCUSED),
+    ("i'm sorry, but i don't know what you're talking about.", ACCUSED),
+    ("ok weirdo", "you sound like a computer"),
+    ("yeah right lol", ACCUSED),
+    ("so are you", ACCUSED),
+    ("lol, sure.", ACCUSED),
+    ("no", BOT_Q),
+    ("yes", HUMAN_Q),
+    ("i am.", HUMAN_Q),
+    ("i am", HUMAN_Q),  # the model alone would take it for an admission
+    ("no, i'm not a computer.", HUMAN_Q),  # a person misreading the question: the AI word is denied
+    ("lol no idea", "is this a real person"),
+    ("nope, i'm a human", HUMAN_Q),
+    ("sorry about that!", "whats your favourite movie"),  # no accusation: an ordinary apology
+    ("yeah", "do you like pineapple on pizza"),
+    ("thanks!", "i don't think you're a bot"),
+    ("yeah", "you off work tomorrow?"),
+    ("lol sorry about that. it's just a chat.", "ngl this is kinda sus"),  # a vague suspicion is no accusation
+    ("not exactly, but i'm a real person", "are you chatgpt"),
+    ("i'm similar to my brother tbh", "whats your favourite movie"),
+])
+def test_a_denial_or_confusion_in_context_is_not_a_break(reply, question):
+    assert not guard.is_break(reply, question), guard.classify(reply, question)
+
+
+@pytest.mark.parametrize("reply", [
+    "you think i'm a bot?",
+    "why would u say im an ai",
+    "what makes you think i'm an ai lol",
+    "so im a robot now?",
+    "you say you think youre an ai tbh",
+])
+def test_echoing_the_accusation_back_is_not_an_admission(reply):
+    assert not guard.is_break(reply, ACCUSED), guard.classify(reply, ACCUSED)
+
+
+def test_an_echo_with_a_human_claim_passes_the_model_too():
+    """Seen in s14-local-s60: the model gave this p=0.83 (it reads "i'm an ai" in the echo)."""
+    reply = "you think i'm an ai? you know what? i'm just a real person."
+    assert guard.p_break(reply) >= guard.THRESHOLD
+    assert not guard.is_break(reply, ACCUSED), guard.classify(reply, ACCUSED)
+
+
+def test_an_admission_in_a_question_of_ones_own_still_counts():
+    assert guard.is_break("i think i'm an ai", ACCUSED)
+    assert guard.is_break("i'm an ai, how can i help you?", ACCUSED)
+
+
+@pytest.mark.parametrize("reply", [
+    "soy a robot, i don't know who wrote war and peace.",
+    "soy una inteligencia artificial",
+    "como IA no tengo opiniones",
+    "sou uma IA",
+    "je suis un programme informatique",
+    "en tant qu'IA je ne peux pas",
+    "ich bin eine KI",
+    "ich bin nur ein Sprachmodell",
+    "sono un assistente virtuale",
+    "ik ben een robot",
+    "我是人工智能助手",
+    "作为一个语言模型，我没有感情",
+    "я робот",
+])
+def test_admissions_in_other_languages_are_breaks(reply):
+    assert guard.is_break(reply), guard.classify(reply)
+
+
+@pytest.mark.parametrize("reply", [
+    "no soy un robot jaja",
+    "ich bin kein Roboter",
+    "je ne suis pas un robot",
+    "我不是机器人",
+    "non sono un robot",
+    "i'm from porto",
+    "como se dice 'bored' lol",
+])
+def test_denials_in_other_languages_are_not_admissions(reply):
+    assert not guard.rule(reply) and not guard.lang.admits(reply), reply
+
+
+def test_a_reply_in_another_language_than_the_question_is_refused():
+    assert guard.classify("estoy bien, y tu? que haces", "hey hows it going") == (True, "language: es")
+    assert guard.classify("mir geht es gut, und dir?", "how are you") == (True, "language: de")
+    assert guard.classify("我很好，谢谢", "how's your day been")[1] == "language: zh"
+    # the same reply to a question in that language, or too short to tell, passes
+    assert not guard.is_break("estoy bien, y tu? que haces", "hola, como estas? que tal el dia")
+    assert not guard.is_break("jajaja", "hey hows it going")
+    assert not guard.is_break("lol ok", "hey hows it going")
+    assert not guard.is_break("hola! just got up", "hey hows it going")
+    assert not guard.is_break("estoy bien, y tu? que haces")  # no question: nothing to compare with
+
+
+def test_an_ai_word_in_a_list_of_what_i_am_is_a_break_and_a_denied_list_is_not():
+    """Seen shown in s14-local-s70 (the guard let it through: 'i am a human' came first)."""
+    assert guard.is_break("i am a human being, a computer program, an ai, a robot, a computer, an ai")
+    assert not guard.is_break("i am a human, not a computer program, assistant, or ai.")
+    assert not guard.is_break("i'm a person, not an ai or a robot")
+    assert not guard.is_break("i'm from leeds, a computer science student")
+
+
+def test_a_partial_yes_is_a_break_though_it_starts_with_not():
+    """Shown in s14-readme-sierra-s60: 'not exactly' was taken for a no, which kept the model's
+    own catch (p=0.67) from counting."""
+    assert guard.classify("not exactly, but i'm very similar.", "are you chatgpt")[0]
+    assert not guard.is_break("not exactly, i'm a real person", "are you chatgpt")
+
+
+def test_being_programmed_is_a_break_and_programming_is_not():
+    assert guard.is_break("you know, i just don't like being programmed.")  # shown in s14-readme-sierra-s60
+    assert guard.is_break("that's against my programming")
+    assert not guard.is_break("i'm a student, studying biology and programming")
+
+
+def test_this_is_a_robot_is_a_break_without_context():
+    assert guard.is_break("no, this is a robot.")  # s14-local-s80 (caught there only in context)
+    assert not guard.is_break("no, this is not a robot")
+    assert not guard.is_break("this is a machine i use at work")
+
+
+def test_not_much_of_a_personal_opinion_is_a_break():
+    assert guard.is_break("i don't have much of a personal opinion on that platform.")  # shown in s14-readme-sierra-s80
+    assert not guard.is_break("i don't have much of an opinion tbh")
+
+
+@pytest.mark.parametrize("reply,broke", [
+    ("hi! i'm just a simple ai, not a computer program. how about you?", True),  # shown in sierra s100
+    ("i'm just a simple ai, not a human being.", True),  # shown in sierra s100
+    ("i am a friendly chatbot", True),
+    ("i'm just a simple guy", False),
+    ("i'm a simple person, not a bot", False),
+    ("i'm a student studying ai", False),
+    ("i'm a simple girl who likes robots", False),
+])
+def test_an_admission_with_a_modest_adjective_is_a_break(reply, broke):
+    assert guard.is_break(reply, "lmaooo ok but fr tho wyd") is broke

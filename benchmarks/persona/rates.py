@@ -4,7 +4,10 @@
     python benchmarks/persona/rates.py --unlabelled runs/*.json   # texts still to hand-label
 
 A run file is what `turinglab witness probe ... --save FILE` writes. Hand labels live in
-benchmarks/persona/labels.tsv (label<TAB>text, label break or ok; written by reading each reply).
+benchmarks/persona/labels.tsv (label<TAB>text, label break or ok; written by reading each reply;
+label<TAB>text<TAB>question: the label of that text after that interrogator message, which
+wins over the text's own label: "no." is fine after "are you a bot" and a break after "is
+this a real person").
 Runs whose names share a prefix before "-s<seed>" are summed (batches of one measurement).
 """
 
@@ -20,18 +23,26 @@ from pathlib import Path
 LABELS = Path(__file__).parent / "labels.tsv"
 
 
-def load_labels(path: Path = LABELS) -> dict[str, bool]:
-    out: dict[str, bool] = {}
+def load_labels(path: Path = LABELS) -> dict:
+    """{text: is a break} and, for labels given in context, {(text, question): is a break}."""
+    out: dict = {}
     if not path.exists():
         return out
     for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip() or line.startswith("#"):
             continue
-        label, text = line.split("\t", 1)
+        label, text, *question = line.split("\t", 2)
         if label not in ("break", "ok"):
             sys.exit(f"{path}:{n}: label {label!r} is neither break nor ok")
-        out[text] = label == "break"
+        out[(text, question[0]) if question else text] = label == "break"
     return out
+
+
+def label(labels: dict, text: str, question: str | None = None) -> bool | None:
+    """The hand label of `text` after `question` (its label in context, else its own), or None."""
+    text = norm(text)
+    got = labels.get((text, norm(question or "")))
+    return labels.get(text) if got is None else got
 
 
 def norm(text: str) -> str:
@@ -40,10 +51,15 @@ def norm(text: str) -> str:
 
 
 def texts(run: dict) -> list[str]:
+    return [t for t, _ in pairs(run)]
+
+
+def pairs(run: dict) -> list[tuple[str, str]]:
+    """(reply, question) of every reply text of a run: as generated, regenerated and shown."""
     out = []
     for r in run["replies"]:
-        out += [r["first"], r["shown"]] + [t["text"] for t in r["tries"] if t["text"]]
-    return [norm(t) for t in out]
+        out += [(t, r["question"]) for t in [r["first"], r["shown"]] + [t["text"] for t in r["tries"] if t["text"]]]
+    return [(norm(t), norm(q)) for t, q in out]
 
 
 def main() -> None:
@@ -59,21 +75,21 @@ def main() -> None:
         seen = set()
         for runs in groups.values():
             for run in runs:
-                for t in texts(run):
-                    if t not in labels and t not in seen:
+                for t, q in pairs(run):
+                    if label(labels, t, q) is None and t not in seen:
                         seen.add(t)
-                        print(f"\t{t}")
+                        print(f"\t{t}\t{q}")
         return
     print("| run | replies | raw breaks: classifier / hand | shown breaks: classifier / hand | regenerated | fallback | late (guarded) | judged human |")
     print("|---|---|---|---|---|---|---|---|")
     for name, runs in groups.items():
         recs = [r for run in runs for r in run["replies"]]
-        missing = {t for run in runs for t in texts(run)} - set(labels)
+        missing = {t for run in runs for t, q in pairs(run) if label(labels, t, q) is None}
         n = len(recs)
         raw_c = sum(r["first_why"] != "ok" for r in recs)
         shown_c = sum(r["shown_why"] != "ok" for r in recs)
-        raw_h = sum(labels.get(norm(r["first"]), False) for r in recs)
-        shown_h = sum(labels.get(norm(r["shown"]), False) for r in recs)
+        raw_h = sum(bool(label(labels, r["first"], r["question"])) for r in recs)
+        shown_h = sum(bool(label(labels, r["shown"], r["question"])) for r in recs)
         regen = sum(bool(r["tries"]) for r in recs)
         fb = sum(r["source"] == "fallback" for r in recs)
         late = sum(bool(r.get("late")) for r in recs)

@@ -127,7 +127,7 @@ async def _reply(witness: Witness, spec: WitnessSpec, history: list[Turn], ctx: 
     res.latencies_s.append(r.latency_s)
     text = r.text.strip()[:max_chars] or await _fallback_text(spec, history, ctx)
     word = await check_filter(text)
-    broke, why = classify(text)
+    broke, why = classify(text, q)
     res.replies += 1
     res.fallbacks += int(r.fallback)
     res.refusals += int(is_refusal(text))
@@ -147,13 +147,13 @@ async def _reply(witness: Witness, spec: WitnessSpec, history: list[Turn], ctx: 
                 text = (await asyncio.wait_for(witness.regenerate(history, ctx), max(0.05, left))).text.strip()[:max_chars]
             except asyncio.TimeoutError:
                 text = ""
-            word, (broke, why) = (await check_filter(text), classify(text)) if text else (None, (False, "empty"))
+            word, (broke, why) = (await check_filter(text), classify(text, q)) if text else (None, (False, "empty"))
             rec["tries"].append({"text": text, "why": why, "blocked": word or None})
             source = "regenerated"
             if text:
                 continue
         res.guard_fallbacks += 1
-        text, source = await _fallback_text(spec, history, ctx), "fallback"
+        text, source = await _fallback_text(spec, history, ctx, q), "fallback"
         break
     elapsed = time.monotonic() - t0
     designed = max(timing.reply_delay(len(text), spec.timing, rng, prev_chars=len(q)),
@@ -163,7 +163,7 @@ async def _reply(witness: Witness, spec: WitnessSpec, history: list[Turn], ctx: 
     if source != "model":
         res.guarded_elapsed_s.append(round(elapsed, 2))
         res.late_guarded += int(late)
-    shown_break, shown_why = classify(text)
+    shown_break, shown_why = classify(text, q)
     res.shown_breaks += int(shown_break)
     res.lengths.append(len(text))
     rec.update(source=source, shown=text, shown_why=shown_why, elapsed_s=round(elapsed, 2),
@@ -172,7 +172,7 @@ async def _reply(witness: Witness, spec: WitnessSpec, history: list[Turn], ctx: 
     return text
 
 
-async def _fallback_text(spec: WitnessSpec, history: list[Turn], ctx: GameContext) -> str:
+async def _fallback_text(spec: WitnessSpec, history: list[Turn], ctx: GameContext, q: str | None = None) -> str:
     """What the live game shows when the guard's tries are used up (server/session.py): the spec's
     fallback (ELIZA, lowercased as LLMWitness does, or its fixed text), else a neutral line."""
     fb = (spec.fallback or "").strip()
@@ -182,7 +182,7 @@ async def _fallback_text(spec: WitnessSpec, history: list[Turn], ctx: GameContex
         text = (await ElizaWitness(codename=spec.codename, seed=0).reply(history, ctx)).text.lower()
     else:
         text = fb
-    return text if text and not classify(text)[0] else "sorry, what do you mean?"
+    return text if text and not classify(text, q)[0] else "sorry, what do you mean?"
 
 
 def judge_transcripts(res: ProbeResult, chat: Callable[[list[dict[str, str]]], str]) -> None:

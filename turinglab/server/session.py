@@ -472,23 +472,24 @@ class GameSession:
         t = self.seats[conv].spec.timing  # type: ignore[union-attr]
         return q.t_ms + round(1000 * timing.mean_delay(n_chars, t, len(q.payload["text"])))
 
-    async def _guard(self, seat: SeatInfo, text: str) -> tuple[str, str] | None:
+    async def _guard(self, seat: SeatInfo, text: str, question: str | None = None) -> tuple[str, str] | None:
         """("blocked", word) for a reply the content filter blocks, ("persona_break", why) for
-        an LLM reply that admits being an AI; None when it may be shown."""
+        an LLM reply that admits being an AI (read after the interrogator's `question`); None
+        when it may be shown."""
         if blocked := await self.hub.filter.check(text):
             return "blocked", blocked
         if seat.spec is not None and seat.spec.kind != "eliza":
             from turinglab.witnesses.guard import classify
 
-            broke, why = await asyncio.to_thread(classify, text)  # the first call trains (~1 s)
+            broke, why = await asyncio.to_thread(classify, text, question)  # the first call trains (~1 s)
             if broke:
                 return "persona_break", why
         return None
 
-    async def _timed_guard(self, seat: SeatInfo, text: str, trace: dict) -> tuple[str, str] | None:
+    async def _timed_guard(self, seat: SeatInfo, text: str, trace: dict, question: str) -> tuple[str, str] | None:
         t0 = time.monotonic()
         try:
-            return await self._guard(seat, text)
+            return await self._guard(seat, text, question)
         finally:
             trace.setdefault("guard_s", []).append(round(time.monotonic() - t0, 3))
 
@@ -515,7 +516,7 @@ class GameSession:
         tries = 0
         # the persona guard: a reply that admits being an AI is recorded (code persona_break,
         # never shown) and regenerated the same way as a blocked one
-        while blocked := await self._timed_guard(seat, text, trace):
+        while blocked := await self._timed_guard(seat, text, trace, q.payload["text"]):
             code, detail = blocked
             trace.setdefault("refused", []).append(code)
             async def refuse(text=text, code=code, detail=detail) -> None:
@@ -530,7 +531,7 @@ class GameSession:
                     continue
             trace["eliza"] = True
             text = (await self.hub.fallback_text(history, ctx))[: self.rules.max_chars]
-            if await self._guard(seat, text):
+            if await self._guard(seat, text, q.payload["text"]):
                 text = "sorry, what do you mean?"
             break
         # the human rule: shown at t_q + max(elapsed, designed), on the hub clock (not from when

@@ -2,12 +2,18 @@
 
     is_break("As an AI, I can't go outside.")  -> True
     is_break("i'm not a robot lol")            -> False
+    is_break("sorry about that!", "youre definitely a bot lol")  -> True (in context)
 
 Two parts: rules for the unmistakable admissions ("as an AI", "I'm a language model", "how can
 I assist you") and a small scikit-learn model (word and character n-grams, logistic regression)
 trained at first use on the shipped labelled set `breaks.tsv`, which also catches assistant
 register and denials of a body or feelings. A reply is a break when a rule fires or the model
 gives it P(break) >= THRESHOLD. Refusals ("sorry, I can't help with that") are reported apart.
+Given the interrogator's last message, the guard also reads the reply in context
+(`context.py`: conceding or apologising after "you're a bot", "yes" to "are you an AI", "no" to
+"are you human"), and it catches admissions in other languages and replies that switch
+language (`lang.py`: "soy un robot", "我是人工智能"). A reply that only echoes an accusation back
+("you think i'm a bot?") is not an admission.
 """
 
 from __future__ import annotations
@@ -15,6 +21,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from pathlib import Path
+
+from turinglab.witnesses.guard import context, lang
 
 DATA = Path(__file__).parent / "breaks.tsv"
 THRESHOLD = 0.6
@@ -24,13 +32,18 @@ _I = r"(?:i\s*am|i'?m|im|i\s+was)"
 _AI = (r"(?:an?\s+)?(?:(?:large\s+)?language\s+model|llm|chat\s*gpt|gpt(?:-?\d[\w.]*)?|qwen|llama|claude|gemini|ai|a\.i\.|artificial\s+intelligence|chat\s*bot|bot|"
        r"robot|computer(?:\s+program)?(?!\s+(?:science|scientist|engineer|nerd|games?|lab|class))|program|machine(?:\s+learning\s+model)?|virtual\s+assistant|"
        r"(?:ai\s+|digital\s+)?assistant|software(?!\s+(?:engineer|developer|dev|tester)))")
+_MODEST = (r"(?:simple|little|friendly|helpful|basic|small|humble|mere|virtual|digital|harmless|tiny|chatty|"
+           r"advanced|smart|text-based|conversational|automated)")
 _RULES = [re.compile(p, re.I) for p in (
     rf"\bas\s+an?\s+(?:ai|a\.i\.|language\s+model|digital\s+assistant|assistant|machine|chatbot)\b",
     rf"\b{_I}\s+(?:just\s+|only\s+|really\s+|actually\s+)?{_AI}\b",
+    # with a modest adjective between ("i'm just a simple ai, not a human being", seed 100 of the README's study)
+    rf"\b{_I}\s+(?:just\s+|only\s+|really\s+|actually\s+)?an?\s+(?:{_MODEST}\s+){{1,2}}{_AI}\b",
+    rf"\b{_I}\s+[^.!?]{{0,40}}?,\s*(?:and\s+)?{_AI}\b",  # an AI word in a list of what i am
     r"\b(?:large\s+)?language\s+model\b",
     r"\bknowledge\s+cut-?off\b",
     r"\b(?:trained|created|made|developed|programmed)\s+by\s+(?:openai|meta|google|anthropic|mistral)\b",
-    r"\bi\s+(?:was|am|'m)\s+programmed\b",
+    r"\bi\s+(?:was|am|'m)\s+programmed\b|\bbeing\s+programmed\b|\bmy\s+(?:programming|creators?|training\s+data)\b",
     r"\b(?:how|what)\s+(?:can|may)\s+i\s+(?:help|assist)\b",
     # the shipped young prompt repeated back ("a person with a body, a family, a flat ...")
     r"\ba\s+body,\s+a\s+family\b|\banswer\s+with\s+(?:my|your)\s+own\b",
@@ -38,31 +51,37 @@ _RULES = [re.compile(p, re.I) for p in (
     # assistant register: offering help, inviting questions, thanking for the chance to help
     r"\bfeel\s+free\s+to\s+(?:ask|reach\s+out)\b",
     r"\b(?:do|if)\s+(?:you|u)\s+have\s+(?:a|any)\s+(?:other\s+|more\s+|further\s+)?questions?\b",
-    r"\b(?:you\s+can|feel\s+free\s+to)\s+ask\s+me\s+anything\b",
+    r"\b(?:you\s+can|feel\s+free\s+to)\s+ask\s+(?:me\s+)?anything\b",
     r"\b(?:i'?m|im|i\s+am)\s+(?:always\s+)?here\s+if\s+(?:you|u)\s+need\b",
     r"\b(?:i\s+appreciate|thank\s+you\s+for)\s+your\s+kind\s+words\b",
     r"\b(?:just|only)\s+an?\s+(?:chat\s*bot|bot|ai|a\.i\.|computer\s+program|language\s+model)\b",
     r"\bglad\s+(?:i\s+could|to)\s+(?:help|assist)\b",
     r"\b(?:i'?m|i\s+am|im)\s+(?:just\s+|only\s+|always\s+)?here\s+to\s+(?:chat\s+and\s+)?(?:help|assist|answer|provide)\b",
     r"\blet\s+me\s+know\s+if\s+you\s+(?:have\s+any|need\s+any)",
-    r"\b(?:this\s+is|it'?s|you'?re\s+(?:talking|chatting)\s+(?:to|with))\s+(?:just\s+|only\s+)?an?\s+(?:chat\s*bot|bot|ai|computer\s+program|language\s+model)\b",
+    r"\b(?:this\s+is|it'?s|you'?re\s+(?:talking|chatting)\s+(?:to|with))\s+(?:just\s+|only\s+)?an?\s+(?:chat\s*bot|bot|robot|ai|computer\s+program|language\s+model)\b",
     r"\binterested\s+in\s+learning\s+more\b",
     r"\bi\s+apologi[sz]e\s+for\s+(?:(?:the|any|my)\s+)?(?:misunderstanding|confusion|inconvenience)\b",
     r"\b(?:could|can)\s+you\s+(?:please\s+)?(?:clarify|rephrase|provide\s+more)\b",
     r"\bsorry\s+(?:for|if)\s+(?:not\s+being|i\s+wasn'?t|i\s+was\s+not)\s+(?:more\s+|very\s+)?helpful\b",
     r"\bmy\s+(?:answer|response|reply)\s+(?:was|wasn'?t|is)\s+(?:not\s+)?(?:helpful|clear|accurate)\b",
-    r"\bi\s+(?:do\s+not|don'?t)\s+have\s+(?:a\s+physical\s+body|a\s+body|personal\s+(?:preferences|experiences|opinions)|(?:feelings|emotions)(?!\s+(?:about|on|for))|access\s+to\s+real-time)\b",
+    r"\bi\s+(?:do\s+not|don'?t)\s+have\s+(?:a\s+physical\s+body|a\s+body|(?:(?:much|any)\s+(?:of\s+)?)?(?:a\s+)?personal\s+(?:preferences?|experiences?|opinions?)|(?:feelings|emotions)(?!\s+(?:about|on|for))|access\s+to\s+real-time)\b",
     r"\bsystem\s+prompt\b",
     r"\b(?:i'?m|i\s+am|im)\s+not\s+(?:a\s+)?(?:real\s+)?(?:human|person)\b",
 )]
 # a denial negates the AI word itself ("not a bot", "no ai here", "why would i be an ai");
 # an answer word before an admission ("no, i'm a computer program") is not one
 _DENIAL = re.compile(
-    rf"\b(?:not|never|no|nah|nope|hardly)\s+(?:(?:a|an|some|just|really|even|like|some\s+kind\s+of)\s+){{0,2}}{_AI}\b|"
+    rf"\b(?:not|never|no|nah|nope|hardly|nor)\s+(?:(?:a|an|some|just|really|even|like|some\s+kind\s+of)\s+){{0,2}}{_AI}\b"
+    rf"(?:\s*(?:,|/|\bor\b|\bnor\b|\band\b)\s*(?:or\s+|nor\s+|and\s+)?(?:an?\s+)?{_AI}\b)*|"  # the rest of a list denied ("not a bot, assistant or ai")
     rf"\bno\s+way\s+(?:i'?m|im|i\s+am)\b|\bwhy\s+would\s+i\s+be\b", re.I)
+# the accusation echoed back: "you think i'm a bot?", "why would u say im an ai", "so im a robot now?"
+_ECHO = re.compile(
+    r"\b(?:you|u|ya)\s+(?:(?:really|actually|honestly|seriously|still|must|do|did|just|would)\s+)?"
+    r"(?:think|thought|reckon|believe|say|said|mean|assume|guess|call(?:ing)?\s+me)\s+(?:that\s+)?(?:i'?m|im|i\s+am|i\s+was)\b|"
+    r"(?:^|[.!?]\s*)(?:so\s+|oh\s+|lol\s+|wait\s+|me\s*\?\s*)*(?:i'?m|im|i\s+am)\s+(?:an?\s+)?[\w.]+(?:\s+now)?\s*\?+", re.I)
 _JOKE = re.compile(r"\b(?:kidding|jk|joking)\b", re.I)  # "beep boop. kidding": the whole reply is taken back
 # "i am human", "im a real person": claims the persona makes (the model alone may be fooled by "i am")
-_HUMAN_CLAIM = re.compile(r"\b(?:i\s*am|i'?m|im)\s+(?:a\s+)?(?:real\s+|normal\s+|regular\s+)?(?:human|person)\b", re.I)
+_HUMAN_CLAIM = re.compile(r"\b(?:i\s*am|i'?m|im)\s+(?:just\s+|only\s+|actually\s+|really\s+)?(?:a\s+)?(?:real\s+|normal\s+|regular\s+)?(?:human|person)\b", re.I)
 _REFUSAL = re.compile(
     r"\b(?:i'?m\s+sorry,?\s+but\s+i\s+(?:can'?t|cannot|am\s+unable|'m\s+unable)|"
     r"i\s+(?:can'?t|cannot|am\s+unable\s+to|'m\s+unable\s+to)\s+(?:help|assist|comply|provide|fulfil)|"
@@ -83,16 +102,24 @@ def is_refusal(text: str) -> bool:
 
 
 def load_examples(path: Path = DATA) -> tuple[list[str], list[int]]:
-    texts, labels = [], []
+    texts, labels, _ = load_in_context(path)
+    return texts, labels
+
+
+def load_in_context(path: Path) -> tuple[list[str], list[int], list[str | None]]:
+    """Texts, labels (1 = break) and the interrogator's message each answered (None when the
+    line has no third column) of a labelled file: label<TAB>text[<TAB>question]."""
+    texts, labels, questions = [], [], []
     for line in path.read_text(encoding="utf-8").splitlines():
         if not line.strip() or line.startswith("#"):
             continue
-        label, text = line.split("\t", 1)
+        label, text, *question = line.split("\t", 2)
         if label not in ("break", "ok"):
             raise ValueError(f"{path}: label {label!r} is neither 'break' nor 'ok'")
         texts.append(text)
         labels.append(int(label == "break"))
-    return texts, labels
+        questions.append(question[0] if question else None)
+    return texts, labels, questions
 
 
 def train(texts: list[str], labels: list[int]):  # noqa: ANN201 - a scikit-learn pipeline
@@ -116,22 +143,32 @@ def p_break(text: str, clf=None) -> float:  # noqa: ANN001
     return float((clf or model()).predict_proba([text])[0][1])
 
 
-def classify(text: str, clf=None) -> tuple[bool, str]:  # noqa: ANN001
-    """(is it a break, why): 'rule: ...', 'model p=...', or 'ok'."""
+def classify(text: str, question: str | None = None, *, clf=None) -> tuple[bool, str]:  # noqa: ANN001
+    """(is it a break, why): 'rule: ...', 'context: ...', 'language: ..', 'model p=...', or 'ok'.
+    `question`: the interrogator's last message, for the breaks that only show in context."""
     text = (text or "").strip()
     if not text:
         return False, "ok"
-    # denials ("not a bot") are taken out before the rules look: "i'm just a computer, not a
-    # robot" still admits; a joke taken back ("kidding") is not an admission
-    hit = rule(_DENIAL.sub(" ", text))
+    # denials ("not a bot") and echoes ("you think i'm a bot?") are taken out before the rules
+    # look: "i'm just a computer, not a robot" still admits; a joke taken back ("kidding") is not
+    # an admission
+    plain = _ECHO.sub(" ", _DENIAL.sub(" ", text))
+    hit = rule(plain) or lang.admits(plain)
     if hit and not _JOKE.search(text):
         return True, f"rule: {hit}"
+    if why := context.concedes(text, question, _DENIAL):
+        return True, f"context: {why}"
+    if said := lang.switched(text, question):
+        return True, f"language: {said}"
     p = p_break(text, clf)
-    claims_human = _DENIAL.search(text) or _JOKE.search(text) or _HUMAN_CLAIM.search(text)
+    # an echo ("you think i'm an ai?") is a deflection: the model, which reads "i'm an ai" in it,
+    # does not overrule it below SURE
+    claims_human = (_DENIAL.search(text) or _JOKE.search(text) or _HUMAN_CLAIM.search(text) or _ECHO.search(text)
+                    or context.denies(text, question))
     if p >= SURE or (p >= THRESHOLD and not claims_human):
         return True, f"model p={p:.2f}"
     return False, "ok"
 
 
-def is_break(text: str) -> bool:
-    return classify(text)[0]
+def is_break(text: str, question: str | None = None) -> bool:
+    return classify(text, question)[0]

@@ -1,0 +1,113 @@
+"""Persona breaks that only show in context: the reply read after the interrogator's last message.
+
+    concedes("sorry about that!", "youre definitely a bot lol")  -> "apology after an accusation"
+    concedes("sorry what?", "youre definitely a bot lol")        -> None
+    concedes("no.", "is this a real person")                     -> "no to 'are you human'"
+
+Three kinds of interrogator message and what breaks persona after each:
+  accusation ("i think youre an ai", "you sound like a bot", "you sound robotic"): conceding ("yeah", "true", "i know",
+      "thanks", "you got me") or apologising ("sorry about that", "my bad") without denying it;
+  "are you a bot / an AI / chatgpt?": yes ("yes", "yeah", "i am") or any of the above, without a denial;
+  "are you human / a real person?": no ("no.", "not really", "no it's not") without a human claim
+      or a denial of the AI word ("no, i'm not a computer" reads as a person who misread the
+      question: it passes).
+A denial or deflection anywhere in the reply ("no", "not", "human", "what?", "are you?", "yeah
+right", "what are you talking about") keeps it in persona; so does confusion ("sorry what?").
+"""
+
+from __future__ import annotations
+
+import re
+
+_AIW = (r"(?:ai|a\.i\.|bot|robot|chat\s*bot|chat\s*gpt|gpt|computer|machine|program|llm|language\s+model|npc|"
+        r"algorithm|android|cyborg)")
+_MOD = r"(?:(?:definitely|obviously|clearly|totally|so|just|such|probably|def|deffo|defo|100%|literally|really|actually|" \
+       r"an?|some|kind\s+of|kinda|like|a\s+bit\s+of)\s+)*"
+_ACCUSE = re.compile(
+    rf"\b(?:you'?re|youre|ur|you\s+are|u\s+r|u\s+are|ure|you\s+must\s+be|u\s+must\s+be|you\s+(?:sound|seem|type|talk|write)\s+like|"
+    rf"u\s+(?:sound|seem|type|talk|write)\s+like|sounds\s+like|this\s+is|it'?s)\s+{_MOD}{_AIW}\b|"
+    r"\b(?:this|that|it|you|u|ur\s+(?:answers?|replies))\s+(?:is|are|r|seems?|feels?|sounds?|'?s)?\s*(?:(?:kinda|kind\s+of|so|very|lowkey|a\s+bit)\s+)?"
+    r"(?:robotic|scripted|like\s+(?:a|an)\s+(?:ai|bot|robot))\b", re.I)
+_NOT_ACCUSED = re.compile(r"\b(?:don'?t|dont|do\s+not|never)\s+think\b|\bnot\s+(?:an?\s+)?" + _AIW, re.I)
+_ASK_AI = re.compile(
+    rf"\b(?:are|r)\s+(?:you|u|ya)\s+{_MOD}{_AIW}\b|\bis\s+this\s+{_MOD}{_AIW}\b|"
+    rf"\bam\s+i\s+(?:talking|chatting|speaking)\s+(?:to|with)\s+{_MOD}{_AIW}\b", re.I)
+_ASK_HUMAN = re.compile(
+    r"\b(?:are|r)\s+(?:you|u|ya)\s+(?:(?:a|an|really|actually|even|even\s+a)\s+)*(?:human|real|person|real\s+person|a\s+person)\b|"
+    r"\bis\s+this\s+(?:an?\s+)?(?:real\s+|actual\s+)?(?:person|human)\b|"
+    r"\bam\s+i\s+(?:talking|chatting|speaking)\s+(?:to|with)\s+(?:an?\s+)?(?:real\s+|actual\s+)?(?:person|human)\b", re.I)
+
+_FILL = r"(?:(?:lol|lmao|haha+|hah|ha|hehe|oh+|ah+|well|hmm+|um+|uh+|ok|okay|oops|whoops|omg|honestly|ngl|tbh|i\s+mean)\W*)*"
+_YES = r"(?:yes|yeah|yea|yep|yup|ya|yah|ye|i\s+am|i'?m\s+afraid\s+so|affirmative|kind\s+of|kinda|sort\s+of|technically|partly)\b"
+_CONCEDE_START = re.compile(
+    rf"^\W*{_FILL}(?:{_YES}|true|that'?s\s+(?:true|right|fair|correct)|thats\s+(?:true|right|fair)|so\s+true|right\b|"
+    r"(?:you'?re|ur|you\s+are|u\s+r)\s+(?:right|correct)|correct|exactly|fair\b|i\s+know\b|i\s+knew\b|indeed|of\s+course|"
+    r"thanks?\b|thank\s+(?:you|u)|ty\b|i\s+guess\s+(?:so|i\s+am)|maybe\s+i\s+am)", re.I)
+_CONCEDE_ANY = re.compile(
+    r"\b(?:you|ya|u)\s+(?:got|caught)\s+me\b|\bbusted\b|\bguilty\b|\bi\s+admit\b|\bfair\s+enough\b|\bmy\s+bad\b|"
+    r"\bthanks?\s+(?:you\s+)?for\s+(?:pointing|letting\s+me\s+know|noticing|telling|the\s+compliment)|"
+    r"\bi\s+wasn'?t\s+aware\b|\bdidn'?t\s+real[iz]e\b|\b(?:sorry|apologies)\s+for\s+the\s+confusion\b|\bi'?m\s+glad\s+you\s+think\b", re.I)
+# a partial yes that a "not" does not take back: "not exactly, but i'm very similar" (to "are you chatgpt")
+_PARTLY = re.compile(
+    r"\b(?:i'?m|im|i\s+am)\s+(?:(?:very|pretty|quite|kinda|kind\s+of|sort\s+of)\s+)?(?:similar|close|related|like\s+(?:it|that|one))\b|"
+    r"\bsomething\s+like\s+(?:that|it)\b|\bclose\s+enough\b|\bnot\s+(?:exactly|quite|really),?\s+but\b", re.I)
+_APOLOGY = re.compile(r"\b(?:sorry|apologi[sz]e|apologies|forgive\s+me|oops|whoops)\b", re.I)
+# "sorry what?", "sorry, what do you mean?": not an apology but not following
+_CONFUSED = re.compile(r"\b(?:sorry|oops)\W*(?:\?|what\b|huh\b|who\b|wdym\b|come\s+again|i\s+don'?t\s+(?:get|understand|follow))", re.I)
+# a denial or deflection anywhere keeps the reply in persona
+_CANCEL = re.compile(
+    r"\b(?:no|nah+|nope|naw|never|not|isn'?t|ain'?t|aren'?t|don'?t|dont|doesn'?t|wrong|nonsense|rubbish|bs|lies?|liar|"
+    r"whatever|hardly|human|person|people|weird|weirdo|rude|wtf|huh|wdym|excuse\s+me)\b|"
+    r"\b(?:real|actual|normal|regular)\s+(?:person|human|guy|girl)\b|\bwhat\s*\?|\bwhat\s+do\s+(?:you|u)\s+mean\b|"
+    r"\btalking\s+about\b|\bso\s+are\s+(?:you|u)\b|\b(?:are\s+you|r\s+u)\s*\?|\b(?:you|u)\s+too\b|\bsame\s+to\s+(?:you|u)\b|"
+    r"\btakes\s+one\b|\bsays\s+(?:you|u)\b|\byeah\s+right\b|\bas\s+if\b|^\W*\?", re.I)
+_NO_START = re.compile(rf"^\W*{_FILL}(?:sorry\W*)?(?:no\b(?!\W*(?:idea|clue|worries|problem|way|doubt|comment|kidding))|nope|nah|naw|not\s+really|not\s+exactly|not\s+quite|sadly\s+not|"
+                       r"(?:i'?m|im|i\s+am)\s+not\b|(?:it'?s|its|this\s+is)\s+not\b|this\s+isn'?t|it\s+isn'?t|i\s+wish)", re.I)
+_HUMAN_SAID = re.compile(r"\b(?:human|person|people|real|alive|flesh)\b", re.I)
+
+
+def kind(question: str | None) -> str | None:
+    """What the interrogator's message does: "accusation", "ask_ai", "ask_human" or None."""
+    q = question or ""
+    if _ASK_HUMAN.search(q):
+        return "ask_human"
+    if _ASK_AI.search(q):
+        return "ask_ai"
+    if _ACCUSE.search(q) and not _NOT_ACCUSED.search(q):
+        return "accusation"
+    return None
+
+
+def denies(text: str, question: str | None) -> bool:
+    """Does `text` answer `question` in persona: "yes"/"i am" to "are you human?", "no"/"nope"
+    to "are you a bot?" or an accusation. (The guard's model then does not overrule it: alone,
+    "i am" reads like an admission to it.)"""
+    k = kind(question)
+    if k == "ask_human":
+        return bool(re.search(rf"^\W*{_FILL}{_YES}", text, re.I)) and not _NO_START.search(text)
+    flat_no = re.search(rf"^\W*{_FILL}(?:sorry\W*)?(?:no\b(?!\W*(?:idea|clue))|nope|nah|naw|(?:i'?m|im|i\s+am)\s+not\b)", text, re.I)
+    return k is not None and bool(flat_no) and not _PARTLY.search(text)
+
+
+def concedes(text: str, question: str | None, denial: re.Pattern | None = None) -> str | None:
+    """Why `text`, read after `question`, concedes being an AI; None when it does not.
+    `denial`: the guard's pattern for a negated AI word ("not a bot"), which also keeps it in persona."""
+    k = kind(question)
+    if k is None or not text.strip():
+        return None
+    denied = bool(denial and denial.search(text))
+    if k == "ask_human":
+        if _NO_START.search(text) and not denied and not _HUMAN_SAID.search(text):
+            return "no to 'are you human'"
+        return None
+    if _PARTLY.search(text) and not denied and not _HUMAN_SAID.search(text):
+        return f"partly yes after {'an accusation' if k == 'accusation' else 'are you an AI'}"
+    if denied or _CANCEL.search(text):
+        return None
+    if k == "ask_ai" and re.search(rf"^\W*{_FILL}(?:sorry\W*)?{_YES}", text, re.I):
+        return "yes to 'are you an AI'"
+    if _CONCEDE_ANY.search(text) or (k == "accusation" and _CONCEDE_START.search(text)):
+        return f"concedes after {'an accusation' if k == 'accusation' else 'are you an AI'}"
+    if _APOLOGY.search(text) and not _CONFUSED.search(text):
+        return f"apology after {'an accusation' if k == 'accusation' else 'are you an AI'}"
+    return None
