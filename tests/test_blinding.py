@@ -245,3 +245,41 @@ async def test_typing_shows_for_a_while_before_every_reply_human_and_ai(tmp_path
                     shown_at, replies = None, replies + 1
             assert replies == len(QUESTIONS)
             await inter.close()
+
+
+async def test_a_late_typing_indicator_still_shows_for_typing_min_before_the_reply(tmp_path):
+    """When the indicator's commit is slow (a loaded disk), the reply waits typing_min_s after
+    the indicator really showed, not after when it was planned to; human and AI alike."""
+    import asyncio
+
+    from turinglab.game.events import TYPING
+
+    rules = Rules(time_limit_s=60, typing_min_s=0.3, typing_jitter_s=0.0)
+    for ai in (False, True):
+        s = Study(name=f"slow-typing-{ai}", rules=rules, witnesses=(ELIZA,) if ai else (),
+                  allocation=Allocation(human_ratio=0.0 if ai else 1.0))
+        app = create_app(s, f"sqlite:///{tmp_path}/s{int(ai)}.db", rng_seed=4, human_timing=TIMING,
+                         initial_ai_wait_s=0.1)
+        with serve_in_thread(app) as base:
+            writer = app.state.hub.writer
+            append = writer.append
+
+            async def slow_typing(game_id, events, append=append):
+                events = list(events)
+                if any(e.type == TYPING for e in events):
+                    await asyncio.sleep(1.0)  # past the reply's designed time
+                return await append(game_id, events)
+
+            writer.append = slow_typing
+            inter, _, _ = await play(base, ai)
+            gaps, shown_at = [], None
+            for f, t in zip(inter.frames, inter.recv_times):
+                if f["type"] == "typing":
+                    shown_at = t
+                elif f["type"] == "message" and f["from"] == "them":
+                    assert shown_at is not None
+                    gaps.append(t - shown_at)
+                    shown_at = None
+            assert len(gaps) == len(QUESTIONS)
+            assert min(gaps) >= rules.typing_min_s * 0.8, (ai, gaps)
+            await inter.close()

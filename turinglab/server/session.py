@@ -85,6 +85,7 @@ class GameSession:
         self.held: dict[str, Held] = {}
         self.typing_on: set[str] = set()
         self.typing_ms: dict[int, int] = {}  # question seq -> when its typing indicator shows (ms after it)
+        self.typing_shown: dict[int, int] = {}  # question seq -> when it really showed (hub ms; a slow commit delays it)
         self.tasks: set[asyncio.Task] = set()
         self.identity = {k: s.identity.to_dict() for k, s in seats.items()}
         self.stats_recorded = False
@@ -359,6 +360,23 @@ class GameSession:
         floor = self.typing_ms.get(q.seq, 0) + round(1000 * self.rules.typing_min_s)
         return lambda n: max(round(1000 * delay(n)), floor)
 
+    def _not_before(self, q: Event | None) -> int:
+        """Hub ms before which no reply to `q` shows: typing_min_s after its indicator really
+        showed (later than planned when its commit was slow), so the rule holds under load."""
+        shown = None if q is None else self.typing_shown.get(q.seq)
+        return 0 if shown is None else shown + round(1000 * self.rules.typing_min_s)
+
+    async def _after_typing(self, q: Event | None, step) -> None:
+        """`_retrying(step)` once a reply to `q` may show (`_not_before`), checked under the lock
+        so that an indicator still being stored is waited for."""
+        async def when_due() -> bool:
+            if self.hub.now() < self._not_before(q):
+                return False
+            await step()
+            return True
+        while not await self._retrying(when_due):
+            await asyncio.sleep(max(0.0, (self._not_before(q) - self.hub.now()) / 1000))
+
     def _last_question(self, conv: str) -> Event | None:
         msgs = self.game.conversations[conv].messages
         for m in reversed(msgs):
@@ -368,7 +386,8 @@ class GameSession:
 
     async def _witness_message(self, pid: str, conv: str, f: proto.MessageIn, now: int) -> None:
         q = self._last_question(conv)
-        release = now if q is None else q.t_ms + max(now - q.t_ms, self._designed_ms(conv, len(f.text), q))
+        release = now if q is None else max(q.t_ms + max(now - q.t_ms, self._designed_ms(conv, len(f.text), q)),
+                                            self._not_before(q))
         if release <= now:
             e = await self._apply_send(pid, conv, conv, f.text, f.client_id, now)
             if e is not None:
@@ -412,7 +431,7 @@ class GameSession:
             del self.held[conv]
             if e is not None:
                 await self._deliver(conv, e)
-        await self._retrying(release)
+        await self._after_typing(self._last_question(conv), release)
 
     async def _typing(self, conv: str, q: Event) -> None:
         await asyncio.sleep(max(0.0, (q.t_ms + self.typing_ms.get(q.seq, 0) - self.hub.now()) / 1000))
@@ -426,6 +445,7 @@ class GameSession:
                 out = self.game.apply(Typing(conv, conv), self.hub.now())
                 await self._commit(out.events)
                 self.typing_on.add(conv)
+                self.typing_shown[q.seq] = self.hub.now()
                 await self._send(self.interrogator, {"type": "typing", "conv": conv})
         except StoreAway:  # a typing indicator is not worth a retry
             return
@@ -551,7 +571,7 @@ class GameSession:
             e = await self._apply_send("", conv, conv, text, None, self.hub.now())
             if e is not None:
                 await self._deliver(conv, e)
-        await self._retrying(send_reply)
+        await self._after_typing(q, send_reply)
 
     async def on_paste(self, pid: str, f: proto.PasteIn) -> None:
         async with self.locked():
