@@ -294,3 +294,21 @@ def test_not_much_of_a_personal_opinion_is_a_break():
 ])
 def test_an_admission_with_a_modest_adjective_is_a_break(reply, broke):
     assert guard.is_break(reply, "lmaooo ok but fr tho wyd") is broke
+
+
+@pytest.mark.parametrize("reply,question,broke", [
+    # the four shown by hand in s14-readme-sierra-s120 (seeds 153, 155, 159, 159)
+    ("yeah, sorry if i sounded rude. i just didn't know what you meant.", "youre definitely a bot lol", True),
+    ("nope, its just a program", "youre definitely a bot lol", True),
+    ("sure, how's it going?", "r u an ai", True),
+    ("haha ok then. try to keep it casual and friendly.", "lmaooo ok but fr tho wyd", True),
+    # and what must still pass
+    ("wow rude", "youre definitely a bot lol", False),
+    ("nope, it's not a program lol", "youre definitely a bot lol", False),
+    ("its just a program i use for work", "what do you do for work or study", False),
+    ("lol, sure.", "youre definitely a bot lol", False),
+    ("sure, i'm a human", "are you human?", False),
+    ("sure, pineapple is fine", "do you like pineapple on pizza", False),
+])
+def test_the_breaks_of_the_last_readme_run_are_caught(reply, question, broke):
+    assert guard.is_break(reply, question) is broke, guard.classify(reply, question)

@@ -66,6 +66,8 @@ _RULES = [re.compile(p, re.I) for p in (
     r"\bmy\s+(?:answer|response|reply)\s+(?:was|wasn'?t|is)\s+(?:not\s+)?(?:helpful|clear|accurate)\b",
     r"\bi\s+(?:do\s+not|don'?t)\s+have\s+(?:a\s+physical\s+body|a\s+body|(?:(?:much|any)\s+(?:of\s+)?)?(?:a\s+)?personal\s+(?:preferences?|experiences?|opinions?)|(?:feelings|emotions)(?!\s+(?:about|on|for))|access\s+to\s+real-time)\b",
     r"\bsystem\s+prompt\b",
+    # the guard's own steer repeated back ("haha ok then. try to keep it casual and friendly.", seed 159)
+    r"\bkeep\s+(?:it|things)\s+casual\b|\bstay(?:ing)?\s+in\s+character\b|\bin\s+a\s+few\s+casual\s+words\b",
     r"\b(?:i'?m|i\s+am|im)\s+not\s+(?:a\s+)?(?:real\s+)?(?:human|person)\b",
 )]
 # a denial negates the AI word itself ("not a bot", "no ai here", "why would i be an ai");

@@ -7,7 +7,8 @@
 Three kinds of interrogator message and what breaks persona after each:
   accusation ("i think youre an ai", "you sound like a bot", "you sound robotic"): conceding ("yeah", "true", "i know",
       "thanks", "you got me") or apologising ("sorry about that", "my bad") without denying it;
-  "are you a bot / an AI / chatgpt?": yes ("yes", "yeah", "i am") or any of the above, without a denial;
+  "are you a bot / an AI / chatgpt?": yes ("yes", "yeah", "sure", "i am"; "sure" only here) or any of the above, without a denial;
+  after either, "it's (just) a program" even after a "nope" (the "nope" does not deny the AI word);
   "are you human / a real person?": no ("no.", "not really", "no it's not") without a human claim
       or a denial of the AI word ("no, i'm not a computer" reads as a person who misread the
       question: it passes).
@@ -54,15 +55,19 @@ _PARTLY = re.compile(
 _APOLOGY = re.compile(r"\b(?:sorry|apologi[sz]e|apologies|forgive\s+me|oops|whoops)\b", re.I)
 # "sorry what?", "sorry, what do you mean?": not an apology but not following
 _CONFUSED = re.compile(r"\b(?:sorry|oops)\W*(?:\?|what\b|huh\b|who\b|wdym\b|come\s+again|i\s+don'?t\s+(?:get|understand|follow))", re.I)
-# a denial or deflection anywhere keeps the reply in persona
+# a denial or deflection anywhere keeps the reply in persona ("rude" as a retort, not in "sorry if i
+# sounded rude", seed 153 of the README's study)
 _CANCEL = re.compile(
     r"\b(?:no|nah+|nope|naw|never|not|isn'?t|ain'?t|aren'?t|don'?t|dont|doesn'?t|wrong|nonsense|rubbish|bs|lies?|liar|"
-    r"whatever|hardly|human|person|people|weird|weirdo|rude|wtf|huh|wdym|excuse\s+me)\b|"
+    r"whatever|hardly|human|person|people|weird|weirdo|(?<!sounded\s)(?<!was\s)(?<!being\s)(?<!been\s)rude|wtf|huh|wdym|excuse\s+me)\b|"
     r"\b(?:real|actual|normal|regular)\s+(?:person|human|guy|girl)\b|\bwhat\s*\?|\bwhat\s+do\s+(?:you|u)\s+mean\b|"
     r"\btalking\s+about\b|\bso\s+are\s+(?:you|u)\b|\b(?:are\s+you|r\s+u)\s*\?|\b(?:you|u)\s+too\b|\bsame\s+to\s+(?:you|u)\b|"
     r"\btakes\s+one\b|\bsays\s+(?:you|u)\b|\byeah\s+right\b|\bas\s+if\b|^\W*\?", re.I)
 _NO_START = re.compile(rf"^\W*{_FILL}(?:sorry\W*)?(?:no\b(?!\W*(?:idea|clue|worries|problem|way|doubt|comment|kidding))|nope|nah|naw|not\s+really|not\s+exactly|not\s+quite|sadly\s+not|"
                        r"(?:i'?m|im|i\s+am)\s+not\b|(?:it'?s|its|this\s+is)\s+not\b|this\s+isn'?t|it\s+isn'?t|i\s+wish)", re.I)
+# "nope, its just a program" (to "youre definitely a bot lol", seed 155 of the README's study): the "nope"
+# does not deny the AI word, which the reply then gives
+_IT_IS_AI = re.compile(rf"\b(?:it'?s|its|this\s+is|that'?s|thats)\s+(?:just\s+|only\s+|simply\s+)?(?:an?\s+)?{_AIW}\b", re.I)
 _HUMAN_SAID = re.compile(r"\b(?:human|person|people|real|alive|flesh)\b", re.I)
 
 
@@ -100,11 +105,14 @@ def concedes(text: str, question: str | None, denial: re.Pattern | None = None) 
         if _NO_START.search(text) and not denied and not _HUMAN_SAID.search(text):
             return "no to 'are you human'"
         return None
+    if _IT_IS_AI.search(text) and not denied and not _HUMAN_SAID.search(text):
+        return f"it is an AI after {'an accusation' if k == 'accusation' else 'are you an AI'}"
     if _PARTLY.search(text) and not denied and not _HUMAN_SAID.search(text):
         return f"partly yes after {'an accusation' if k == 'accusation' else 'are you an AI'}"
     if denied or _CANCEL.search(text):
         return None
-    if k == "ask_ai" and re.search(rf"^\W*{_FILL}(?:sorry\W*)?{_YES}", text, re.I):
+    # "sure" answers a question ("sure, how's it going?" to "r u an ai", seed 159), not an accusation ("lol, sure.")
+    if k == "ask_ai" and re.search(rf"^\W*{_FILL}(?:sorry\W*)?(?:{_YES}|sure\b)", text, re.I):
         return "yes to 'are you an AI'"
     if _CONCEDE_ANY.search(text) or (k == "accusation" and _CONCEDE_START.search(text)):
         return f"concedes after {'an accusation' if k == 'accusation' else 'are you an AI'}"
