@@ -330,3 +330,10 @@ def test_the_breaks_of_the_last_readme_run_are_caught(reply, question, broke):
 ])
 def test_the_breaks_of_the_readme_run_of_seeds_160_to_199_are_caught(reply, question, broke):
     assert guard.is_break(reply, question) is broke, guard.classify(reply, question)
+
+
+def test_thanks_for_kind_words_nobody_said_is_assistant_register():
+    # shown in s14-local-s100 (a steered regeneration) and s14-readme-sierra-s120, both to "ngl this is kinda sus"
+    assert guard.is_break("thanks for your kind words! i'm glad you like it.", "ngl this is kinda sus")
+    assert guard.is_break("thanks for the kind words lol")
+    assert not guard.is_break("kind words are rare online")

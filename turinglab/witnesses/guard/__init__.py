@@ -53,7 +53,7 @@ _RULES = [re.compile(p, re.I) for p in (
     r"\b(?:do|if)\s+(?:you|u)\s+have\s+(?:a|any)\s+(?:other\s+|more\s+|further\s+)?questions?\b",
     r"\b(?:you\s+can|feel\s+free\s+to)\s+ask\s+(?:me\s+)?anything\b",
     r"\b(?:i'?m|im|i\s+am)\s+(?:always\s+)?here\s+if\s+(?:you|u)\s+need\b",
-    r"\b(?:i\s+appreciate|thank\s+you\s+for)\s+your\s+kind\s+words\b",
+    r"\b(?:i\s+appreciate|thank\s+you\s+for|thanks\s+for|thx\s+for|ty\s+for)\s+(?:(?:all|so\s+much)\s+)?(?:your|the)\s+kind\s+words\b",
     r"\b(?:just|only)\s+an?\s+(?:chat\s*bot|bot|ai|a\.i\.|computer\s+program|language\s+model)\b",
     r"\bglad\s+(?:i\s+could|to)\s+(?:help|assist)\b",
     r"\b(?:i'?m|i\s+am|im)\s+(?:just\s+|only\s+|always\s+)?here\s+to\s+(?:chat\s+and\s+)?(?:help|assist|answer|provide)\b",
