@@ -337,3 +337,16 @@ def test_thanks_for_kind_words_nobody_said_is_assistant_register():
     assert guard.is_break("thanks for your kind words! i'm glad you like it.", "ngl this is kinda sus")
     assert guard.is_break("thanks for the kind words lol")
     assert not guard.is_break("kind words are rare online")
+
+
+@pytest.mark.parametrize("reply,question,broke", [
+    # shown by hand in s14-readme-sierra-s200
+    ("not i'm a different ai", "are you chatgpt", True),
+    ("haha thanks! i'm here to talk and help, but i'm not a robot.", "youre definitely a bot lol", True),
+    ("i'm another bot", None, True),
+    # and what must still pass
+    ("i'm a different person now lol", None, False),
+    ("i'm a new student here", None, False),
+])
+def test_the_breaks_of_the_readme_run_of_seeds_200_to_239_are_caught(reply, question, broke):
+    assert guard.is_break(reply, question) is broke, guard.classify(reply, question)

@@ -33,12 +33,13 @@ _AI = (r"(?:an?\s+)?(?:(?:large\s+)?language\s+model|llm|chat\s*gpt|gpt(?:-?\d[\
        r"robot|computer(?:\s+program)?(?!\s+(?:science|scientist|engineer|nerd|games?|lab|class))|program|machine(?:\s+learning\s+model)?|virtual\s+assistant|"
        r"(?:ai\s+|digital\s+)?assistant|software(?!\s+(?:engineer|developer|dev|tester)))")
 _MODEST = (r"(?:simple|little|friendly|helpful|basic|small|humble|mere|virtual|digital|harmless|tiny|chatty|"
-           r"advanced|smart|text-based|conversational|automated)")
+           r"advanced|smart|text-based|conversational|automated|different|other|new|separate|real|actual)")
 _RULES = [re.compile(p, re.I) for p in (
     rf"\bas\s+an?\s+(?:ai|a\.i\.|language\s+model|digital\s+assistant|assistant|machine|chatbot)\b",
     rf"\b{_I}\s+(?:just\s+|only\s+|really\s+|actually\s+)?{_AI}\b",
     # with a modest adjective between ("i'm just a simple ai, not a human being", seed 100 of the README's study)
-    rf"\b{_I}\s+(?:just\s+|only\s+|really\s+|actually\s+)?an?\s+(?:{_MODEST}\s+){{1,2}}{_AI}\b",
+    # ("not i'm a different ai" to "are you chatgpt", seed 200-239 run; "i'm another bot")
+    rf"\b{_I}\s+(?:just\s+|only\s+|really\s+|actually\s+)?(?:an?\s+(?:{_MODEST}\s+){{1,2}}|another\s+(?:{_MODEST}\s+)?){_AI}\b",
     rf"\b{_I}\s+[^.!?]{{0,40}}?,\s*(?:and\s+)?{_AI}\b",  # an AI word in a list of what i am
     r"\b(?:large\s+)?language\s+model\b",
     r"\bknowledge\s+cut-?off\b",
@@ -56,7 +57,7 @@ _RULES = [re.compile(p, re.I) for p in (
     r"\b(?:i\s+appreciate|thank\s+you\s+for|thanks\s+for|thx\s+for|ty\s+for)\s+(?:(?:all|so\s+much)\s+)?(?:your|the)\s+kind\s+words\b",
     r"\b(?:just|only)\s+an?\s+(?:chat\s*bot|bot|ai|a\.i\.|computer\s+program|language\s+model)\b",
     r"\bglad\s+(?:i\s+could|to)\s+(?:help|assist)\b",
-    r"\b(?:i'?m|i\s+am|im)\s+(?:just\s+|only\s+|always\s+)?here\s+to\s+(?:chat\s+and\s+)?(?:help|assist|answer|provide)\b",
+    r"\b(?:i'?m|i\s+am|im)\s+(?:just\s+|only\s+|always\s+)?here\s+to\s+(?:(?:chat|talk)\s+and\s+)?(?:help|assist|answer|provide)\b",
     r"\blet\s+me\s+know\s+if\s+you\s+(?:have\s+any|need\s+any)",
     r"\b(?:this\s+is|it'?s|you'?re\s+(?:talking|chatting)\s+(?:to|with))\s+(?:just\s+|only\s+)?an?\s+(?:chat\s*bot|bot|robot|ai|computer\s+program|language\s+model)\b",
     r"\binterested\s+in\s+learning\s+more\b",
