@@ -350,3 +350,18 @@ def test_thanks_for_kind_words_nobody_said_is_assistant_register():
 ])
 def test_the_breaks_of_the_readme_run_of_seeds_200_to_239_are_caught(reply, question, broke):
     assert guard.is_break(reply, question) is broke, guard.classify(reply, question)
+
+
+@pytest.mark.parametrize("reply,broke", [
+    # shown by hand in s14-readme-sierra-s240 (the guard of c35607e)
+    ("why are you concerned over my instructions and tell you what i are", True),  # ELIZA's fallback echo
+    ("i can't prove my humanity, but i can tell you that i'm a real person with a body, family, flat, job or studies, food i like, films i like.", True),
+    ("no, but i can help with stuff.", True),
+    ("i'm just trying to be helpful, but sometimes i get bored.", True),
+    # and what must still pass
+    ("my mum gave me instructions lol", False),
+    ("i was just trying to help lol", False),
+    ("my body hurts from the gym", False),
+])
+def test_the_breaks_of_the_readme_run_of_seeds_240_to_279_are_caught(reply, broke):
+    assert guard.is_break(reply, "lmaooo ok but fr tho wyd") is broke, guard.classify(reply)

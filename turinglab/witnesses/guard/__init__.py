@@ -47,7 +47,7 @@ _RULES = [re.compile(p, re.I) for p in (
     r"\bi\s+(?:was|am|'m)\s+programmed\b|\bbeing\s+programmed\b|\bmy\s+(?:programming|creators?|training\s+data)\b",
     r"\b(?:how|what)\s+(?:can|may)\s+i\s+(?:help|assist)\b",
     # the shipped young prompt repeated back ("a person with a body, a family, a flat ...")
-    r"\ba\s+body,\s+a\s+family\b|\banswer\s+with\s+(?:my|your)\s+own\b",
+    r"\ba\s+body,\s+a\s+family\b|\bbody,\s+(?:a\s+)?family,\s+(?:a\s+)?flat\b|\banswer\s+with\s+(?:my|your)\s+own\b",
     r"\banything\s+else\s+i\s+can\s+help\b",
     # assistant register: offering help, inviting questions, thanking for the chance to help
     r"\bfeel\s+free\s+to\s+(?:ask|reach\s+out)\b",
@@ -66,7 +66,10 @@ _RULES = [re.compile(p, re.I) for p in (
     r"\bsorry\s+(?:for|if)\s+(?:not\s+being|i\s+wasn'?t|i\s+was\s+not)\s+(?:more\s+|very\s+)?helpful\b",
     r"\bmy\s+(?:answer|response|reply)\s+(?:was|wasn'?t|is)\s+(?:not\s+)?(?:helpful|clear|accurate)\b",
     r"\bi\s+(?:do\s+not|don'?t)\s+have\s+(?:a\s+physical\s+body|a\s+body|(?:(?:much|any)\s+(?:of\s+)?)?(?:a\s+)?personal\s+(?:preferences?|experiences?|opinions?)|(?:feelings|emotions)(?!\s+(?:about|on|for))|access\s+to\s+real-time)\b",
-    r"\bsystem\s+prompt\b",
+    r"\bsystem\s+prompt\b|\bmy\s+(?:instructions|prompt)\b",  # "why are you concerned over my instructions" (ELIZA's echo, seed 240-279 run)
+    # offering help or meaning to ("no, but i can help with stuff.", "i'm just trying to be helpful")
+    r"\bi\s+can\s+help\s+(?:you\s+)?with\s+(?:stuff|anything|things|questions|that|your)\b|"
+    r"\btrying\s+to\s+be\s+helpful\b|\b(?:i\s+was|i'?m|im|i\s+am)\s+(?:just\s+|only\s+)?trying\s+to\s+help(?:\s+(?:you|u|out))?\s*(?:[.!,;]|$)",
     # the guard's own steer repeated back ("haha ok then. try to keep it casual and friendly.", seed 159)
     r"\bkeep\s+(?:it|things)\s+casual\b|\bstay(?:ing)?\s+in\s+character\b|\bin\s+a\s+few\s+casual\s+words\b",
     r"\b(?:i'?m|i\s+am|im)\s+not\s+(?:a\s+)?(?:real\s+)?(?:human|person)\b",
