@@ -43,8 +43,8 @@ CLOSE_TOO_MANY = 4008  # websocket close code of a connection replaced by a newe
 _STOP = object()  # queued by Writer.stop after the work to finish
 # joins and game starts in progress at once (per process); the rest wait their turn, so a burst of
 # them (a class or a crowd arriving together) does not hold up the messages of running games
-JOINS_AT_ONCE = 32
-STARTS_AT_ONCE = 32
+JOINS_AT_ONCE = 8
+STARTS_AT_ONCE = 8
 
 
 def wall_clock() -> int:
