@@ -222,28 +222,37 @@ async def test_ai_reply_is_released_by_the_human_rule_on_the_hub_clock(tmp_path)
         await inter.close()
 
 
+def typing_gaps(inter: WsPlayer) -> list[float]:
+    """Seconds from each "typing…" to the witness reply after it, as the interrogator received them."""
+    gaps, shown_at = [], None
+    for f, t in zip(inter.frames, inter.recv_times):
+        if f["type"] == "typing":
+            shown_at = t
+        elif f["type"] == "message" and f["from"] == "them":
+            assert shown_at is not None, f"reply {len(gaps)} came before typing…"
+            gaps.append(t - shown_at)
+            shown_at = None
+    return gaps
+
+
+def typing_study(name: str, rules: Rules, ai: bool) -> Study:
+    return Study(name=f"{name}-{ai}", rules=rules, witnesses=(ELIZA,) if ai else (),
+                 allocation=Allocation(human_ratio=0.0 if ai else 1.0))
+
+
 async def test_typing_shows_for_a_while_before_every_reply_human_and_ai(tmp_path):
     """Short replies designed to come before "typing…" would: both kinds still show the indicator
     first, for at least typing_min_s, before every reply (the same rule for human and AI)."""
     slow_typing = Rules(time_limit_s=60, typing_min_s=0.3, typing_jitter_s=0.1)  # after the designed reply
     for ai in (False, True):
-        s = Study(name=f"typing-{ai}", rules=slow_typing, witnesses=(ELIZA,) if ai else (),
-                  allocation=Allocation(human_ratio=0.0 if ai else 1.0))
-        app = create_app(s, f"sqlite:///{tmp_path}/t{int(ai)}.db", rng_seed=4, human_timing=TIMING,
+        app = create_app(typing_study("typing", slow_typing, ai), f"sqlite:///{tmp_path}/t{int(ai)}.db", rng_seed=4, human_timing=TIMING,
                          initial_ai_wait_s=0.1)
         with serve_in_thread(app) as base:
             inter, _, _ = await play(base, ai)
-            shown_at = None
-            replies = 0
-            for f, t in zip(inter.frames, inter.recv_times):
-                if f["type"] == "typing":
-                    shown_at = t
-                elif f["type"] == "message" and f["from"] == "them":
-                    assert shown_at is not None, f"{'AI' if ai else 'human'} reply {replies} came before typing…"
-                    # server-side the gap is >= typing_min_s; allow for frames delayed on a busy machine
-                    assert t - shown_at >= slow_typing.typing_min_s / 2, (ai, replies, t - shown_at)
-                    shown_at, replies = None, replies + 1
-            assert replies == len(QUESTIONS)
+            gaps = typing_gaps(inter)
+            assert len(gaps) == len(QUESTIONS)
+            # server-side the gap is >= typing_min_s; allow for frames delayed on a busy machine
+            assert min(gaps) >= slow_typing.typing_min_s / 2, (ai, gaps)
             await inter.close()
 
 
@@ -256,9 +265,7 @@ async def test_a_late_typing_indicator_still_shows_for_typing_min_before_the_rep
 
     rules = Rules(time_limit_s=60, typing_min_s=0.3, typing_jitter_s=0.0)
     for ai in (False, True):
-        s = Study(name=f"slow-typing-{ai}", rules=rules, witnesses=(ELIZA,) if ai else (),
-                  allocation=Allocation(human_ratio=0.0 if ai else 1.0))
-        app = create_app(s, f"sqlite:///{tmp_path}/s{int(ai)}.db", rng_seed=4, human_timing=TIMING,
+        app = create_app(typing_study("slow-typing", rules, ai), f"sqlite:///{tmp_path}/s{int(ai)}.db", rng_seed=4, human_timing=TIMING,
                          initial_ai_wait_s=0.1)
         with serve_in_thread(app) as base:
             writer = app.state.hub.writer
@@ -272,14 +279,7 @@ async def test_a_late_typing_indicator_still_shows_for_typing_min_before_the_rep
 
             writer.append = slow_typing
             inter, _, _ = await play(base, ai)
-            gaps, shown_at = [], None
-            for f, t in zip(inter.frames, inter.recv_times):
-                if f["type"] == "typing":
-                    shown_at = t
-                elif f["type"] == "message" and f["from"] == "them":
-                    assert shown_at is not None
-                    gaps.append(t - shown_at)
-                    shown_at = None
+            gaps = typing_gaps(inter)
             assert len(gaps) == len(QUESTIONS)
             assert min(gaps) >= rules.typing_min_s * 0.8, (ai, gaps)
             await inter.close()

@@ -82,15 +82,23 @@ async def test_the_persona_guard_regenerates_a_break_within_the_delay(sqlite_url
         assert g.flags["persona_break_regenerated"] == 1 and "ai_output_blocked" not in g.flags
 
 
-class NeedsSteer(Witness):
-    """Breaks whenever it is simply asked; answers in persona only when the guard asks again."""
-    codename, kind = "NeedsSteer", "local"
+class TwoReplies(Witness):
+    """Says `first` when asked, `again` when the guard asks again (`regenerate`)."""
+    kind = "local"
+
+    def __init__(self, codename: str, first: str, again: str) -> None:
+        self.codename, self.first, self.again = codename, first, again
 
     async def reply(self, history, ctx):
-        return Reply(text="I'm a computer program, so I don't watch films.")
+        return Reply(text=self.first)
 
     async def regenerate(self, history, ctx):
-        return Reply(text="dune, saw it twice")
+        return Reply(text=self.again)
+
+
+def NeedsSteer() -> TwoReplies:  # noqa: N802 - a test double, named as a class would be
+    """Breaks whenever it is simply asked; answers in persona only when the guard asks again."""
+    return TwoReplies("NeedsSteer", "I'm a computer program, so I don't watch films.", "dune, saw it twice")
 
 
 async def test_the_guard_asks_again_through_the_witness_regenerate(sqlite_url):
@@ -106,15 +114,9 @@ async def test_the_guard_asks_again_through_the_witness_regenerate(sqlite_url):
         assert g.flags["persona_break_regenerated"] == 1
 
 
-class Concedes(Witness):
+def Concedes() -> TwoReplies:  # noqa: N802
     """Apologises (an implicit admission only after an accusation), then answers in persona."""
-    codename, kind = "Concedes", "local"
-
-    async def reply(self, history, ctx):
-        return Reply(text="sorry about that!")
-
-    async def regenerate(self, history, ctx):
-        return Reply(text="lol what no")
+    return TwoReplies("Concedes", "sorry about that!", "lol what no")
 
 
 async def test_the_live_guard_reads_the_reply_after_the_interrogators_message(sqlite_url):
