@@ -23,9 +23,9 @@ from starlette.websockets import WebSocketDisconnect
 
 from turinglab.game import survey
 from turinglab.game.config import Study, Timing
-from turinglab.server import protocol as proto
+from turinglab.server.live import protocol as proto
 from turinglab.server.content_filter import ContentFilter, ModerationHook
-from turinglab.server.hub import Clock, Hub, WitnessFactory
+from turinglab.server.live.hub import Clock, Hub, WitnessFactory
 from turinglab.store.api import Store
 
 HERE = Path(__file__).parent
@@ -167,7 +167,7 @@ def check_witnesses(study: Study, witness_factory: WitnessFactory | None = None)
     """Build every AI witness of the study once, so a bad prompt/persona/events file/script
     stops the server at start with `WitnessSetupError` (one line: which witness, what is wrong,
     what to do) instead of failing a game later."""
-    from turinglab.server.hub import default_witness_factory
+    from turinglab.server.live.hub import default_witness_factory
 
     factory = witness_factory or default_witness_factory
     for spec in study.witnesses:
@@ -201,7 +201,7 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
     participants as bots: a POST /start with header `X-Turinglab-Bot: <token>`. A wrong or missing
     token gets an ordinary participant and the same response, so nobody learns anything from trying.
     `redis_url`: one worker of several serving the study together (PostgreSQL only; see
-    turinglab/server/cluster.py and docs/deploy.md); `redis_prefix` names its keys (default
+    turinglab/server/live/cluster.py and docs/deploy.md); `redis_prefix` names its keys (default
     `turinglab:<study name>`).
     """
     bot_secret = bot_token if bot_token is not None else os.environ.get("TURINGLAB_BOT_TOKEN") or None
@@ -211,7 +211,7 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
     hub_kw: dict[str, Any] = {}
     hub_class = Hub
     if redis_url:
-        from turinglab.server.cluster import ClusterHub, check_cluster_db, shared_secret
+        from turinglab.server.live.cluster import ClusterHub, check_cluster_db, shared_secret
 
         check_cluster_db(store.url)
         hub_class = ClusterHub

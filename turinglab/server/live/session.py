@@ -17,7 +17,7 @@ import secrets
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable, Protocol
 
 import numpy as np
 
@@ -25,12 +25,9 @@ from turinglab.game import events as ev
 from turinglab.game.config import WitnessSpec
 from turinglab.game.engine import Disconnect, Game, GiveVerdict, Hold, Paste, Reconnect, ReportAbuse, Send, Tick, Typing
 from turinglab.game.events import INTERROGATOR, Event, Identity
-from turinglab.server import protocol as proto
+from turinglab.server.live import protocol as proto
 from turinglab.witnesses import timing
 from turinglab.witnesses.base import GameContext, Turn, Witness
-
-if TYPE_CHECKING:
-    from turinglab.server.hub import Hub
 
 log = logging.getLogger("turinglab.server")
 
@@ -61,12 +58,29 @@ class Held:
     release_ms: int
 
 
+class Host(Protocol):
+    """What a session needs of the process running it (the `Hub`, or a cluster worker): it is
+    given one and never imports the hub."""
+
+    study: Any  # turinglab.game.config.Study: its rules
+    writer: Any  # Writer or PgWriter: append / run, in game order
+    filter: Any  # ContentFilter
+    room: Any  # WaitingRoom: Thompson tallies and the AI witnesses' capacity
+    human_timing: Any  # Timing | None: the human witnesses' designed delay
+
+    def now(self) -> int: ...
+    async def send(self, pid: str | None, frame: dict[str, Any]) -> None: ...
+    async def send_state(self, pid: str) -> None: ...
+    async def game_over(self, session: "GameSession") -> None: ...
+    async def fallback_text(self, history: list[Turn], ctx: GameContext) -> str: ...
+
+
 def _dt(ms: int) -> datetime:
     return datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
 
 
 class GameSession:
-    def __init__(self, hub: "Hub", game_id: str, fmt: str, interrogator: str,
+    def __init__(self, hub: Host, game_id: str, fmt: str, interrogator: str,
                  seats: dict[str, SeatInfo], now_ms: int, seed: int) -> None:
         self.hub = hub
         self.id = game_id

@@ -36,7 +36,7 @@ from fastapi.staticfiles import StaticFiles
 from turinglab.server.app import (
     COOKIE, CSRF_FIELD, CSRF_HEADER, HERE, PROLIFIC, Csrf, _db_ping, read_survey, templates,
 )
-from turinglab.server.trial_writer import TrialWriter
+from turinglab.server.judging.trial_writer import TrialWriter
 from turinglab.statictests.config import StaticStudy
 from turinglab.store.api import Store
 from turinglab.store.db import StoreError, UnknownId
