@@ -36,7 +36,8 @@ from turinglab.matchmaking import Match
 from turinglab.matchmaking.room import Slot, Waiting
 from turinglab.server.live import protocol as proto
 from turinglab.server.live.hub import CLOSE_TOO_MANY, MAX_CONNECTIONS, Hub, Person
-from turinglab.server.live.session import GameSession, SeatInfo
+from turinglab.server.live.host import SeatInfo
+from turinglab.server.live.session import GameSession
 from turinglab.store.api import UnknownId
 from turinglab.witnesses import timing
 
@@ -867,19 +868,8 @@ class ResumedSession(GameSession):
     async def _resume_clock(self) -> None:
         if self.game.state == "in_progress":
             await self._clock_task()
-            return
-        grace = self.rules.verdict_grace_s
-        if grace is None or self.game.closed_ms is None:
-            return
-        from turinglab.game.engine import Tick
-
-        due = self.game.closed_ms + round(grace * 1000)
-        await asyncio.sleep(max(0.0, (due - self.hub.now()) / 1000))
-
-        async def tick() -> None:
-            await self._commit(self.game.apply(Tick(), max(self.hub.now(), due)).events)
-        await self._retrying(tick)
-        await self._after_change()
+        else:
+            await self._verdict_deadline()
 
 
 def shared_secret(redis_url: str, prefix: str) -> str:

@@ -26,8 +26,10 @@ from turinglab.game.events import Identity, judged_human
 from turinglab.matchmaking import Match, WaitingRoom, WitnessStats
 from turinglab.matchmaking.capacity import Capacity, Estimate, shortest_delay_s
 from turinglab.server.live import protocol as proto
+from turinglab.server.live.ai_seat import ElizaFallback
 from turinglab.server.content_filter import ContentFilter
-from turinglab.server.live.session import GameSession, SeatInfo, StoreAway
+from turinglab.server.live.host import SeatInfo, StoreAway
+from turinglab.server.live.session import GameSession
 from turinglab.server.live.pgwriter import PgWriter
 from turinglab.server.live.sqlwriter import Writer
 from turinglab.store.api import NewGame, Store, UnknownId
@@ -129,7 +131,7 @@ class Hub:
         self.wake = asyncio.Event()
         self.task = asyncio.create_task(self._matchmaker())
         self._lone_tasks: set[asyncio.Task] = set()
-        self._eliza: Witness | None = None
+        self._fallback = ElizaFallback(self._build_eliza)
         self._warm_task: asyncio.Task | None = None
 
     def _close_orphans(self) -> None:
@@ -568,15 +570,11 @@ class Hub:
                 self.people[pid].games_played = self.played[pid]
             await self.send_state(pid)
 
+    def _build_eliza(self) -> Witness:
+        from turinglab.witnesses.registry import available
+
+        return self.witness_factory(available()["eliza"], 0)
+
     async def fallback_text(self, history: list[Turn], ctx: GameContext) -> str:
         """ELIZA answers when a model fails (through the same path and timing)."""
-        if self._eliza is None:
-            from turinglab.witnesses.registry import available
-
-            self._eliza = self.witness_factory(available()["eliza"], 0)
-        try:
-            # lower case, as the LLM witnesses' own ELIZA fallback does, so the switch does not show
-            return (await self._eliza.reply(history, ctx)).text.strip().lower() or "please go on."
-        except Exception:  # noqa: BLE001
-            log.exception("the ELIZA fallback failed")
-            return "please go on."
+        return await self._fallback(history, ctx)
