@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from turinglab.server.live.cluster import check_cluster_db
+from turinglab.server.live.cluster_redis import check_cluster_db
 
 SERVE_ENV = "TURINGLAB_CLUSTER_SERVE"  # the settings of `turinglab serve --workers N` for each worker process
 

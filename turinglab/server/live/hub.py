@@ -81,6 +81,14 @@ def default_witness_factory(spec: WitnessSpec, seed: int) -> Witness:
     return build_witness(spec, seed=seed)
 
 
+def lone_frame(study: Study, joined_ms: int, here: int) -> dict[str, Any]:
+    """Three-player waiting: `here` people of the two a game needs, and when the study's rule ends
+    the wait of one who joined at `joined_ms` (None: it does not)."""
+    a = study.allocation
+    return {"here": here, "needed": 2,
+            "ends_ms": joined_ms + round(a.lone_wait_s * 1000) if a.lone_then == "end" else None}
+
+
 @dataclass
 class Person:
     id: str
@@ -311,9 +319,11 @@ class Hub:
 
     # ---- frames out ----------------------------------------------------------------
     async def send(self, pid: str | None, frame: dict[str, Any]) -> None:
-        if not pid:
-            return
-        data = json.dumps(frame)
+        if pid:
+            await self._send_here(pid, json.dumps(frame))
+
+    async def _send_here(self, pid: str, data: str) -> None:
+        """To the participant's connections on this process."""
         for ws in list(self.conns.get(pid, ())):
             try:
                 await ws.send_text(data)
@@ -336,9 +346,7 @@ class Hub:
         w = self.room.waiting.get(pid)
         if w is None or self.study.format != "three-player":
             return None
-        a = self.study.allocation
-        return {"here": len(self.room.waiting), "needed": 2,
-                "ends_ms": w.joined_ms + round(a.lone_wait_s * 1000) if a.lone_then == "end" else None}
+        return lone_frame(self.study, w.joined_ms, len(self.room.waiting))
 
     async def send_waiting_counts(self) -> None:
         if self.study.format == "three-player":
@@ -361,25 +369,26 @@ class Hub:
         s = self.session_of.get(pid)
         now = self.now()
         w = self.room.waiting.get(pid)
-        return {
-            "type": "state",
-            "phase": self.phase(pid),
-            "server_now_ms": now,
-            "participant": {"games_played": p.games_played, "survey_done": p.survey_done,
-                            "completion_url": self.study.completion_url},
-            # matched and starting: still "waiting", since the same moment (both kinds of game alike)
-            "waiting_since_ms": w.joined_ms if w else (p.joined_ms if pid in self.starting else None),
-            "lone": self.lone_info(pid),
-            "game": s.view(pid, now) if s is not None else None,
-        }
+        # matched and starting: still "waiting", since the same moment (both kinds of game alike)
+        since = w.joined_ms if w else (p.joined_ms if pid in self.starting else None)
+        game = s.view(pid, now) if s is not None else None
+        return self._state(p, self.phase(pid), now, since, self.lone_info(pid), game)
+
+    def _state(self, p: Person, phase: str, now: int, waiting_since_ms: int | None, lone: dict | None,
+               game: dict | None) -> dict[str, Any]:
+        return {"type": "state", "phase": phase, "server_now_ms": now,
+                "participant": {"games_played": p.games_played, "survey_done": p.survey_done,
+                                "completion_url": self.study.completion_url},
+                "waiting_since_ms": waiting_since_ms, "lone": lone, "game": game}
 
     async def send_state(self, pid: str) -> None:
         await self.send(pid, self.state_frame(pid))
 
     # ---- connections ---------------------------------------------------------------
-    async def connect(self, pid: str, ws: WebSocket) -> None:
-        first = not self.conns.get(pid)
+    async def _add_connection(self, pid: str, ws: WebSocket) -> bool:
+        """Keep `ws` among the participant's connections (True: their first)."""
         conns = self.conns.setdefault(pid, {})
+        first = not conns
         while len(conns) >= MAX_CONNECTIONS:  # a new tab wins over the oldest one
             old = next(iter(conns))
             conns.pop(old)
@@ -388,6 +397,10 @@ class Hub:
             except Exception:  # noqa: BLE001 - already closed
                 pass
         conns[ws] = None
+        return first
+
+    async def connect(self, pid: str, ws: WebSocket) -> None:
+        first = await self._add_connection(pid, ws)
         await ws.send_text(json.dumps(self.state_frame(pid)))
         s = self.session_of.get(pid)
         if first and s is not None and s.game.connected.get(s.seat_of[pid]) is False:
@@ -442,22 +455,30 @@ class Hub:
                 await self.send(pid, proto.error("store_unavailable", proto.TEXTS["store_unavailable"],
                                                  getattr(f, "client_id", None)))
 
-    async def _join(self, pid: str) -> None:
-        p = self.people[pid]
+    async def _may_join(self, p: Person) -> bool:
+        """Whether `p` may join the waiting room now (else they are told why); their last game is
+        then forgotten."""
+        pid = p.id
         if not p.consented:
             await self.send(pid, proto.error("no_consent", proto.TEXTS["no_consent"]))
-            return
+            return False
         if pid in self.starting:  # matched: the game is being set up
             await self.send_state(pid)
-            return
+            return False
         s = self.session_of.get(pid)
         # a witness whose chat is over may move on while the interrogator decides
         done_witness = s is not None and s.game.state == "awaiting_verdict" and s.seat_of[pid] != "interrogator"
         if s is not None and s.game.state != "ended" and not done_witness:
             await self.send(pid, proto.error("in_game", proto.TEXTS["in_game"]))
             await self.send_state(pid)
-            return
+            return False
         self.session_of.pop(pid, None)
+        return True
+
+    async def _join(self, pid: str) -> None:
+        p = self.people[pid]
+        if not await self._may_join(p):
+            return
         p.alone = False
         fresh = pid not in self.room.waiting
         entry = self.room.join(pid, self.now())
@@ -501,14 +522,8 @@ class Hub:
         seats: dict[str, SeatInfo] = {}
         s: GameSession | None = None
         try:
-            specs = {w.codename: w for w in self.study.witnesses}
             for name, slot in m.seats.items():
-                ident = Identity(slot.kind, slot.witness, slot.participant_id, slot.selection_prob)
-                if slot.kind == "ai":
-                    spec = specs[slot.witness]
-                    seats[name] = SeatInfo(ident, self.witness_factory(spec, int(self.seeds.integers(2**31))), spec)
-                else:
-                    seats[name] = SeatInfo(ident)
+                seats[name] = self._seat(Identity(slot.kind, slot.witness, slot.participant_id, slot.selection_prob))
             gid = gid or "g" + secrets.token_hex(8)  # a cluster's matchmaker names the game
             s = GameSession(self, gid, m.format, m.interrogator, seats, self.now(), int(self.seeds.integers(2**31)))
             identities = {k: v.identity for k, v in seats.items()}
@@ -538,6 +553,13 @@ class Hub:
         for pid in s.participants():
             await self.send_state(pid)
 
+    def _seat(self, ident: Identity) -> SeatInfo:
+        """A seat of a new or resumed game; an AI seat gets its own witness (seeded from the hub)."""
+        if ident.kind != "ai":
+            return SeatInfo(ident)
+        spec = next(w for w in self.study.witnesses if w.codename == ident.witness)
+        return SeatInfo(ident, self.witness_factory(spec, int(self.seeds.integers(2**31))), spec)
+
     async def _close_witnesses(self, seats: Iterable[SeatInfo]) -> None:
         for seat in seats:
             if seat.witness is not None:
@@ -552,7 +574,11 @@ class Hub:
             if s is not None and s.game.state != "ended":
                 self.session_of.pop(pid, None)
             await self.send(pid, proto.error("start_failed", proto.TEXTS["start_failed"]))
-            await self.send_state(pid)
+            await self._send_fresh_state(pid)
+
+    async def _send_fresh_state(self, pid: str) -> None:
+        """The state of a participant whose game did not start (a cluster reads it from Redis)."""
+        await self.send_state(pid)
 
     def _release(self, seats: Iterable[Any]) -> None:
         for ident in seats:
