@@ -38,6 +38,7 @@ from turinglab.server.app import (
 )
 from turinglab.server.trial_writer import TrialWriter
 from turinglab.statictests.config import StaticStudy
+from turinglab.statictests.speakers import speaker_truths
 from turinglab.store.api import Store
 from turinglab.store.db import StoreError, UnknownId
 from turinglab.store.static import ItemInfo, JudgeSessionInfo, TrialIn
@@ -487,7 +488,7 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
         item = await item_at(sess, n)
         mine = (await asyncio.to_thread(store.trials, study_id, judge_id=p.id))[n]
         if study.task == "conversation":
-            truth = {sp: lab for sp, lab in (item.payload.get("speakers") or {}).items()}
+            truth = {sp: t for sp, (t, _) in speaker_truths(item.payload).items()}  # never the agent's name
             said = mine.answers.get("speakers", {})
             rows = [{"who": f"Speaker {sp}", "truth": truth.get(sp, "?"), "said": said.get(sp, "?")}
                     for sp in sorted(set(truth) | set(said))]

@@ -83,6 +83,9 @@
     const [fw, fh] = item.frame || [1280, 1024];
     svg.setAttribute("viewBox", `0 0 ${fw} ${fh}`);
     svg.setAttribute("preserveAspectRatio", "none");
+    // circles at least ~11 px on screen, whatever the picture's drawn size (phones included)
+    const scale = fw / (svg.getBoundingClientRect().width || fw);
+    const r = Math.max(28, 11 * scale), font = Math.max(30, 12 * scale);
     const raw = item.scanpath || [];
     const unit = raw.every(([x, y]) => Math.abs(x) <= 1 && Math.abs(y) <= 1);
     const clip = (v, hi) => Math.min(Math.max(v, 0), hi);
@@ -99,8 +102,8 @@
         if (i >= pts.length) { onceDone(); return; }
         const [x, y, outside] = pts[i];
         if (i > 0) el("line", { x1: pts[i - 1][0], y1: pts[i - 1][1], x2: x, y2: y, class: "saccade" }, svg);
-        el("circle", { cx: x, cy: y, r: 28, class: outside ? "fixation outside" : "fixation" }, svg);
-        const t = el("text", { x, y: y + 11, class: "fix-num" }, svg);
+        el("circle", { cx: x, cy: y, r, class: outside ? "fixation outside" : "fixation" }, svg);
+        const t = el("text", { x, y: y + font * 0.37, class: "fix-num", style: `font-size: ${font}px` }, svg);
         t.textContent = String(i + 1);
         i += 1;
         timer = setTimeout(step, 400);
