@@ -164,3 +164,47 @@ def test_trials_all_verdicts_still_import_with_one_truth_per_conversation(sqlite
                                parsed.judges, parsed.trials)
         assert len(st.trials(sid)) == 188
         assert speaker_report(st, sid) is None  # no speakers named: the per-speaker analysis is absent
+
+
+def test_from_games_items_name_each_speaker_and_its_agent(sqlite_url):
+    from typer.testing import CliRunner
+
+    from turinglab.analysis.demo import DemoSpec, generate
+    from turinglab.cli import app
+    from turinglab.statictests.speakers import speaker_truths
+
+    res = generate(sqlite_url, DemoSpec(n_games=6, seed=9, format="three-player"))
+    r = CliRunner().invoke(app, ["static", "from-games", "--from-study", res["study"], "--lengths", "2",
+                                 "--study", "disp", "--db", sqlite_url])
+    assert r.exit_code == 0, r.output
+    with Store(sqlite_url) as st:
+        items = st.items(st.static_study("disp").id)
+        seats = {g.id: g.seats for g in st.games(res["study_id"])}
+    assert items
+    for it in items:
+        ident = seats[it.payload["game_id"]][it.stimulus_fields["conversation"]]
+        truths = speaker_truths(it.payload)
+        assert truths["A"] == ("human", "human")  # the interrogator
+        assert truths["B"] == (("machine", ident.witness) if ident.kind == "ai" else ("human", "human"))
+
+
+def test_imported_transcripts_with_named_speakers_give_per_speaker_rates(sqlite_url):
+    from turinglab.statictests.zhang import parse_responses
+    from turinglab.store.static import TrialIn
+
+    data = {"c1": [{"conversationID": "c1", "response": "A: hi\nB: hello there", "groundtruth": "machine",
+                    "human_groundtruth": "", "machine_groundtruth": "GPT-4", "speakers": {"A": "human", "B": "GPT-4"}}],
+            "c2": [{"conversationID": "c2", "response": "A: hey\nB: hi!", "groundtruth": "machine",
+                    "human_groundtruth": "", "machine_groundtruth": "GPT-4", "speakers": {"A": "GPT-4", "B": "GPT-4"}}]}
+    parsed = parse_responses(data, "conversation")
+    with Store(sqlite_url) as st:
+        sid = st.import_static(preset_study("tr", "conversation"), parsed.stimuli, parsed.responses)
+        items = {i.key.split("_")[0]: i for i in st.items(sid)}
+        j = st.create_participant(label="j")
+        st.append_trials(sid, [TrialIn(j, items["0"].id, 0, "machine", answers={"speakers": {"A": "human", "B": "machine"}}),
+                               TrialIn(j, items["1"].id, 1, "machine", answers={"speakers": {"A": "human", "B": "human"}})])
+        rep = speaker_report(st, sid)
+    assert rep["confusion"]["HAI"]["HAI"] == 1 and rep["confusion"]["AIAI"]["HH"] == 1
+    rows = {(r["speaker"], r["truth"], r["agent"]): (r["n"], r["judged_human"]) for r in rep["speakers"]}
+    assert rows == {("A", "human", "human"): (1, 1), ("A", "machine", "GPT-4"): (1, 1),
+                    ("B", "machine", "GPT-4"): (2, 1)}
