@@ -31,7 +31,7 @@ def chat(
     `/verdict human|ai CONFIDENCE [reason]` gives the verdict.
     """
     from turinglab.game.study_file import StudyFileError, load_preset, load_study
-    from turinglab.terminal import ChatError, run_chat
+    from turinglab.cli.chat_terminal import ChatError, run_chat
     from turinglab.store import StoreError
 
     try:
