@@ -17,7 +17,7 @@ from typer.testing import CliRunner, Result
 
 from turinglab.cli import app
 from turinglab.game.study_file import load_preset, parse_study
-from turinglab.terminal import LineReader, run_chat
+from turinglab.cli.chat_terminal import LineReader, run_chat
 from turinglab.witnesses.postprocess import sentence_case
 from turinglab.store import Store
 from turinglab.witnesses.eliza.engine import Eliza, doctor_script
