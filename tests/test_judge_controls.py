@@ -18,6 +18,7 @@ from static_judge_data import OBJECTS, make_study  # noqa: E402
 from test_judge_pages import app_for, consented, form_of, item_json  # noqa: E402
 
 from turinglab.analysis.static import analyse_counts  # noqa: E402
+from turinglab.statictests.answers import answer_summary  # noqa: E402
 from turinglab.statictests.config import StaticStudy, preset_study, static_hash  # noqa: E402
 from turinglab.statictests.summary import judge_counts, judge_table  # noqa: E402
 from turinglab.store.api import Store  # noqa: E402
@@ -62,6 +63,11 @@ def test_object_question_is_asked_stored_and_scored(task, sqlite_url, tmp_path):
         assert t.answers["gender"] == "male"
         truths.add(right)
     assert truths == {"yes", "no"}  # both kinds of word were asked
+    with Store(sqlite_url) as st:
+        ans = answer_summary(st, sid, st.static_study(sid).study.exclusions)
+    k = sum(t.control_correct is True for t in trials)
+    assert ans["object_question"] == {"answered": 8, "correct": k, "accuracy": k / 8}
+    assert ans["controls"]["answered"] == 8 and ans["gender"] == {"male": 8}
     assert OBJECTS  # the pictures' objects come from the test data
 
 
