@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import typer
 
 from turinglab.cli.common import DB_HELP, console, db_read_error, err_console, fail, read_store
@@ -68,7 +70,7 @@ def db_games(
     from sqlalchemy.exc import OperationalError
 
     from turinglab.store import StoreError
-    from turinglab.store.inspect import games_table
+    from turinglab.store.inspect import games_table, games_tsv
 
     try:
         with read_store(db) as store:
@@ -77,7 +79,10 @@ def db_games(
         fail(str(exc))
     except OperationalError as exc:
         fail(db_read_error(db, exc))
-    console.print(games_table(games))
+    if console.is_terminal:
+        console.print(games_table(games))
+    else:  # piped or redirected: one tab-separated line per game, cells never folded
+        sys.stdout.write(games_tsv(games))
 
 
 flag_app = typer.Typer(no_args_is_help=True, help="Exclusion flags set by hand: logged with the game, kept in exports, never deletions.")
