@@ -78,6 +78,27 @@ def boot_ratio(num: np.ndarray, den: np.ndarray, n_boot: int, seed: int, alpha: 
     return np.nanquantile(r, alpha / 2, axis=0), np.nanquantile(r, 1 - alpha / 2, axis=0)
 
 
+def cluster_test(y_a, c_a, y_b=None, c_b=None):
+    """(SE, p) of mean(y_a) = 0.5 (y_b None) or = mean(y_b): CR1 sandwich over interrogators, t with G - 1 df."""
+    from scipy.stats import t as t_dist
+
+    if y_b is None:
+        infl, labels, diff = (y_a - y_a.mean()) / len(y_a), c_a, y_a.mean() - 0.5
+    else:
+        if not len(y_a) or not len(y_b):
+            return math.nan, math.nan
+        infl = np.r_[(y_a - y_a.mean()) / len(y_a), -(y_b - y_b.mean()) / len(y_b)]
+        labels, diff = np.r_[c_a, c_b], y_a.mean() - y_b.mean()
+    codes, uniq = pd.factorize(labels)
+    g = len(uniq)
+    if g < 2:
+        return math.nan, math.nan
+    se = math.sqrt(g / (g - 1) * float(np.sum(np.bincount(codes, weights=infl, minlength=g) ** 2)))
+    if se == 0:
+        return se, (1.0 if diff == 0 else 0.0)
+    return se, float(2 * t_dist.sf(abs(diff / se), g - 1))
+
+
 def sums(codes, n_c, groups, n_g, values):
     return np.bincount(codes * n_g + groups, weights=values, minlength=n_c * n_g).reshape(n_c, n_g)
 
@@ -116,23 +137,25 @@ def rebuild(meta: dict) -> dict:
     ai = sorted(((w, v) for w, v in sr.items() if v[0] == "ai"), key=lambda x: -x[1][1] / x[1][2])
     hum = [v for v in sr.values() if v[0] == "human"]
     # comparisons (two-player only), Holm over the family
-    if not three:
-        from scipy.stats import boschloo_exact, fisher_exact
-        from statsmodels.stats.multitest import multipletests
+    from statsmodels.stats.multitest import multipletests
 
+    if not three:
         pairs = [(a, ("Human", hum[0])) for a in ai] if hum else []
         pairs += [(ai[i], ai[q]) for i in range(len(ai)) for q in range(i + 1, len(ai))]
         keys, ps = [], []
         for (wa, (_, ka, na)), (wb, (_, kb, nb)) in pairs:
-            table = [[ka, kb], [na - ka, nb - kb]]  # scipy: each column is one sample
-            test = boschloo_exact if (na + 1) * (nb + 1) <= 20_000 else fisher_exact
-            ps.append(float(test(table, alternative="two-sided").pvalue))
+            ps.append(stats.two_sample_test(ka, na, kb, nb)[0])  # the test the criterion uses
             keys.append(f"compare.{wa}|{wb}")
         if ps:
             holm = multipletests(ps, alpha=alpha, method="holm")[1]
             for key, pv, ph in zip(keys, ps, holm):
                 put(out, f"{key}.p_value", pv), put(out, f"{key}.p_holm", ph)
-    # Giunti's criteria
+    # Giunti's criteria, Holm over the pass decisions, and the cluster-robust companion
+    y_all = df["judged_human"].to_numpy(dtype=float)
+    w_all = df["witness"].astype(str).to_numpy()
+    c_all = df["interrogator_id"].astype(str).to_numpy()
+    h_all = (df["witness_kind"] == "human").to_numpy()
+    crit_p = {}
     for w, (_, k, n) in ai:
         if three:
             d = stats.three_player(k, n, alpha=alpha).to_dict()
@@ -146,6 +169,13 @@ def rebuild(meta: dict) -> dict:
                        ("humanness", d["humanness"]["estimate"]), ("hu_low", d["humanness"]["low"]),
                        ("hu_high", d["humanness"]["high"])):
             put(out, f"criteria.{w}.{key}", v)
+        crit_p[w] = d["p_value"]
+        m = w_all == w
+        se, pc = cluster_test(y_all[m], c_all[m], *((None, None) if three else (y_all[h_all], c_all[h_all])))
+        put(out, f"criteria.{w}.se_cluster", se), put(out, f"criteria.{w}.p_cluster", pc)
+    if crit_p:
+        for w, ph in zip(crit_p, multipletests(list(crit_p.values()), alpha=alpha, method="holm")[1]):
+            put(out, f"criteria.{w}.p_holm", ph)
 
     # accuracy
     rate(out, "accuracy.all games", int(games["correct"].sum()), len(games), alpha)
