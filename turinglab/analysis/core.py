@@ -96,6 +96,9 @@ class Analysis:
                 for r in t.itertuples(index=False):
                     for c in ("estimate", "se", "p_value"):
                         out[f"{name}.{r.term}.{c}"] = getattr(r, c)
+        for c, v in (self.regressions.get("random_effects") or {}).items():
+            if c != "singular":
+                out[f"mixed.random_effects.{c}"] = v
         for r in self.bootstrap.itertuples(index=False):
             for c in ("estimate", "low", "high"):
                 out[f"bootstrap.{r.quantity}.{c}"] = getattr(r, c)

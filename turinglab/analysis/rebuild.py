@@ -289,8 +289,8 @@ def rebuild(meta: dict) -> dict:
 
 
 def regress(out: dict, games: pd.DataFrame, parts: pd.DataFrame, alpha: float, meta: dict) -> None:
-    """correct ~ game_index [* ai_witness] [+ demographics]; ML binomial GLMM (Laplace, gpboost) with a
-    random intercept and games-played slope per interrogator; GEE."""
+    """correct ~ game_index [* ai_witness] [+ demographics], games played centred; ML binomial GLMM (Laplace,
+    gpboost) with uncorrelated random intercept and games-played slope per interrogator; GEE."""
     import patsy
     import statsmodels.api as sm
     import statsmodels.formula.api as smf
@@ -317,6 +317,7 @@ def regress(out: dict, games: pd.DataFrame, parts: pd.DataFrame, alpha: float, m
                 d[col] = v.where(v.isin(keep))
                 terms.append(f"C({col})")
     d = d.dropna().reset_index(drop=True)
+    d["game_index"] = d["game_index"] - d["game_index"].mean()  # centred, as the report's model
     formula = "correct ~ " + " + ".join(terms)
     if len(d) < 20 or d["correct"].nunique() < 2:
         return
@@ -332,14 +333,23 @@ def regress(out: dict, games: pd.DataFrame, parts: pd.DataFrame, alpha: float, m
             import gpboost as gpb
 
             y, X = patsy.dmatrices(formula, dm, return_type="dataframe")
-            m = gpb.GPModel(group_data=pd.factorize(dm["interrogator"])[0],
-                            group_rand_coef_data=dm["game_index"].to_numpy(float), ind_effect_group_rand_coef=[1],
-                            likelihood="bernoulli_logit", num_parallel_threads=1)
-            m.fit(y=y.to_numpy().ravel(), X=X.to_numpy(), params={"trace": False})
-            c = np.asarray(m.get_coef(std_err=True, format_pandas=False), float).reshape(2, -1)
+
+            def fit(slope: bool):
+                kw = {"group_rand_coef_data": dm["game_index"].to_numpy(float), "ind_effect_group_rand_coef": [1]}
+                m = gpb.GPModel(group_data=pd.factorize(dm["interrogator"])[0], likelihood="bernoulli_logit",
+                                num_parallel_threads=1, **(kw if slope else {}))
+                m.fit(y=y.to_numpy().ravel(), X=X.to_numpy(), params={"trace": False})
+                c = np.asarray(m.get_coef(std_err=True, format_pandas=False), float).reshape(2, -1)
+                return c, np.asarray(m.get_cov_pars(format_pandas=False), float).ravel()
+
+            c, var = fit(True)
+            if not np.all(np.isfinite(c[1])):  # the stated fallback: the random-intercept-only fit
+                c, var = fit(False)
+                var = np.r_[var[:1], np.nan]
             for t, mu, s in zip(X.columns, c[0], c[1]):
                 put(out, f"mixed.{t}.estimate", mu), put(out, f"mixed.{t}.se", s)
                 put(out, f"mixed.{t}.p_value", 2 * norm.sf(abs(mu / s)))
+            put(out, "mixed.random_effects.intercept_var", var[0]), put(out, "mixed.random_effects.slope_var", var[1])
         if len(d) <= meta["max_games_gee"]:
             r = smf.gee(formula, "interrogator", d, family=sm.families.Binomial(),
                         cov_struct=sm.cov_struct.Exchangeable()).fit()

@@ -87,11 +87,21 @@ def methods(a: Analysis, esc: Callable[[str], str] = str) -> list[str]:
     reg = a.regressions
     if reg.get("mixed") is not None:
         sub = "; ".join(n for n in reg.get("notes", []) if "subsample" in n)
+        re = reg.get("random_effects") or {}
+        inter = " and a games-played × witness-kind term" if "game_index:ai_witness" in reg.get("formula", "") else ""
+        sv = re.get("slope_var")
         mixed = ("a binomial generalised linear mixed model fitted by maximum likelihood (Laplace approximation, gpboost) "
-                 "with a random intercept and a random games-played slope per interrogator, as Jones & Bergen fit, and a "
-                 "games-played × witness-kind term; Wald SEs, p-values and intervals from the ML fit. Its coefficients are "
-                 "conditional (for a given interrogator), while the GEE's are marginal (averaged over interrogators) and so "
-                 "nearer zero when interrogators differ" + (f" ({sub})" if sub else ""))
+                 "with a random intercept and a random games-played slope per interrogator, uncorrelated (their "
+                 "correlation is fixed at 0, lme4's (1 + games || interrogator); Jones & Bergen's glmer default "
+                 f"estimates it), games played centred at its mean ({f(reg.get('game_index_centre'), 2)})" + inter +
+                 "; Wald SEs, p-values and intervals from the ML fit. Random-effect variances (logit scale): "
+                 f"intercept {f(re.get('intercept_var'))}, slope {f(sv) if sv is not None else 'not fitted'}"
+                 + ("; singular fit (a variance at 0)" if re.get("singular") else "") +
+                 ". Its coefficients are conditional (for a given interrogator), while the GEE's are marginal "
+                 "(averaged over interrogators) and so nearer zero when interrogators differ" + (f" ({sub})" if sub else ""))
+        fb = "; ".join(n for n in reg.get("notes", []) if "undefined SEs" in n)
+        if fb:
+            mixed += f" ({fb})"
     else:
         why = "; ".join(n for n in reg.get("notes", []) if "mixed" in n) or "not fitted"
         mixed = f"no mixed-effects model ({why})"
