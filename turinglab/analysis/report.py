@@ -636,5 +636,5 @@ def write_numbers(a: Analysis, path: str | Path) -> Path:
     """Every reported number, keyed, as JSON (what the export's rebuild.py checks)."""
     path = Path(path)
     meta = settings(a)
-    path.write_text(json.dumps({"meta": meta, "numbers": a.numbers()}, indent=1, sort_keys=True))
+    path.write_text(json.dumps({"meta": meta, "numbers": {**a.numbers(), **a.extra_numbers()}}, indent=1, sort_keys=True))
     return path
