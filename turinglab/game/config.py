@@ -187,14 +187,14 @@ class Study(_Strict):
         return "auto" if kind == "local" else "unlimited"
 
 
-def canonical_json(study: Study) -> str:
-    """The study as canonical JSON: sorted keys, defaults filled in, no whitespace."""
+def canonical_json(study: BaseModel) -> str:
+    """The study (live or static) as canonical JSON: sorted keys, defaults filled in, no whitespace."""
     data = study.model_dump(mode="json")
-    if data.get("pass_decisions") is None:  # unset: the hash of studies written before the key existed
-        data.pop("pass_decisions", None)
+    if "pass_decisions" in data and data["pass_decisions"] is None:  # unset: the hash of studies written before the key
+        data.pop("pass_decisions")
     return json.dumps(data, sort_keys=True, separators=(",", ":"))
 
 
-def config_hash(study: Study) -> str:
-    """sha256 of the canonical JSON; stored with every game."""
+def config_hash(study: BaseModel) -> str:
+    """sha256 of the canonical JSON; stored with every game (and, of a static study, every trial)."""
     return hashlib.sha256(canonical_json(study).encode()).hexdigest()
