@@ -12,12 +12,12 @@ import websockets
 
 from turinglab.game.config import Rules
 from turinglab.game.engine import Disconnect, Game, GiveVerdict, Send
-from turinglab.server import protocol as proto
+from turinglab.server.live import protocol as proto
 from turinglab.server.content_filter import ContentFilter
 from turinglab.server.testing import WsPlayer, csrf_token
 from turinglab.store.api import Store
-from tests.test_server import in_game, players, running, study
-from tests.test_server_integrity import said
+from tests.server.live.test_server import in_game, players, running, study
+from tests.server.live.test_server_integrity import said
 
 
 @pytest.mark.parametrize("frame", [
@@ -134,7 +134,7 @@ def test_openapi_can_be_switched_on(sqlite_url):
 async def test_the_pages_work_under_the_content_security_policy(chromium_path, sqlite_url):
     """Two real browsers, no CSP bypass: consent, a game with one message each way, the admin page;
     no CSP violation and no script error."""
-    from tests.test_browser import DESKTOP, role, study as bstudy, type_send, world
+    from tests.server.test_browser import DESKTOP, role, study as bstudy, type_send, world
 
     async with world(chromium_path, bstudy("csp"), sqlite_url) as (base, browser):
         pages, problems = [], []
