@@ -27,19 +27,11 @@ def _static_to_serve(study: str, db: str | None):  # noqa: ANN202 - StaticStudy 
     of a static study in the database when no such file exists; None for a live study file."""
     from pathlib import Path
 
-    import yaml
-
-    from turinglab.statictests.config import load_static_study, preset_names
+    from turinglab.statictests.config import load_if_static
 
     p = Path(study)
     if p.is_file():
-        try:
-            data = yaml.safe_load(p.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, yaml.YAMLError):
-            return None  # the live study loader says what is wrong
-        if isinstance(data, dict) and ("task" in data or data.get("preset") in preset_names()):
-            return read_study(load_static_study, p)
-        return None
+        return read_study(load_if_static, p)
     if p.suffix.lower() in (".yaml", ".yml") or "/" in study:
         fail(f"--study {study}: no such file; give a study YAML file or the name of a static study "
              "(see `turinglab static import`)")

@@ -71,3 +71,22 @@ def games_table(games: list[GameInfo]) -> Table:
         table.add_row(g.id, str(g.study_id), g.format, started, g.status, g.end_reason or "",
                       escape(seats), escape(verdict), escape(",".join(sorted(g.flags))))
     return table
+
+
+def names_static_study(db: str | None, study: str | None) -> bool:
+    """Does `study` name a static study (and no live one) in the database at `db`? Without a
+    study: no live study has games and there is exactly one static study. No database: False."""
+    from turinglab.store.db import StoreError, existing_database
+
+    try:
+        with Store(existing_database(db)) as st:
+            static = st.static_studies()
+            if not static:
+                return False
+            live = st.studies()
+            if study is None:
+                return len(static) == 1 and not any(st.games(s.id) for s in live)
+            is_live = any(str(s.id) == str(study) or s.name == study for s in live)
+            return not is_live and any(str(s.id) == str(study) or s.name == study for s in static)
+    except StoreError:
+        return False
