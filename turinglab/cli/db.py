@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import Iterator
 
 import typer
@@ -79,11 +80,14 @@ def db_games(
     study_id: int | None = typer.Option(None, "--study-id", help="only this study's games"),
 ) -> None:
     """List the stored games."""
-    from turinglab.store.inspect import games_table
+    from turinglab.store.inspect import games_table, games_tsv
 
     with _reading(db) as store:
         games = store.games(study_id)
-    console.print(games_table(games))
+    if console.is_terminal:
+        console.print(games_table(games))
+    else:  # piped or redirected: one tab-separated line per game, cells never folded
+        sys.stdout.write(games_tsv(games))
 
 
 def _flag_command(value: bool, flag_help: str, doc: str):  # noqa: ANN202 - a Typer command

@@ -50,6 +50,23 @@ def _static_to_serve(study: str, db: str | None):  # noqa: ANN202 - StaticStudy 
         store.close()
 
 
+def _check_port(host: str, port: int) -> None:
+    """Fail in one line when nothing can listen on host:port (a server is already there)."""
+    import socket
+
+    try:
+        family, kind, proto, _, addr = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    except socket.gaierror as exc:
+        fail(f"--host {host}: not an address of this machine ({exc.strerror})")
+    with socket.socket(family, kind, proto) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(addr)
+        except OSError as exc:
+            fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}; is another server running there? "
+                 "Stop it, or choose another port with --port.")
+
+
 @app.command()
 def serve(
     study: str = typer.Option(None, "--study", help="Study YAML file (live game or static test), or the name of a "
@@ -65,6 +82,8 @@ def serve(
 ) -> None:
     """Run the live imitation game, or a static test's judge pages, in the browser (with /admin)."""
     import uvicorn
+
+    _check_port(host, port)  # before the database is created or a model loaded
 
     if workers > 1 or redis:
         from turinglab.server.cluster import serve_cluster
