@@ -26,7 +26,7 @@ from turinglab.game.events import Identity, judged_human
 from turinglab.matchmaking import Match, WaitingRoom, WitnessStats
 from turinglab.matchmaking.capacity import Capacity, Estimate, shortest_delay_s
 from turinglab.server.live import protocol as proto
-from turinglab.server.live.ai_seat import ElizaFallback
+from turinglab.witnesses.ai_seat import ElizaFallback
 from turinglab.server.content_filter import ContentFilter
 from turinglab.server.live.host import SeatInfo, StoreAway
 from turinglab.server.live.session import GameSession

@@ -20,7 +20,7 @@ from turinglab.game import events as ev
 from turinglab.game.engine import Disconnect, Game, GiveVerdict, Hold, Paste, Reconnect, ReportAbuse, Send, Tick, Typing
 from turinglab.game.events import INTERROGATOR, Event
 from turinglab.server.live import protocol as proto
-from turinglab.server.live.ai_seat import AISeat, Refusal
+from turinglab.witnesses.ai_seat import AISeat, Refusal
 from turinglab.server.live.host import Held, Host, SeatInfo, StoreAway, _dt
 from turinglab.server.live.stored_game import StoredGame
 from turinglab.server.live.reply_timing import designed_delay, not_before
