@@ -1,4 +1,4 @@
-"""The AI seat (server/live/ai_seat.py) driven from plain asyncio, without a websocket or a store:
+"""The AI seat (witnesses/ai_seat.py) driven from plain asyncio, without a websocket or a store:
 the real ELIZA witness, the real content filter and persona guard, and deterministic test
 doubles for an LLM."""
 

@@ -34,7 +34,7 @@ log = logging.getLogger("turinglab.server")
 
 class GameSession(StoredGame):
     """One live game: relays frames, runs its timers and seats, commits every change
-    (stored_game.py), and lets the AI seat (ai_seat.py) write the AI witnesses' replies."""
+    (stored_game.py), and lets the AI seat (witnesses/ai_seat.py) write the AI witnesses' replies."""
 
     def __init__(self, hub: Host, game_id: str, fmt: str, interrogator: str,
                  seats: dict[str, SeatInfo], now_ms: int, seed: int) -> None:
@@ -277,7 +277,7 @@ class GameSession(StoredGame):
             return
 
     async def _ai_reply(self, conv: str, q: Event) -> None:
-        """The AI seat answers `q` (ai_seat.py: model, guard, regeneration, fallback); its refused
+        """The AI seat answers `q` (witnesses/ai_seat.py: model, guard, regeneration, fallback); its refused
         replies are committed as they come, its reply shown by the human rule."""
         seat = self.seats[conv]
         assert seat.witness is not None and seat.spec is not None
