@@ -191,3 +191,4 @@ async def test_slow_request_headers_are_cut_off_but_websockets_and_keep_alive_li
             assert (await c.get("/healthz")).status_code == 200
             await asyncio.sleep(1.5)
             assert (await c.get("/healthz")).status_code == 200
+
