@@ -1317,27 +1317,21 @@ def static_import(
     images: str = typer.Option(None, "--images", help="Folder with the stimulus images (vision tasks)."),
     judge_trials: str = typer.Option(None, "--judge-trials", help="Zhang human-judge trial file (JSON); for --task conversation without --responses, the verdict file trials_all.json."),
     study_file: str = typer.Option(None, "--study-file", help="Static study YAML (default: preset zhang-2023)."),
+    fmt: str = typer.Option("zhang", "--format", help="zhang (Zhang's JSON files) or plain (your own items: "
+                            "--responses items.csv|.jsonl, --images folder; see docs/static.md)."),
     db: str = typer.Option(None, "--db", help=_DB_HELP),
 ) -> None:
-    """Import a response dictionary (and published judge trials): all or nothing."""
+    """Import a response dictionary (and published judge trials), or your own items: all or nothing."""
     from pathlib import Path
 
     from turinglab.game.study_file import StudyFileError
     from turinglab.statictests.config import TASKS, load_static_study, preset_study
-    from turinglab.statictests.zhang import (
-        ImportProblem,
-        parse_conversation_verdicts,
-        parse_judge_trials,
-        parse_responses,
-        read_json,
-    )
+    from turinglab.statictests.importing import parse_import
+    from turinglab.statictests.zhang import ImportProblem
     from turinglab.store import StoreError
 
     if task not in TASKS:
         fail(f"--task must be one of {', '.join(TASKS)}, got {task!r}")
-    if responses is None and not (task == "conversation" and judge_trials):
-        fail("--responses is needed (a Zhang response dictionary, e.g. word.json); only --task conversation "
-             "can import a verdict file (trials_all.json) alone with --judge-trials")
     img = Path(images).resolve() if images else None
     if img is not None and not img.is_dir():
         fail(f"--images {images}: no such folder; give the folder holding the image files")
@@ -1347,12 +1341,7 @@ def static_import(
         fail(str(exc))
     cfg = cfg.model_copy(update={"name": study, "task": task, **({"image_dir": str(img)} if img else {})})
     try:
-        if responses is None:  # Zhang's conversation verdicts: items and trials from one file
-            parsed = parse_conversation_verdicts(read_json(judge_trials), judge_trials)
-        else:
-            parsed = parse_responses(read_json(responses), task, responses, img)
-            if judge_trials:
-                parsed = parse_judge_trials(read_json(judge_trials), parsed, judge_trials)
+        parsed = parse_import(task, responses, judge_trials, img, fmt)
     except ImportProblem as exc:
         fail(str(exc))
     store = _static_store(db, write=True)

@@ -34,6 +34,7 @@ from sqlalchemy.exc import IntegrityError
 
 from turinglab.statictests.config import StaticStudy, static_hash
 from turinglab.store.db import StoreError, StudyFrozen, UnknownId, now_ms
+from turinglab.store.textcheck import check_import
 from turinglab.store.models import (
     JudgeSessionRow,
     JudgeTrialRow,
@@ -44,6 +45,15 @@ from turinglab.store.models import (
 )
 
 TRUTHS = ("human", "machine")
+
+
+class BadImportText(StoreError):
+    """Text an import cannot store (NUL, lone surrogate, too long): `lines`, one per field."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        shown = lines[:20] + ([f"... and {len(lines) - 20} more"] if len(lines) > 20 else [])
+        super().__init__(f"{len(lines)} text problem(s), nothing imported:\n" + "\n".join(shown))
 
 
 @dataclass(frozen=True)
@@ -195,7 +205,11 @@ class StaticMixin:
     def import_static(self, study: StaticStudy, stimuli: Sequence[StimulusIn], responses: Sequence[ResponseIn],
                       judges: Sequence[JudgeIn] = (), trials: Sequence[ImportTrial] = ()) -> int:
         """Register `study` and store its items, judges (new participants) and their trials in ONE
-        transaction: all or nothing. The study must have no items yet. Returns the study id."""
+        transaction: all or nothing. The study must have no items yet. Returns the study id.
+        Every text field is checked first (`textcheck.check_import`): `BadImportText` names them."""
+        bad = check_import(study.name, stimuli, responses, judges, trials)
+        if bad:
+            raise BadImportText(bad)
         with self._tx() as s:
             sid = _register(s, study, False)
             if s.scalar(select(func.count()).select_from(ResponseRow).where(ResponseRow.study_id == sid)):
@@ -262,7 +276,8 @@ class StaticMixin:
 
         Each judge's `seq` must continue their trials in this study; the item must belong to the
         study. A control item's `control_correct` is `answer == truth`; an item whose stimulus has
-        `fields["control_answer"]` (e.g. the conversation's topic) compares `answers["control"]`.
+        `fields["control_answer"]` (e.g. the conversation's topic) compares `answers["control"]`, and a
+        trial with its own `answers["control_truth"]` (Zhang's yes/no object word) compares with that.
         """
         with self._tx() as s:
             return _append_trials(s, study_id, trials)
@@ -435,6 +450,8 @@ def _append_trials(s: Any, study_id: int, trials: Sequence[TrialIn]) -> int:
             correct = t.answer == truth
         elif "control_answer" in fields and "control" in t.answers:
             correct = t.answers["control"] == fields["control_answer"]
+        elif "control_truth" in t.answers and "control" in t.answers:  # a per-trial question (Zhang's object word)
+            correct = t.answers["control"] == t.answers["control_truth"]
         rows.append({"study_id": study_id, "judge_id": t.judge_id, "session_id": t.session_id,
                      "response_id": t.response_id, "seq": t.seq, "phase": t.phase, "answer": t.answer,
                      "answers": dict(t.answers), "rt_ms": t.rt_ms, "feedback_shown": t.feedback_shown,
