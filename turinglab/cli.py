@@ -1368,7 +1368,7 @@ def static_summary(
     """Trials, judges, the confusion matrix and each agent's judged-human rate."""
     import json
 
-    from turinglab.statictests.summary import count_table, summary
+    from turinglab.statictests.summary import control_answers, count_table, summary
     from turinglab.store import StoreError
 
     if not 0 < alpha < 1:
@@ -1377,6 +1377,7 @@ def static_summary(
     try:
         info = store.static_study(study)
         out = summary(count_table(store, info.id), alpha, study=info.name, task=info.task)
+        out["control_answers"] = control_answers(store, info.id, alpha)
     except StoreError as exc:
         fail(str(exc))
     finally:
@@ -1388,6 +1389,10 @@ def static_summary(
     console.print(f"{out['study']} ({out['task']}): {out['trials']} trials by {out['judges']} judges", markup=False)
     console.print(f"truth human:   judged human {c['human']['human']}, machine {c['human']['machine']}", markup=False)
     console.print(f"truth machine: judged human {c['machine']['human']}, machine {c['machine']['machine']}", markup=False)
+    if out["control_answers"]:
+        ca = out["control_answers"]
+        console.print(f"control answers: {ca['correct']} of {ca['trials']} right ({ca['accuracy']['estimate']:.3f}); "
+                      f"per judge mean {ca['judge_mean']:.3f}, lowest {ca['judge_min']:.3f}", markup=False)
     for a in out["agents"]:
         r = a["judged_human_rate"]
         console.print(f"  {a['agent']:24} n={a['n']:6}  judged human {r['estimate']:.3f} "

@@ -133,15 +133,18 @@ def parse_image_judge_trials(data: Any, parsed: Parsed, task: str, source: str =
             continue
         truth, model = labels
         who = "human" if truth == "human" else model.casefold()
-        if letters.setdefault(letter, who) != who:
+        first = letters.setdefault(letter, (who, name))
+        if first[0] != who:
             problems.append(f"{at}: field 'machine_groundtruth' is {model or 'human'!r} but letter {letter!r} is "
-                            f"{letters[letter]!r} elsewhere in the file; check the page name or the labels")
+                            f"{first[0]!r} in trial {first[1]!r}; check the page names or the labels")
             continue
         cands = items.get((stim.key, who), [])
         if truth == "machine" and len(cands) != 1 or k >= len(cands):
-            what = "human responses" if truth == "human" else f"responses of agent {model!r} (any case)"
-            problems.append(f"{at}: image {image} has {len(cands)} {what}, so the page does not name exactly one "
-                            "item; import the response dictionary these pages were made from")
+            what = (f"field 'page_name' asks for human response {k}" if truth == "human"
+                    else f"field 'machine_groundtruth' is {model!r}")
+            problems.append(f"{at}: {what}, but image {image} has {len(cands)} such responses (agent names in any "
+                            "case), so the page does not name exactly one item; import the response dictionary "
+                            "these pages were made from or fix the label")
             continue
         item = cands[k]
         if truth == "machine":
@@ -165,7 +168,7 @@ def parse_image_judge_trials(data: Any, parsed: Parsed, task: str, source: str =
         raise ImportProblem(source, problems)
     rename_agents(parsed, names)
     parsed.judges, parsed.trials = list(col.judges.values()), col.trials
-    shown = ", ".join(f"{ltr}={w}" for ltr, w in sorted(letters.items()))
+    shown = ", ".join(f"{ltr}={w}" for ltr, (w, _) in sorted(letters.items()))
     parsed.notes.append(f"{task} pages matched by image number and agent name: letters {shown}; every page named "
                         "exactly one item and agreed with its imageID")
     return parsed
