@@ -211,3 +211,33 @@ def test_agent_names_differing_in_case_are_one_agent(sqlite_url, tmp_path):
     with Store(sqlite_url) as st:
         agents = {i.agent for i in st.items(st.static_study("w").id) if i.truth == "machine"}
     assert agents == {"gpt2"}
+
+
+def test_free_viewing_page_draws_fv_json_scanpaths_clipped(sqlite_url, tmp_path):
+    """A judge page over fv.json's pixel scanpaths: the page gets the path in [-1, 1] clipped to the
+    frame, never the raw pixels, the subject or the model."""
+    import re
+
+    from fastapi.testclient import TestClient
+
+    from turinglab.server.judge import create_static_app
+
+    pics = tmp_path / "pics"
+    pics.mkdir()
+    for name in ("img144.jpg", "img146.jpg"):
+        (pics / name).write_bytes(b"\xff\xd8\xff\xd9")
+    (tmp_path / "fv.yaml").write_text("name: fvx\ntask: fv\nsession: {items: 2, min_rt_ms: 0}\n")
+    r = cli("static", "import", "--task", "fv", "--responses", str(HERE / "fv_excerpt.json"), "--images", str(pics),
+            "--study-file", str(tmp_path / "fv.yaml"), "--study", "fvx", "--db", sqlite_url)
+    assert r.exit_code == 0, r.output
+    with Store(sqlite_url) as st:
+        study = st.static_study("fvx").study
+    with TestClient(create_static_app(study, sqlite_url, admin_password="pw", rng_seed=1)) as c:
+        pid = c.post("/start", follow_redirects=False).headers["location"].rsplit("/", 1)[1]
+        tok = re.search(r'name="csrf" value="(\w+)"', c.get(f"/p/{pid}").text).group(1)
+        assert c.post(f"/p/{pid}/consent", data={"agree": "yes", "csrf": tok}).status_code == 200
+        html = c.get(f"/p/{pid}").text
+    data = json.loads(re.search(r'<script type="application/json" id="item-data">(.*?)</script>', html, re.S).group(1))
+    assert data["task"] == "fv" and 1 <= len(data["scanpath"]) <= 15
+    assert all(-1 <= v <= 1 for p in data["scanpath"] for v in p)
+    assert "scanpath_px" not in html and "ivsn" not in html.lower() and "outside_frame" not in html

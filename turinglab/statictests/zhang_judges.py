@@ -133,7 +133,7 @@ def parse_image_judge_trials(data: Any, parsed: Parsed, task: str, source: str =
             continue
         truth, model = labels
         who = "human" if truth == "human" else model.casefold()
-        first = letters.setdefault(letter, (who, name))
+        first = letters.setdefault(letter, (who, name, model or "human"))
         if first[0] != who:
             problems.append(f"{at}: field 'machine_groundtruth' is {model or 'human'!r} but letter {letter!r} is "
                             f"{first[0]!r} in trial {first[1]!r}; check the page names or the labels")
@@ -168,7 +168,7 @@ def parse_image_judge_trials(data: Any, parsed: Parsed, task: str, source: str =
         raise ImportProblem(source, problems)
     rename_agents(parsed, names)
     parsed.judges, parsed.trials = list(col.judges.values()), col.trials
-    shown = ", ".join(f"{ltr}={w}" for ltr, (w, _) in sorted(letters.items()))
+    shown = ", ".join(f"{ltr}={spelled}" for ltr, (_, _, spelled) in sorted(letters.items()))
     parsed.notes.append(f"{task} pages matched by image number and agent name: letters {shown}; every page named "
                         "exactly one item and agreed with its imageID")
     return parsed
