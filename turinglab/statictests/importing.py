@@ -27,17 +27,17 @@ def parse_import(task: str, responses: str | None, judge_trials: str | None, ima
         from turinglab.statictests.plain import parse_plain, read_rows
 
         if responses is None or judge_trials:
-            raise ImportProblem("--format plain", ["give the items file as --responses (CSV or JSONL); judge trials "
-                                                   "of your own study come from its judge pages, not a file"])
+            raise ImportProblem("--format plain", [("give the items file as --responses (CSV or JSONL); judge trials "
+                                                    "of your own study come from its judge pages, not a file")])
         return parse_plain(read_rows(responses), task, images, responses)
     if responses is None:
         if task == "conversation" and judge_trials:  # Zhang's verdicts: items and trials from one file
             return parse_conversation_verdicts(read_json(judge_trials), judge_trials)
         if task == "word" and judge_trials:  # e.g. the ChatGPT round, whose words are not published
             return zj.parse_word_trials_alone(read_json(judge_trials), judge_trials)
-        raise ImportProblem("--responses", ["--responses is needed (a Zhang response dictionary, e.g. color.json); "
-                                            "only --task word and --task conversation can import judge trials alone "
-                                            "(--judge-trials)"])
+        raise ImportProblem("--responses", [("--responses is needed (a Zhang response dictionary, e.g. color.json); "
+                                             "only --task word and --task conversation can import judge trials alone "
+                                             "(--judge-trials)")])
     parsed = parse_responses(read_json(responses), task, responses, images)
     if not judge_trials:
         return parsed

@@ -304,8 +304,8 @@ def parse_judge_trials(data: Any, parsed: Parsed, source: str = "<judge trials>"
     clash = Counter(d for d, _ in pairs)
     bad = [d for d, c in clash.items() if c > 1]
     if bad:  # the same dictionary model must get one judge-file name
-        raise ImportProblem(source, [f"model {bad[0]!r} of the responses appears under several judge-file names; "
-                                     "check the letters of the page names"])
+        raise ImportProblem(source, [(f"model {bad[0]!r} of the responses appears under several judge-file names; "
+                                      "check the letters of the page names")])
     rename_agents(parsed, dict(pairs))
     parsed.judges, parsed.trials = list(judges.values()), trials
     parsed.notes.append(check_cue_mapping(parsed))

@@ -34,7 +34,6 @@ from sqlalchemy.exc import IntegrityError
 
 from turinglab.statictests.config import StaticStudy, static_hash
 from turinglab.store.db import StoreError, StudyFrozen, UnknownId, now_ms
-from turinglab.store.textcheck import check_import
 from turinglab.store.models import (
     JudgeSessionRow,
     JudgeTrialRow,
@@ -43,6 +42,7 @@ from turinglab.store.models import (
     StaticStudyRow,
     StimulusRow,
 )
+from turinglab.store.textcheck import check_import
 
 TRUTHS = ("human", "machine")
 
