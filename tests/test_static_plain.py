@@ -27,7 +27,8 @@ def folder(tmp_path, names=("beach.png", "forest.png", "street.png")):
 
 def write_csv(path, rows):
     with path.open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=["stimulus_id", "task", "image", "text", "response", "truth", "agent"])
+        w = csv.DictWriter(f, fieldnames=["stimulus_id", "task", "image", "text", "response", "truth", "agent",
+                                          "object_present"])
         w.writeheader()
         w.writerows(rows)
     return path
@@ -68,7 +69,7 @@ def test_captioning_study_from_jsonl(db_url, tmp_path):
             {"stimulus_id": "a", "task": "caption", "image": "a.jpg", "response": "a dog on a beach",
              "truth": "machine", "agent": "blip"},
             {"stimulus_id": "b", "task": "caption", "image": "b.jpg", "response": "Two cups of tea.",
-             "truth": "human", "agent": "p02", "control_word": "cup", "control_answer": "yes"}]
+             "truth": "human", "agent": "p02", "object_present": ["cup", "tea"], "object_absent": ["dog"]}]
     items = tmp_path / "items.jsonl"
     items.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     r = imp(db_url, items, pics, task="caption", study="cap")
@@ -77,7 +78,7 @@ def test_captioning_study_from_jsonl(db_url, tmp_path):
         got = st.items(st.static_study("cap").id)
     assert sorted(i.text for i in got) == sorted(r["response"] for r in rows)
     b = next(i for i in got if i.stimulus_key == "b")
-    assert b.stimulus_fields["control_word"] == "cup" and b.stimulus_fields["control_answer"] == "yes"
+    assert b.stimulus_fields["object_present"] == ["cup", "tea"] and b.stimulus_fields["object_absent"] == ["dog"]
 
 
 @pytest.mark.parametrize("change,words", [
@@ -86,6 +87,7 @@ def test_captioning_study_from_jsonl(db_url, tmp_path):
     ({"task": "object"}, ["row 2", "field 'task'"]),
     ({"agent": ""}, ["row 2", "field 'agent'"]),
     ({"image": "forest.png"}, ["row 2", "differ from an earlier row"]),
+    ({"object_present": " ; "}, ["row 2", "field 'object_present'"]),
 ])
 def test_any_bad_row_refuses_the_whole_file(db_url, tmp_path, change, words):
     rows = [dict(r) for r in COLOUR]

@@ -68,6 +68,8 @@ def test_vision_judge_excerpt_imports_and_matches_raw(db_url, task, dictionary, 
     check_summary(got, exp)
     ca = got["control_answers"]
     assert (ca["trials"], ca["correct"]) == exp["control"] and ca["trials"] == exp["trials"]
+    oq = got["answers"]["object_question"]  # the same answers as the judge pages' true/false question
+    assert (oq["answered"], oq["correct"]) == exp["control"]
     # each trial sits on the image its page names, with that agent's response from the dictionary
     raw = json.loads((HERE / excerpt).read_text())
     words = json.loads((SHIPPED / dictionary).read_text())

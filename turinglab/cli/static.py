@@ -19,11 +19,15 @@ def static_import(
     images: str = typer.Option(None, "--images", help="Folder with the stimulus images (vision tasks)."),
     judge_trials: str = typer.Option(None, "--judge-trials", help="Zhang human-judge trial file (JSON); for --task conversation without --responses, the verdict file trials_all.json."),
     study_file: str = typer.Option(None, "--study-file", help="Static study YAML (default: preset zhang-2023)."),
+    skip_unknown_truth: bool = typer.Option(False, "--skip-unknown-truth", help="Conversation judge results: leave out (and count) trials whose conversation the look-up (--responses) does not name."),
     fmt: str = typer.Option("zhang", "--format", help="zhang (Zhang's JSON files) or plain (your own items: "
                             "--responses items.csv|.jsonl, --images folder; see docs/static.md)."),
     db: str = typer.Option(None, "--db", help=DB_HELP),
 ) -> None:
-    """Import a response dictionary (and published judge trials), or your own items: all or nothing."""
+    """Import a response dictionary (and published judge trials), or your own items: all or nothing.
+
+    Zhang's conversation judge results (compiled_prolific.json): --task conversation --judge-trials
+    RESULTS --responses LOOKUP (correct_answers_lookup.ipynb or correct_answers.json)."""
     from pathlib import Path
 
     from turinglab.game.study_file import StudyFileError
@@ -43,7 +47,7 @@ def static_import(
         fail(str(exc))
     cfg = cfg.model_copy(update={"name": study, "task": task, **({"image_dir": str(img)} if img else {})})
     try:
-        parsed = parse_import(task, responses, judge_trials, img, fmt)
+        parsed = parse_import(task, responses, judge_trials, img, fmt, skip_unknown_truth=skip_unknown_truth)
     except ImportProblem as exc:
         fail(str(exc))
     store = static_store(db, write=True)
@@ -70,6 +74,7 @@ def static_summary(
     """Trials, judges, the confusion matrix and each agent's judged-human rate."""
     import json
 
+    from turinglab.statictests.answers import static_extras
     from turinglab.statictests.summary import control_answers, count_table, summary
     from turinglab.store import StoreError
 
@@ -79,6 +84,7 @@ def static_summary(
     try:
         info = store.static_study(study)
         out = summary(count_table(store, info.id), alpha, study=info.name, task=info.task)
+        out.update(static_extras(store, info, alpha))
         out["control_answers"] = control_answers(store, info.id, alpha)
     except StoreError as exc:
         fail(str(exc))

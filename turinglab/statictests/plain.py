@@ -18,9 +18,10 @@ Columns (JSONL: the same keys):
 * `truth` (required): human or machine. `agent` (required for machine rows): who produced the
   response (model name, or the human participant's label; default "human"). Names that differ only
   in case are one agent.
-* optional `item_id` (unique; default `<stimulus_id>_<agent>_<k>`), `control_word` and
-  `control_answer` (yes/no): the stimulus's yes/no control question ("Does this image contain
-  <control_word>?"), scored against the judge's `control` answer.
+* optional `item_id` (unique; default `<stimulus_id>_<agent>_<k>`); `object_present` and
+  `object_absent`: words (separated by `;`) for Zhang's true/false control of the colour and
+  object tasks, "Does this image contain the following - <word>?", asked with a word that is in
+  the picture or one that is not (stimulus fields of the same names, see docs/protocol.md).
 
 Every row is checked; any problem (one line each: row, field, fix) stops the import, nothing stored.
 """
@@ -37,8 +38,8 @@ from typing import Any
 from turinglab.statictests.zhang import ImportProblem, Parsed, _fv_payload, _slug, rename_agents
 from turinglab.store.static import ResponseIn, StimulusIn
 
-COLUMNS = ("stimulus_id", "task", "image", "text", "response", "truth", "agent", "item_id", "control_word",
-           "control_answer")
+COLUMNS = ("stimulus_id", "task", "image", "text", "response", "truth", "agent", "item_id", "object_present",
+           "object_absent")
 IMAGE_TASKS = ("color", "object", "caption", "fv")
 
 
@@ -126,13 +127,20 @@ def parse_plain(rows: list[tuple[str, dict[str, Any]]], task: str, images: Path 
             problems.append(f"{at}: field 'text' is missing; give the cue word")
             continue
         fields: dict[str, Any] = {}
-        if "control_word" in get or "control_answer" in get:
-            ans = str(get.get("control_answer", "")).lower()
-            if not get.get("control_word") or ans not in ("yes", "no"):
-                problems.append(f"{at}: fields 'control_word'/'control_answer' need a word and yes or no; "
-                                "fill both or leave both empty")
+        bad_words = False
+        for f in ("object_present", "object_absent"):
+            v = get.get(f)
+            if v is None:
                 continue
-            fields = {"control_word": get["control_word"], "control_answer": ans}
+            words = [w.strip() for w in v.split(";") if w.strip()] if isinstance(v, str) else v
+            if not (isinstance(words, list) and words and all(isinstance(w, str) and w.strip() for w in words)):
+                problems.append(f"{at}: field {f!r} is {v!r}; give words separated by ';' (JSONL: a list) "
+                                "or leave it empty")
+                bad_words = True
+                break
+            fields[f] = words
+        if bad_words:
+            continue
         new = StimulusIn(stim, text=text if isinstance(text, str) else None, image=image, fields=fields)
         old = stimuli.setdefault(stim, new)
         if (old.image, old.text, old.fields) != (new.image, new.text, new.fields):

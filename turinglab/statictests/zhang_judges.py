@@ -11,7 +11,9 @@ that does not is a problem line (trial, field, fix) and nothing is imported.
   a letter keeps one agent through the file. The control question ("Does this image contain
   the following - <word>?", psiTurk `task_color.js`/`stage.html`): `object_groundtruth` "0" when
   the word shown is in the image (answer Yes) and "1" when it is not; `response_object` "1" is
-  Yes, "2" No. Stored as answers `control` / `control_truth` ("yes"/"no"), scored per trial.
+  Yes, "2" No. Stored as answers `object_answer` / `object_truth` ("yes"/"no"), as the judge pages
+  store the same question, and scored per trial (`control_correct`). A speaker-gender answer other
+  than "NA" is kept as `gender` (lower case) beside the raw `response_gender`.
 * free viewing (`humanjudge_fv.json`): the stimulus is a GIF URL,
   ".../naturalsaliency_human/fig_naturalsaliency_subj17-zd_img155_nfix14.gif" (subject 17's
   scanpath on image 155, 14 fixations) or ".../naturalsaliency_conv_gbvs/fig_..._img129_nfix30.gif"
@@ -73,6 +75,12 @@ def _labels(at: str, td: dict[str, Any], problems: list[str]) -> tuple[str, str]
                         "no model name and a machine trial names its model; fix the labels")
         return None
     return truth, model
+
+
+def _gender(td: dict[str, Any], answers: dict[str, Any]) -> None:
+    g = td.get("response_gender")
+    if isinstance(g, str) and g.strip() and g.strip().upper() != "NA":
+        answers["gender"] = g.strip().lower()
 
 
 class _Collect:
@@ -155,6 +163,7 @@ def parse_image_judge_trials(data: Any, parsed: Parsed, task: str, source: str =
         answers: dict[str, Any] = {f: td[f] for f in ("trial", "hit", "Aclass", "response_gender", "imgtype",
                                                        "response_object", "object_groundtruth") if f in td}
         answers["source_trial"] = name
+        _gender(td, answers)
         if "response_object" in td or "object_groundtruth" in td:
             said, truth_c = YES_NO.get(str(td.get("response_object"))), SHOWN_WORD.get(str(td.get("object_groundtruth")))
             if said is None or truth_c is None:
@@ -162,7 +171,7 @@ def parse_image_judge_trials(data: Any, parsed: Parsed, task: str, source: str =
                                 f"{td.get('object_groundtruth')!r}; the control answer is \"1\" (yes) or \"2\" (no) "
                                 "and its truth \"0\" (word in the image) or \"1\" (not); fix or remove both")
                 continue
-            answers["control"], answers["control_truth"] = said, truth_c
+            answers["object_answer"], answers["object_truth"] = said, truth_c  # as the judge pages store it
         col.add(worker, rec, item.key, ar[0], ar[1], str(td.get("phase") or "test").lower(), answers)
     if problems:
         raise ImportProblem(source, problems)
@@ -237,6 +246,7 @@ def parse_fv_judge_trials(data: Any, parsed: Parsed, source: str = "<judge trial
             continue
         answers = {f: td[f] for f in ("trial", "response_gender", "imgtype") if f in td}
         answers.update(source_trial=name, clip=url, nfix=int(m.group("nfix")), image_set=m.group("set"))
+        _gender(td, answers)
         col.add(worker, rec, item.key, ar[0], ar[1], str(td.get("phase") or "test").lower(), answers)
     if problems:
         raise ImportProblem(source, problems)
