@@ -192,7 +192,7 @@ async def test_ai_reply_is_released_by_the_human_rule_on_the_hub_clock(tmp_path)
     not `designed` after the reply task started (which comes after the question's commit)."""
     import asyncio
 
-    from turinglab.server.hub import wall_clock
+    from turinglab.server.live.hub import wall_clock
     from turinglab.witnesses.base import Reply, Witness
 
     class Slow(Witness):

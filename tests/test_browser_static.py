@@ -13,7 +13,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 from static_judge_data import make_study  # noqa: E402
 
-from turinglab.server.judge import create_static_app  # noqa: E402
+from turinglab.server.judging.pages import create_static_app  # noqa: E402
 from turinglab.server.testing import serve_in_thread  # noqa: E402
 from turinglab.store.api import Store  # noqa: E402
 

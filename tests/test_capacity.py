@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from turinglab.game.config import Allocation, Study, WitnessSpec
 from turinglab.matchmaking import WaitingRoom, WitnessStats
 from turinglab.matchmaking.capacity import Capacity, Estimate, shortest_delay_s
-from turinglab.server.hub import build_capacity
+from turinglab.server.live.hub import build_capacity
 
 ELIZA = WitnessSpec(codename="Eliza", kind="eliza")
 LOCAL = WitnessSpec(codename="Sierra", kind="local")

@@ -12,7 +12,7 @@ import websockets
 
 from turinglab.game.config import Rules
 from turinglab.game.engine import Disconnect, Game, GiveVerdict, Send
-from turinglab.server import protocol as proto
+from turinglab.server.live import protocol as proto
 from turinglab.server.content_filter import ContentFilter
 from turinglab.server.testing import WsPlayer, csrf_token
 from turinglab.store.api import Store

@@ -16,7 +16,7 @@ from fastapi.testclient import TestClient
 sys.path.insert(0, str(Path(__file__).parent))
 from static_judge_data import AGENTS, EVIL, TOPICS, make_study  # noqa: E402
 
-from turinglab.server.judge import create_static_app  # noqa: E402
+from turinglab.server.judging.pages import create_static_app  # noqa: E402
 from turinglab.statictests.config import Session, StaticStudy  # noqa: E402
 from turinglab.store.api import Store  # noqa: E402
 from turinglab.store.static import ResponseIn, StimulusIn  # noqa: E402

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from turinglab.server import protocol as proto
+from turinglab.server.live import protocol as proto
 from tests.test_server import in_game, players, running, study
 from tests.test_server_integrity import said
 

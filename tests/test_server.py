@@ -363,7 +363,7 @@ async def test_content_filter_binds_ai_witnesses_too(sqlite_url):
 
 
 async def test_failed_start_is_reported_and_witness_moves_on_after_time_up(sqlite_url):
-    from turinglab.server.hub import default_witness_factory
+    from turinglab.server.live.hub import default_witness_factory
 
     built = []
 
@@ -545,7 +545,7 @@ async def test_games_played_and_role_rotation_survive_a_restart(sqlite_url):
 
 async def _hub_with_person(sqlite_url, witness_factory=None):
     """A hub in this event loop (no web server) for an AI-only study, and one consented person."""
-    from turinglab.server.hub import Hub
+    from turinglab.server.live.hub import Hub
 
     store = Store(sqlite_url)
     hub = Hub(study(ratio=0.0, witnesses=(ELIZA,)), store, rng_seed=1, human_timing=FAST,
@@ -588,7 +588,7 @@ async def test_a_person_being_matched_cannot_join_again_while_the_game_is_stored
 
 
 async def test_a_failed_start_leaves_no_live_game_and_closes_its_witnesses(sqlite_url):
-    from turinglab.server.hub import default_witness_factory
+    from turinglab.server.live.hub import default_witness_factory
 
     built = []
 
@@ -643,7 +643,7 @@ def test_one_rule_for_judged_human_and_correct_verdicts():
 
 async def test_warm_up_failure_is_logged_not_raised(sqlite_url, caplog):
     """The hub warms local witnesses with `registry.warm_up` and catches what it raises."""
-    from turinglab.server.hub import Hub
+    from turinglab.server.live.hub import Hub
 
     bad = WitnessSpec(codename="Cold", kind="local", prompt="/nonexistent/prompt.j2", timing=FAST)
     store = Store(sqlite_url)
@@ -689,7 +689,7 @@ async def test_a_prolific_id_never_hands_out_another_participants_token(sqlite_u
     """Someone who knows (or guesses) a Prolific id must not become that participant: a client
     without the participant's cookie gets a new participant labelled as a duplicate Prolific id,
     both before and after the owner consented; the owner's own browser still returns to them."""
-    from turinglab.server.hub import DUPLICATE_PID
+    from turinglab.server.live.hub import DUPLICATE_PID
 
     with running(study(), sqlite_url) as base:
         async with httpx.AsyncClient(base_url=base) as owner, httpx.AsyncClient(base_url=base) as other:

@@ -224,7 +224,7 @@ async def test_kill_9_loses_no_acknowledged_witness_reply(db_url, tmp_path, caps
 async def test_flooding_is_limited_per_participant_and_refused_text_is_bounded(db_url):
     import asyncio
 
-    from turinglab.server.hub import CLOSE_TOO_MANY, MAX_CONNECTIONS
+    from turinglab.server.live.hub import CLOSE_TOO_MANY, MAX_CONNECTIONS
     from turinglab.server.testing import WsPlayer
 
     with running(study(), db_url) as base:

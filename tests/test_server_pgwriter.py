@@ -12,7 +12,7 @@ from sqlalchemy import create_engine, text
 from turinglab.game.config import Rules, Study
 from turinglab.game.engine import Game, Send
 from turinglab.game.events import Event
-from turinglab.server.pgwriter import PgWriter
+from turinglab.server.live.pgwriter import PgWriter
 from turinglab.store.api import NewGame, Store
 from turinglab.store.db import StoreError
 

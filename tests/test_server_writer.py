@@ -8,7 +8,7 @@ import pytest
 
 from turinglab.game.config import Rules, Study
 from turinglab.game.engine import Game, Send
-from turinglab.server.hub import Writer
+from turinglab.server.live.sqlwriter import Writer
 from turinglab.store.api import Store
 from turinglab.store.db import StoreError
 

@@ -1,4 +1,4 @@
-"""Group commit of judge answers (server/trial_writer.py), on SQLite and PostgreSQL: concurrent
+"""Group commit of judge answers (server/judging/trial_writer.py), on SQLite and PostgreSQL: concurrent
 answers are stored exactly once and acknowledged only after their batch is committed, a failing
 answer fails only its own request, and stopping writes what is queued."""
 
@@ -16,8 +16,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 from static_judge_data import make_study  # noqa: E402
 
-from turinglab.server.judge import create_static_app  # noqa: E402
-from turinglab.server.trial_writer import TrialWriter  # noqa: E402
+from turinglab.server.judging.pages import create_static_app  # noqa: E402
+from turinglab.server.judging.trial_writer import TrialWriter  # noqa: E402
 from turinglab.store.api import Store  # noqa: E402
 from turinglab.store.db import UnknownId  # noqa: E402
 from turinglab.store.static import TrialIn  # noqa: E402

@@ -22,13 +22,16 @@ import numpy as np
 from starlette.websockets import WebSocket
 
 from turinglab.game.config import Study, Timing, WitnessSpec
-from turinglab.game.events import Event, Identity, judged_human
+from turinglab.game.events import Identity, judged_human
 from turinglab.matchmaking import Match, WaitingRoom, WitnessStats
 from turinglab.matchmaking.capacity import Capacity, Estimate, shortest_delay_s
-from turinglab.server import protocol as proto
+from turinglab.server.live import protocol as proto
+from turinglab.server.live.ai_seat import ElizaFallback
 from turinglab.server.content_filter import ContentFilter
-from turinglab.server.session import GameSession, SeatInfo, StoreAway
-from turinglab.server.pgwriter import PgWriter
+from turinglab.server.live.host import SeatInfo, StoreAway
+from turinglab.server.live.session import GameSession
+from turinglab.server.live.pgwriter import PgWriter
+from turinglab.server.live.sqlwriter import Writer
 from turinglab.store.api import NewGame, Store, UnknownId
 from turinglab.witnesses.base import GameContext, Turn, Witness
 
@@ -40,7 +43,6 @@ DUPLICATE_PID = "duplicate_prolific_pid"  # label of a participant whose Prolifi
 BOT_LABEL = "bot"  # label of a bot participant (`turinglab bots`); its games get flags["bot"] = True
 MAX_CONNECTIONS = 4  # open websockets per participant (tabs); a fifth closes the oldest
 CLOSE_TOO_MANY = 4008  # websocket close code of a connection replaced by a newer one beyond the cap
-_STOP = object()  # queued by Writer.stop after the work to finish
 # joins and game starts in progress at once (per process); the rest wait their turn, so a burst of
 # them (a class or a crowd arriving together) does not hold up the messages of running games
 JOINS_AT_ONCE = 8
@@ -79,127 +81,12 @@ def default_witness_factory(spec: WitnessSpec, seed: int) -> Witness:
     return build_witness(spec, seed=seed)
 
 
-class Writer:
-    """Appends events in worker threads: per game in order; a caller awaits the commit.
-
-    Group commit: the event batches that queued up while a worker was busy are written in one
-    transaction with `Store.append_many` (so the store's checks and derived rows stay the
-    store's); other jobs (`create_game`) run in their own transaction, in queue order. If a group
-    fails, each of its batches is retried alone, so one bad batch cannot fail the others. Each
-    worker has its own Store.
-    """
-
-    def __init__(self, url: str, workers: int) -> None:
-        self.stores = [Store(url, upgrade=False) for _ in range(workers)]
-        self.queues: list[asyncio.Queue] = [asyncio.Queue() for _ in range(workers)]
-        self.tasks = [asyncio.create_task(self._run(q, st)) for q, st in zip(self.queues, self.stores)]
-        self.stopped = False
-
-    def _queue(self, game_id: str) -> asyncio.Queue:
-        return self.queues[hash(game_id) % len(self.queues)]
-
-    async def append(self, game_id: str, events: Iterable[Event]) -> None:
-        """Append the game's events after its earlier jobs; return once they are committed."""
-        if self.stopped:
-            raise RuntimeError("the writer is stopped")
-        fut = asyncio.get_running_loop().create_future()
-        self._queue(game_id).put_nowait((game_id, list(events), fut))
-        return await fut
-
-    async def create(self, game: NewGame) -> None:
-        """Create the game (in its own transaction, after the game's earlier jobs); await its commit."""
-        return await self.run(game.game_id or "", lambda st: st.create_in_own(game))
-
-    async def run(self, game_id: str, job: Callable[[Store], Any]) -> Any:
-        """Run `job(store)` in the game's worker, after the game's earlier jobs; await its commit."""
-        if self.stopped:
-            raise RuntimeError("the writer is stopped")
-        fut = asyncio.get_running_loop().create_future()
-        self._queue(game_id).put_nowait((game_id, job, fut))
-        return await fut
-
-    async def _run(self, q: asyncio.Queue, store: Store) -> None:
-        while True:
-            item = await q.get()
-            if item is _STOP:
-                return
-            batch, stop = [item], False
-            while not q.empty() and len(batch) < 1000:
-                item = q.get_nowait()
-                if item is _STOP:  # everything queued before it is in this batch
-                    stop = True
-                    break
-                batch.append(item)
-            results = await asyncio.to_thread(self._write, store, batch)
-            for (_, _, fut), (value, exc) in zip(batch, results):
-                if fut.done():
-                    continue
-                if exc is None:
-                    fut.set_result(value)
-                else:
-                    fut.set_exception(exc)
-            if stop:
-                return
-
-    @staticmethod
-    def _write(store: Store, batch: list) -> list[tuple[Any, BaseException | None]]:
-        out: list[tuple[Any, BaseException | None]] = []
-        i = 0
-        while i < len(batch):
-            if callable(batch[i][1]):  # a job of its own
-                game_id, job, _ = batch[i]
-                out.append(Writer._one(game_id, lambda: job(store)))
-                i += 1
-                continue
-            j = i
-            while j < len(batch) and not callable(batch[j][1]):
-                j += 1
-            group = [(gid, events) for gid, events, _ in batch[i:j]]
-            try:
-                store.append_many(group)
-                out.extend((None, None) for _ in group)
-            except Exception as exc:  # noqa: BLE001 - retry each batch alone, so one bad batch fails alone
-                if len(group) == 1:
-                    log.exception("storing game %s failed", group[0][0])
-                    out.append((None, exc))
-                    i = j
-                    continue
-                log.warning("group commit of %d batches failed; storing them one by one", len(group))
-                for gid, events in group:
-                    out.append(Writer._one(gid, lambda gid=gid, events=events: store.append_events(gid, events)))
-            i = j
-        return out
-
-    @staticmethod
-    def _one(game_id: str, call: Callable[[], Any]) -> tuple[Any, BaseException | None]:
-        try:
-            return call(), None
-        except Exception as exc:  # noqa: BLE001 - handed to the awaiting caller
-            log.exception("storing game %s failed", game_id)
-            return None, exc
-
-    async def stop(self, timeout_s: float = 30.0) -> None:
-        """Shut down: write everything already queued (the write in progress finishes), then close
-        the stores. Only after `timeout_s` (a hung database) are the workers cancelled."""
-        if self.stopped:
-            return
-        self.stopped = True
-        await drain(self.queues, self.tasks, _STOP, timeout_s)
-        for st in self.stores:
-            st.close()
-
-
-async def drain(queues: list[asyncio.Queue], tasks: list[asyncio.Task], stop: object, timeout_s: float) -> None:
-    """Queue `stop` after the work in every lane and wait for the lanes to finish it; after
-    `timeout_s` (a hung database) cancel them."""
-    for q in queues:
-        q.put_nowait(stop)
-    _, pending = await asyncio.wait(tasks, timeout=timeout_s)
-    if pending:
-        log.error("the writer did not finish its queued work within %.0f s; dropping it", timeout_s)
-        for t in pending:
-            t.cancel()
-        await asyncio.gather(*pending, return_exceptions=True)
+def lone_frame(study: Study, joined_ms: int, here: int) -> dict[str, Any]:
+    """Three-player waiting: `here` people of the two a game needs, and when the study's rule ends
+    the wait of one who joined at `joined_ms` (None: it does not)."""
+    a = study.allocation
+    return {"here": here, "needed": 2,
+            "ends_ms": joined_ms + round(a.lone_wait_s * 1000) if a.lone_then == "end" else None}
 
 
 @dataclass
@@ -252,7 +139,7 @@ class Hub:
         self.wake = asyncio.Event()
         self.task = asyncio.create_task(self._matchmaker())
         self._lone_tasks: set[asyncio.Task] = set()
-        self._eliza: Witness | None = None
+        self._fallback = ElizaFallback(self._build_eliza)
         self._warm_task: asyncio.Task | None = None
 
     def _close_orphans(self) -> None:
@@ -432,9 +319,11 @@ class Hub:
 
     # ---- frames out ----------------------------------------------------------------
     async def send(self, pid: str | None, frame: dict[str, Any]) -> None:
-        if not pid:
-            return
-        data = json.dumps(frame)
+        if pid:
+            await self._send_here(pid, json.dumps(frame))
+
+    async def _send_here(self, pid: str, data: str) -> None:
+        """To the participant's connections on this process."""
         for ws in list(self.conns.get(pid, ())):
             try:
                 await ws.send_text(data)
@@ -457,9 +346,7 @@ class Hub:
         w = self.room.waiting.get(pid)
         if w is None or self.study.format != "three-player":
             return None
-        a = self.study.allocation
-        return {"here": len(self.room.waiting), "needed": 2,
-                "ends_ms": w.joined_ms + round(a.lone_wait_s * 1000) if a.lone_then == "end" else None}
+        return lone_frame(self.study, w.joined_ms, len(self.room.waiting))
 
     async def send_waiting_counts(self) -> None:
         if self.study.format == "three-player":
@@ -482,25 +369,26 @@ class Hub:
         s = self.session_of.get(pid)
         now = self.now()
         w = self.room.waiting.get(pid)
-        return {
-            "type": "state",
-            "phase": self.phase(pid),
-            "server_now_ms": now,
-            "participant": {"games_played": p.games_played, "survey_done": p.survey_done,
-                            "completion_url": self.study.completion_url},
-            # matched and starting: still "waiting", since the same moment (both kinds of game alike)
-            "waiting_since_ms": w.joined_ms if w else (p.joined_ms if pid in self.starting else None),
-            "lone": self.lone_info(pid),
-            "game": s.view(pid, now) if s is not None else None,
-        }
+        # matched and starting: still "waiting", since the same moment (both kinds of game alike)
+        since = w.joined_ms if w else (p.joined_ms if pid in self.starting else None)
+        game = s.view(pid, now) if s is not None else None
+        return self._state(p, self.phase(pid), now, since, self.lone_info(pid), game)
+
+    def _state(self, p: Person, phase: str, now: int, waiting_since_ms: int | None, lone: dict | None,
+               game: dict | None) -> dict[str, Any]:
+        return {"type": "state", "phase": phase, "server_now_ms": now,
+                "participant": {"games_played": p.games_played, "survey_done": p.survey_done,
+                                "completion_url": self.study.completion_url},
+                "waiting_since_ms": waiting_since_ms, "lone": lone, "game": game}
 
     async def send_state(self, pid: str) -> None:
         await self.send(pid, self.state_frame(pid))
 
     # ---- connections ---------------------------------------------------------------
-    async def connect(self, pid: str, ws: WebSocket) -> None:
-        first = not self.conns.get(pid)
+    async def _add_connection(self, pid: str, ws: WebSocket) -> bool:
+        """Keep `ws` among the participant's connections (True: their first)."""
         conns = self.conns.setdefault(pid, {})
+        first = not conns
         while len(conns) >= MAX_CONNECTIONS:  # a new tab wins over the oldest one
             old = next(iter(conns))
             conns.pop(old)
@@ -509,6 +397,10 @@ class Hub:
             except Exception:  # noqa: BLE001 - already closed
                 pass
         conns[ws] = None
+        return first
+
+    async def connect(self, pid: str, ws: WebSocket) -> None:
+        first = await self._add_connection(pid, ws)
         await ws.send_text(json.dumps(self.state_frame(pid)))
         s = self.session_of.get(pid)
         if first and s is not None and s.game.connected.get(s.seat_of[pid]) is False:
@@ -563,22 +455,30 @@ class Hub:
                 await self.send(pid, proto.error("store_unavailable", proto.TEXTS["store_unavailable"],
                                                  getattr(f, "client_id", None)))
 
-    async def _join(self, pid: str) -> None:
-        p = self.people[pid]
+    async def _may_join(self, p: Person) -> bool:
+        """Whether `p` may join the waiting room now (else they are told why); their last game is
+        then forgotten."""
+        pid = p.id
         if not p.consented:
             await self.send(pid, proto.error("no_consent", proto.TEXTS["no_consent"]))
-            return
+            return False
         if pid in self.starting:  # matched: the game is being set up
             await self.send_state(pid)
-            return
+            return False
         s = self.session_of.get(pid)
         # a witness whose chat is over may move on while the interrogator decides
         done_witness = s is not None and s.game.state == "awaiting_verdict" and s.seat_of[pid] != "interrogator"
         if s is not None and s.game.state != "ended" and not done_witness:
             await self.send(pid, proto.error("in_game", proto.TEXTS["in_game"]))
             await self.send_state(pid)
-            return
+            return False
         self.session_of.pop(pid, None)
+        return True
+
+    async def _join(self, pid: str) -> None:
+        p = self.people[pid]
+        if not await self._may_join(p):
+            return
         p.alone = False
         fresh = pid not in self.room.waiting
         entry = self.room.join(pid, self.now())
@@ -622,14 +522,8 @@ class Hub:
         seats: dict[str, SeatInfo] = {}
         s: GameSession | None = None
         try:
-            specs = {w.codename: w for w in self.study.witnesses}
             for name, slot in m.seats.items():
-                ident = Identity(slot.kind, slot.witness, slot.participant_id, slot.selection_prob)
-                if slot.kind == "ai":
-                    spec = specs[slot.witness]
-                    seats[name] = SeatInfo(ident, self.witness_factory(spec, int(self.seeds.integers(2**31))), spec)
-                else:
-                    seats[name] = SeatInfo(ident)
+                seats[name] = self._seat(Identity(slot.kind, slot.witness, slot.participant_id, slot.selection_prob))
             gid = gid or "g" + secrets.token_hex(8)  # a cluster's matchmaker names the game
             s = GameSession(self, gid, m.format, m.interrogator, seats, self.now(), int(self.seeds.integers(2**31)))
             identities = {k: v.identity for k, v in seats.items()}
@@ -659,6 +553,13 @@ class Hub:
         for pid in s.participants():
             await self.send_state(pid)
 
+    def _seat(self, ident: Identity) -> SeatInfo:
+        """A seat of a new or resumed game; an AI seat gets its own witness (seeded from the hub)."""
+        if ident.kind != "ai":
+            return SeatInfo(ident)
+        spec = next(w for w in self.study.witnesses if w.codename == ident.witness)
+        return SeatInfo(ident, self.witness_factory(spec, int(self.seeds.integers(2**31))), spec)
+
     async def _close_witnesses(self, seats: Iterable[SeatInfo]) -> None:
         for seat in seats:
             if seat.witness is not None:
@@ -673,7 +574,11 @@ class Hub:
             if s is not None and s.game.state != "ended":
                 self.session_of.pop(pid, None)
             await self.send(pid, proto.error("start_failed", proto.TEXTS["start_failed"]))
-            await self.send_state(pid)
+            await self._send_fresh_state(pid)
+
+    async def _send_fresh_state(self, pid: str) -> None:
+        """The state of a participant whose game did not start (a cluster reads it from Redis)."""
+        await self.send_state(pid)
 
     def _release(self, seats: Iterable[Any]) -> None:
         for ident in seats:
@@ -691,15 +596,11 @@ class Hub:
                 self.people[pid].games_played = self.played[pid]
             await self.send_state(pid)
 
+    def _build_eliza(self) -> Witness:
+        from turinglab.witnesses.registry import available
+
+        return self.witness_factory(available()["eliza"], 0)
+
     async def fallback_text(self, history: list[Turn], ctx: GameContext) -> str:
         """ELIZA answers when a model fails (through the same path and timing)."""
-        if self._eliza is None:
-            from turinglab.witnesses.registry import available
-
-            self._eliza = self.witness_factory(available()["eliza"], 0)
-        try:
-            # lower case, as the LLM witnesses' own ELIZA fallback does, so the switch does not show
-            return (await self._eliza.reply(history, ctx)).text.strip().lower() or "please go on."
-        except Exception:  # noqa: BLE001
-            log.exception("the ELIZA fallback failed")
-            return "please go on."
+        return await self._fallback(history, ctx)

@@ -30,15 +30,15 @@ from typing import Any
 
 from starlette.websockets import WebSocket
 
-from turinglab.game.engine import Game
-from turinglab.game.events import INTERROGATOR, judged_human
+from turinglab.game.events import judged_human
 from turinglab.matchmaking import Match
-from turinglab.matchmaking.room import Slot, Waiting
-from turinglab.server import protocol as proto
-from turinglab.server.hub import CLOSE_TOO_MANY, MAX_CONNECTIONS, Hub, Person
-from turinglab.server.session import GameSession, SeatInfo
+from turinglab.server.live import protocol as proto
+from turinglab.server.live.cluster_redis import (CLAIM, ENDED_MS, HOLD, RELEASE, RENEW, TAKE, match_from_json,
+                                                  match_to_json, waiting_from_json, waiting_to_json)
+from turinglab.server.live.hub import Hub, lone_frame
+from turinglab.server.live.resumed import ResumedSession
+from turinglab.server.live.session import GameSession
 from turinglab.store.api import UnknownId
-from turinglab.witnesses import timing
 
 log = logging.getLogger("turinglab.cluster")
 
@@ -46,94 +46,6 @@ LEASE_MS = 4000  # a dead worker's games are taken over after this long
 ADOPT_EVERY = 30  # every this many renewals, look in the store for open games Redis does not know
 RENEW_S = 1.0  # leases, the matchmaker lock and the worker's heartbeat are renewed this often
 GAME_FRAMES = {"message", "paste", "verdict", "report"}
-
-# claim a match: every entry unchanged, then out of the room, into a game owned by ARGV[2]
-CLAIM = """
-local n = tonumber(ARGV[8])
-for i = 1, n do
-  if redis.call('HGET', KEYS[1], ARGV[8 + 2*i - 1]) ~= ARGV[8 + 2*i] then return 0 end
-end
-for i = 1, n do
-  local pid = ARGV[8 + 2*i - 1]
-  redis.call('HDEL', KEYS[1], pid)
-  redis.call('SET', ARGV[9 + 2*n] .. ':game:' .. pid, ARGV[1])
-end
-redis.call('SADD', KEYS[2], ARGV[1])
-redis.call('SET', KEYS[3], ARGV[2], 'PX', ARGV[3])
-redis.call('SET', KEYS[6], ARGV[7])
-if ARGV[4] ~= '' then
-  redis.call('RPUSH', KEYS[4], ARGV[4])
-  redis.call('LTRIM', KEYS[4], -tonumber(ARGV[5]), -1)
-end
-if ARGV[6] ~= '' then redis.call('HINCRBY', KEYS[5], ARGV[6], 1) end
-return 1
-"""
-# renew my leases (take back a lease whose key vanished, e.g. Redis restarted, unless the game
-# ended meanwhile: its "ended" mark, set with the release at game over); return the lost ones
-RENEW = """
-local lost = {}
-for i, k in ipairs(KEYS) do
-  local v = redis.call('GET', k)
-  if not v and redis.call('EXISTS', ARGV[4 + #KEYS] .. ':ended:' .. ARGV[3 + i]) == 1 then
-    -- ended since the list of my games was made: neither lost nor renewed
-  elseif v == ARGV[1] or not v then
-    redis.call('SET', k, ARGV[1], 'PX', ARGV[2])
-    redis.call('SADD', ARGV[3], ARGV[3 + i])
-  else
-    table.insert(lost, ARGV[3 + i])
-  end
-end
-return lost
-"""
-# hold a lock: take it when free, renew it when mine
-HOLD = """
-local v = redis.call('GET', KEYS[1])
-if not v or v == ARGV[1] then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 1 end
-return 0
-"""
-# lease to ARGV[1] every open game that nobody holds (its owner died), in one step: a game that
-# ended between a scan and a take (its release and its leaving KEYS[1] are one MULTI) is never taken
-TAKE = """
-local taken = {}
-for _, gid in ipairs(redis.call('SMEMBERS', KEYS[1])) do
-  local lease = ARGV[3] .. ':lease:' .. gid
-  if redis.call('EXISTS', lease) == 0 then
-    if redis.call('EXISTS', ARGV[3] .. ':ended:' .. gid) == 1 then
-      redis.call('SREM', KEYS[1], gid)
-    else
-      redis.call('SET', lease, ARGV[1], 'PX', ARGV[2])
-      table.insert(taken, gid)
-    end
-  end
-end
-return taken
-"""
-ENDED_MS = 60_000  # how long a game's "ended" mark stays: far longer than a renewal round
-RELEASE = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
-"""
-
-
-def match_to_json(m: Match) -> str:
-    return json.dumps({"format": m.format, "interrogator": m.interrogator, "reason": m.reason,
-                       "waited_ms": m.waited_ms, "seats": {k: s.identity() for k, s in m.seats.items()}})
-
-
-def match_from_json(raw: str) -> Match:
-    d = json.loads(raw)
-    seats = {k: Slot(v["kind"], v["participant_id"], v["witness"], v["selection_prob"]) for k, v in d["seats"].items()}
-    return Match(d["format"], d["interrogator"], seats, d["waited_ms"], d["reason"])
-
-
-def waiting_to_json(w: Waiting) -> str:
-    return json.dumps([w.joined_ms, w.assignment, w.due_ms])
-
-
-def waiting_from_json(pid: str, raw: str) -> Waiting:
-    j, a, d = json.loads(raw)
-    return Waiting(pid, j, a, d)
-
 
 class ClusterHub(Hub):
     """A `Hub` whose waiting room, relay and game ownership are shared through Redis."""
@@ -306,11 +218,7 @@ class ClusterHub(Hub):
         if not pid:
             return
         data = json.dumps(frame)
-        for ws in list(self.conns.get(pid, ())):
-            try:
-                await ws.send_text(data)
-            except Exception:  # noqa: BLE001
-                self.conns.get(pid, {}).pop(ws, None)
+        await self._send_here(pid, data)
         if pid in self.local_only:
             return
         try:
@@ -341,16 +249,7 @@ class ClusterHub(Hub):
 
     # ---- connections ---------------------------------------------------------------
     async def connect(self, pid: str, ws: WebSocket) -> None:
-        conns = self.conns.setdefault(pid, {})
-        first = not conns
-        while len(conns) >= MAX_CONNECTIONS:
-            old = next(iter(conns))
-            conns.pop(old)
-            try:
-                await old.close(code=CLOSE_TOO_MANY, reason="too many connections for this participant")
-            except Exception:  # noqa: BLE001
-                pass
-        conns[ws] = None
+        first = await self._add_connection(pid, ws)
         if first:
             await self.pubsub.subscribe(self.k(f"p:{pid}"))
         await self.r.set(self.k(f"at:{pid}"), self.me, ex=86400)
@@ -439,15 +338,11 @@ class ClusterHub(Hub):
         w = waiting_from_json(pid, raw) if raw else None
         lone = None
         if w is not None and self.study.format == "three-player":
-            a = self.study.allocation
-            lone = {"here": await self.r.hlen(self.k("room")), "needed": 2,
-                    "ends_ms": w.joined_ms + round(a.lone_wait_s * 1000) if a.lone_then == "end" else None}
+            lone = lone_frame(self.study, w.joined_ms, await self.r.hlen(self.k("room")))
         starting = bool(gid) and not raw and await self.r.sismember(self.k("games"), gid)
         phase = "waiting" if (w is not None or starting) else ("alone" if alone else "idle")
-        return {"type": "state", "phase": phase, "server_now_ms": self.now(),
-                "participant": {"games_played": p.games_played, "survey_done": p.survey_done,
-                                "completion_url": self.study.completion_url},
-                "waiting_since_ms": w.joined_ms if w else (p.joined_ms if starting else None), "lone": lone, "game": None}
+        since = w.joined_ms if w else (p.joined_ms if starting else None)
+        return self._state(p, phase, self.now(), since, lone, None)
 
     async def send_waiting_counts(self) -> None:
         if self.study.format == "three-player":
@@ -511,19 +406,8 @@ class ClusterHub(Hub):
         if not p.consented:  # consent may have been given on another worker
             info = await asyncio.to_thread(self.store.get_participant, pid)
             p.consented = info.consent_ms is not None
-        if not p.consented:
-            await self.send(pid, proto.error("no_consent", proto.TEXTS["no_consent"]))
+        if not await self._may_join(p):
             return
-        if pid in self.starting:
-            await self.send_state(pid)
-            return
-        s = self.session_of.get(pid)
-        done_witness = s is not None and s.game.state == "awaiting_verdict" and s.seat_of[pid] != "interrogator"
-        if s is not None and s.game.state != "ended" and not done_witness:
-            await self.send(pid, proto.error("in_game", proto.TEXTS["in_game"]))
-            await self.send_state(pid)
-            return
-        self.session_of.pop(pid, None)
         self.routes.pop(pid, None)
         async with self.r.pipeline(transaction=False) as pipe:
             pipe.delete(self.k(f"game:{pid}"), self.k(f"alone:{pid}")).lrange(self.k("hwaits"), 0, -1)
@@ -684,13 +568,8 @@ class ClusterHub(Hub):
             if await self.r.get(self.k(f"game:{pid}")) == gid:
                 await self.r.delete(self.k(f"game:{pid}"))
 
-    async def _start_failed(self, m: Match) -> None:
-        for pid in m.participants:
-            s = self.session_of.get(pid)
-            if s is not None and s.game.state != "ended":
-                self.session_of.pop(pid, None)
-            await self.send(pid, proto.error("start_failed", proto.TEXTS["start_failed"]))
-            await self.send(pid, await self._shared_state(pid))
+    async def _send_fresh_state(self, pid: str) -> None:
+        await self.send(pid, await self._shared_state(pid))
 
     # ---- the end of a game ------------------------------------------------------------------
     async def game_over(self, s: GameSession) -> None:
@@ -802,22 +681,8 @@ class ClusterHub(Hub):
 
     async def _resume(self, info: Any, events: list) -> None:
         """Run a stored game here from its log: timers, held replies and AI replies in flight."""
-        specs = {w.codename: w for w in self.study.witnesses}
-        seats: dict[str, SeatInfo] = {}
-        for name, ident in info.seats.items():
-            if ident.kind == "ai":
-                spec = specs[ident.witness]
-                seats[name] = SeatInfo(ident, self.witness_factory(spec, int(self.seeds.integers(2**31))), spec)
-            else:
-                seats[name] = SeatInfo(ident)
-        s = ResumedSession(self, info.id, info.format, info.interrogator_id, seats, info.started_ms,
-                           int(self.seeds.integers(2**31)))
-        if events:
-            s.game = Game.replay(events)
-            s._rebuild(events)  # message ids; held human replies are released on time
-        else:  # stored, but its owner died before its first event: it starts here
-            s.game = Game.start(info.format, self.study.rules, info.started_ms)
-            await s._commit(s.game.log)
+        seats = {name: self._seat(ident) for name, ident in info.seats.items()}
+        s = await ResumedSession.restore(self, info, seats, events, int(self.seeds.integers(2**31)))
         for pid in s.participants():
             await self.person(pid)
             self.session_of[pid] = s
@@ -827,142 +692,6 @@ class ClusterHub(Hub):
         if s.game.state == "ended":
             await s.finish()
             return
-        for name, seat in seats.items():
-            if seat.witness is not None:
-                try:
-                    await seat.witness.start(s._ctx(name, s.game.started_ms))
-                except Exception:  # noqa: BLE001
-                    log.exception("game %s: witness %s failed to start", s.id, name)
-                if s.game.chat_open:
-                    q = s._last_question(name)
-                    msgs = s.game.conversations[name].messages
-                    if q is not None and msgs and msgs[-1].seq == q.seq:  # its reply was in flight
-                        s.typing_ms[q.seq] = round(1000 * timing.typing_delay(s.rules, s.rng))
-                        s._spawn(s._typing(name, q))
-                        s._spawn(s._ai_reply(name, q))
-        s._spawn(s._resume_clock())
+        await s.resume()
         for pid in s.participants():
             await self.send_state(pid)
-
-
-class ResumedSession(GameSession):
-    """A game taken over from a dead worker. Its acknowledgements died with that worker, so a
-    resent message that is already the sender's last message in the log is acknowledged again
-    instead of being refused."""
-
-    async def on_message(self, pid: str, f: proto.MessageIn) -> None:
-        seat = self.seat_of.get(pid)
-        if seat is not None and (pid, f.client_id) not in self.acks:
-            conv = (f.conv or "A") if seat == INTERROGATOR else seat
-            c = self.game.conversations.get(conv)
-            mine = [m for m in c.messages if m.sender == seat] if c is not None else []
-            if mine and mine[-1].text == f.text and not self.game.may_send(seat, conv):
-                m = mine[-1]
-                self.acks[(pid, f.client_id)] = (self.ids[m.seq], m.t_ms, m.text)
-            elif seat != INTERROGATOR and conv in self.held and self.held[conv].text == f.text:
-                h = self.held[conv]
-                self.acks[(pid, f.client_id)] = (h.id, h.t_ms, h.text)
-        await super().on_message(pid, f)
-
-    async def _resume_clock(self) -> None:
-        if self.game.state == "in_progress":
-            await self._clock_task()
-            return
-        grace = self.rules.verdict_grace_s
-        if grace is None or self.game.closed_ms is None:
-            return
-        from turinglab.game.engine import Tick
-
-        due = self.game.closed_ms + round(grace * 1000)
-        await asyncio.sleep(max(0.0, (due - self.hub.now()) / 1000))
-
-        async def tick() -> None:
-            await self._commit(self.game.apply(Tick(), max(self.hub.now(), due)).events)
-        await self._retrying(tick)
-        await self._after_change()
-
-
-def shared_secret(redis_url: str, prefix: str) -> str:
-    """One form-token secret for every worker of a cluster (when $TURINGLAB_SECRET is not set):
-    a page served by one worker posts to another."""
-    import redis
-
-    r = redis.Redis.from_url(redis_url, decode_responses=True)
-    try:
-        r.set(f"{prefix}:secret", secrets.token_hex(32), nx=True)
-        return r.get(f"{prefix}:secret")
-    finally:
-        r.close()
-
-
-def check_cluster_db(db_url: str) -> None:
-    """Several workers need a database several processes can write: not SQLite."""
-    if db_url.startswith("sqlite"):
-        raise ValueError("several workers (--workers or --redis) need PostgreSQL: give --db "
-                         "postgresql+psycopg://USER@HOST/DB (SQLite serves one process only)")
-
-
-__all__ = ["ClusterHub", "Person", "check_cluster_db", "shared_secret"]
-
-
-SERVE_ENV = "TURINGLAB_CLUSTER_SERVE"  # the settings of `turinglab serve --workers N` for each worker process
-
-
-def serve_cluster(study: str | None, db: str | None, redis_url: str | None, workers: int, host: str, port: int,
-                  warm_up: bool, fail: Any) -> None:
-    """`turinglab serve --redis URL [--workers N]`: N worker processes on one port (the kernel
-    spreads connections), each one worker of the cluster."""
-    import os
-
-    import uvicorn
-
-    from turinglab.store.db import database_url
-
-    if workers < 1:
-        fail(f"--workers must be 1 or more, got {workers}")
-    url = database_url(db)
-    try:
-        check_cluster_db(url)
-    except ValueError as exc:
-        fail(str(exc))
-    if not redis_url:
-        fail(f"--workers {workers} needs --redis redis://HOST:6379/0 (the workers share the waiting room "
-             "and the games through Redis); see docs/deploy.md")
-    try:
-        import redis
-
-        redis.Redis.from_url(redis_url).ping()
-    except Exception as exc:  # noqa: BLE001 - any failure: Redis is not there
-        fail(f"--redis {redis_url}: Redis does not answer ({type(exc).__name__}: {exc}); start redis-server "
-             "or fix the URL")
-    os.environ[SERVE_ENV] = json.dumps({"study": study, "db": url, "redis": redis_url, "warm_up": warm_up})
-    try:  # build once here: a bad study, witness or database fails now, in one line, and migrations run once
-        app_from_env()
-    except Exception as exc:  # noqa: BLE001 - StudyFileError, StoreError, WitnessSetupError
-        fail(" ".join(str(exc).split()) or type(exc).__name__)
-    print(f"turinglab: {workers} worker(s) on http://{host}:{port}/ sharing {redis_url}", flush=True)
-    from turinglab.server.slowclients import protocol_class
-    from turinglab.server.testing import WS_MAX_BYTES
-
-    uvicorn.run("turinglab.server.cluster:app_from_env", factory=True, workers=workers, host=host, port=port,
-                log_level="info", ws_max_size=WS_MAX_BYTES, http=protocol_class())
-
-
-def app_from_env():  # noqa: ANN201 - FastAPI
-    """The app of one worker process, from the settings `serve_cluster` put in the environment."""
-    import os
-
-    from turinglab.server.app import create_app
-    from turinglab.server.defaults import default_study
-    from turinglab.server.tuning import tune_gc
-
-    cfg = json.loads(os.environ[SERVE_ENV])
-    if cfg["study"]:
-        from turinglab.game.study_file import load_study
-
-        chosen = load_study(cfg["study"])
-    else:
-        chosen = default_study()
-    tune_gc()
-    return create_app(chosen, cfg["db"], warm_up=cfg["warm_up"], redis_url=cfg["redis"],
-                      redis_prefix=os.environ.get("TURINGLAB_REDIS_PREFIX") or None)

@@ -23,6 +23,7 @@ from sqlalchemy.exc import DataError, IntegrityError, ProgrammingError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from turinglab.game.events import Event
+from turinglab.server.live.drain import drain
 from turinglab.store.api import Store
 from turinglab.store.db import StoreError
 from turinglab.store.rows import GameState, NewGame, duplicate_error, group_batches
@@ -190,8 +191,6 @@ class PgWriter:
         if self.stopped:
             return
         self.stopped = True
-        from turinglab.server.hub import drain  # (hub imports this module)
-
         await drain(self.queues, self.tasks, _STOP, timeout_s)
         await self.engine.dispose()
         self.store.close()

@@ -31,12 +31,11 @@ from typing import Annotated, Any
 
 from fastapi import FastAPI, Form, Request
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse, Response
-from fastapi.staticfiles import StaticFiles
 
-from turinglab.server.app import (
-    COOKIE, CSRF_FIELD, CSRF_HEADER, HERE, PROLIFIC, Csrf, _db_ping, read_survey, templates,
+from turinglab.server.web import (
+    COOKIE, CSRF_FIELD, CSRF_HEADER, PROLIFIC, Csrf, _db_ping, page_renderers, read_survey, templates,
 )
-from turinglab.server.trial_writer import TrialWriter
+from turinglab.server.judging.trial_writer import TrialWriter
 from turinglab.statictests.config import StaticStudy
 from turinglab.statictests.speakers import speaker_truths
 from turinglab.store.api import Store
@@ -206,14 +205,7 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
     app.state.trial_writer = writer
     csrf = app.state.csrf = Csrf(secret, trusted_origins)
     signer = Signer(csrf.secret)
-    app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
-    base = {"study_name": study.display_name or DEFAULT_DISPLAY_NAME}
-
-    def page(request: Request, name: str, status: int = 200, **ctx: Any) -> HTMLResponse:
-        return templates.TemplateResponse(request, name, {**base, **ctx}, status_code=status)
-
-    def message(request: Request, heading: str, text: str, status: int = 200, **kw: Any) -> HTMLResponse:
-        return page(request, "message.html", status, heading=heading, text=text, **kw)
+    page, message = page_renderers(app, study.display_name or DEFAULT_DISPLAY_NAME)
 
     def not_found(request: Request) -> HTMLResponse:
         return message(request, "Link not found", "This personal link is not valid. Check that you copied "
@@ -343,13 +335,17 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
                     feedback_phase=feedback_phase, n_feedback=n_feedback,
                     first_test=(n == n_feedback and n_feedback > 0))
 
+    async def posted(request: Request, token: str, csrf_field: str | None) -> tuple[Any, Response | None]:
+        """The judge of a form POST, and its refusal (unknown link, forged) or None."""
+        p = await judge(token)
+        if p is None:
+            return None, not_found(request)
+        return p, forged(request, p.id, csrf_field)
+
     @app.post("/p/{token}/consent")
     async def consent(request: Request, token: str, agree: Annotated[str | None, Form()] = None,
                       csrf_field: Annotated[str | None, Form(alias=CSRF_FIELD)] = None) -> Response:
-        p = await judge(token)
-        if p is None:
-            return not_found(request)
-        refused = forged(request, p.id, csrf_field)
+        p, refused = await posted(request, token, csrf_field)
         if refused:
             return refused
         if agree != "yes":
@@ -362,10 +358,7 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
     @app.post("/p/{token}/decline")
     async def decline(request: Request, token: str,
                       csrf_field: Annotated[str | None, Form(alias=CSRF_FIELD)] = None) -> Response:
-        p = await judge(token)
-        if p is None:
-            return not_found(request)
-        refused = forged(request, p.id, csrf_field)
+        p, refused = await posted(request, token, csrf_field)
         if refused:
             return refused
         if study.no_consent_url:
