@@ -222,7 +222,7 @@ def test_free_viewing_page_draws_fv_json_scanpaths_clipped(sqlite_url, tmp_path)
 
     from fastapi.testclient import TestClient
 
-    from turinglab.server.judge import create_static_app
+    from turinglab.server.judging.pages import create_static_app
 
     pics = tmp_path / "pics"
     pics.mkdir()
