@@ -14,8 +14,8 @@ import pytest
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
-sys.path.insert(0, str(Path(__file__).parent))
-from test_judge_pages import app_for, consented, form_of, item_json  # noqa: E402
+sys.path.insert(0, str(Path(__file__).parents[1]))
+from tests.server.judging.test_judge_pages import app_for, consented, form_of, item_json  # noqa: E402
 
 from turinglab.analysis.demo import DemoSpec, generate  # noqa: E402
 from turinglab.cli import app  # noqa: E402

@@ -17,12 +17,12 @@ import pytest
 from turinglab.judges import metrics, trained
 from turinglab.judges.items import ItemsError, load_human_judges, load_zhang, validate
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _zhang_dir() -> Path:
     cands = [os.environ.get("TURINGLAB_ZHANG_DIR"), ROOT.parent / "shared" / "data" / "zhang2023",
-             Path(__file__).resolve().parents[1] / "turinglab" / "statictests" / "zhang2023"]  # the shipped copy
+             Path(__file__).resolve().parents[2] / "turinglab" / "statictests" / "zhang2023"]  # the shipped copy
     for c in cands:
         if c and (Path(c) / "word.json").is_file():
             return Path(c)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parents[2]))
 from static_judge_data import make_study  # noqa: E402
 
 from turinglab.server.judging.pages import create_static_app  # noqa: E402
@@ -196,7 +196,7 @@ async def test_a_displaced_test_from_live_games_plays_in_the_browser(chromium_pa
 
     from playwright.async_api import async_playwright
 
-    from tests.test_server import ELIZA, running, study
+    from tests.server.live.test_server import ELIZA, running, study
     from turinglab.bots.play import play_one
     from turinglab.statictests.config import Session, preset_study
     from turinglab.statictests.displaced import build

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parents[2]))
 from static_judge_data import AGENTS, EVIL, TOPICS, make_study  # noqa: E402
 
 from turinglab.server.judging.pages import create_static_app  # noqa: E402

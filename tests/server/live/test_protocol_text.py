@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from turinglab.server.live import protocol as proto
-from tests.test_server import in_game, players, running, study
-from tests.test_server_integrity import said
+from tests.server.live.test_server import in_game, players, running, study
+from tests.server.live.test_server_integrity import said
 
 ANY_TEXT = st.text(st.characters(codec=None, categories=None), max_size=30) | st.sampled_from(
     ["x\ud800y", "a\x00b", "\udfff", "ok", "", "A", "B", "z" * 65])

@@ -72,7 +72,7 @@ def test_first_start_logs_progress_while_assembling(tmp_path, monkeypatch, caplo
 def test_readme_states_the_model_download_size():
     from pathlib import Path
 
-    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
     gb = f"{weights.DEFAULT_MODEL.size / 1e9:.1f} GB"
     assert gb in readme and "22" in readme
 

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parents[2]))
 from static_judge_data import OBJECTS, make_study  # noqa: E402
-from test_judge_pages import app_for, consented, form_of, item_json  # noqa: E402
+from tests.server.judging.test_judge_pages import app_for, consented, form_of, item_json  # noqa: E402
 
 from turinglab.analysis.static import analyse_counts  # noqa: E402
 from turinglab.statictests.answers import answer_summary  # noqa: E402

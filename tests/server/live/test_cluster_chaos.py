@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.test_cluster import prefix, redis_url  # noqa: F401 - the fixture
+from tests.server.live.test_cluster import prefix, redis_url  # noqa: F401 - the fixture
 from turinglab.server.testing import free_port, give_consent
 
 ROUNDS = 3
@@ -32,7 +32,7 @@ allocation: {human_ratio: 0.6}
 def start_worker(study: Path, db: str, redis: str, prefix: str, log: Path) -> tuple[subprocess.Popen, str]:
     port = free_port()
     env = {**os.environ, "TURINGLAB_REDIS_PREFIX": prefix, "TURINGLAB_SECRET": "chaos-test-secret",
-           "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+           "PYTHONPATH": str(Path(__file__).resolve().parents[3])}
     proc = subprocess.Popen([sys.executable, "-m", "turinglab.cli", "serve", "--study", str(study), "--db", db,
                              "--redis", redis, "--port", str(port), "--no-warm-up"],
                             env=env, stdout=log.open("w"), stderr=subprocess.STDOUT)

@@ -10,7 +10,7 @@ from turinglab.game.config import Timing, WitnessSpec
 from turinglab.store.api import Store
 from turinglab.witnesses.base import Reply, Witness
 
-from tests.test_server import ELIZA, players, running, say, study
+from tests.server.live.test_server import ELIZA, players, running, say, study
 
 # the guard regenerates only within the designed delay: long enough here that a busy machine's
 # classify and commit never use it up (FAST's ~0.1 s did, once, in CI)

@@ -13,7 +13,7 @@ from sqlalchemy.engine import make_url
 
 from turinglab.game.engine import Game
 from turinglab.store.api import Store
-from tests.test_server import in_game, players, running, study
+from tests.server.live.test_server import in_game, players, running, study
 
 HOLD_LOCK = """
 import sqlite3, sys, time
@@ -107,7 +107,7 @@ async def test_a_database_outage_does_not_wedge_the_game(db_url, monkeypatch, ca
 
 async def test_the_time_limit_fires_after_an_outage(db_url, monkeypatch):
     """A timer whose write fails is retried until the store is back: the game still ends."""
-    from tests.test_server import RULES
+    from tests.server.live.test_server import RULES
 
     monkeypatch.setenv("TURINGLAB_SQLITE_BUSY_S", "0.5")
     s = study(rules=RULES.model_copy(update={"time_limit_s": 3, "verdict_grace_s": 1}))

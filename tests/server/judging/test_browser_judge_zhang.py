@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parents[2]))
 from static_judge_data import images, make_study  # noqa: E402
 
 from turinglab.server.judging.pages import create_static_app  # noqa: E402
@@ -29,7 +29,7 @@ pytestmark = pytest.mark.browser
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 WIDTHS = ({"width": 390, "height": 844}, {"width": 1280, "height": 900})
-FV = Path(__file__).parent / "data" / "zhang2023" / "judge_pages" / "fv_excerpt.json"
+FV = Path(__file__).parents[2] / "data" / "zhang2023" / "judge_pages" / "fv_excerpt.json"
 
 
 @pytest.fixture(scope="module")

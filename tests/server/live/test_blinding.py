@@ -18,7 +18,7 @@ from scipy import stats
 from turinglab.game.config import Allocation, Rules, Study, Timing, WitnessSpec
 from turinglab.server.app import create_app
 from turinglab.server.testing import WsPlayer, serve_in_thread
-from tests.test_cluster import prefix, redis_url  # noqa: F401 - the fixture of the two-worker variant
+from tests.server.live.test_cluster import prefix, redis_url  # noqa: F401 - the fixture of the two-worker variant
 
 TIMING = Timing(base_s=0.15, s_per_char=0.004, gamma_shape=2.5, gamma_scale=0.04)
 RULES = Rules(time_limit_s=30, typing_min_s=0.05, typing_jitter_s=0.05)

@@ -16,8 +16,8 @@ from turinglab.server.live import protocol as proto
 from turinglab.server.content_filter import ContentFilter
 from turinglab.server.testing import WsPlayer, csrf_token
 from turinglab.store.api import Store
-from tests.test_server import in_game, players, running, study
-from tests.test_server_integrity import said
+from tests.server.live.test_server import in_game, players, running, study
+from tests.server.live.test_server_integrity import said
 
 
 @pytest.mark.parametrize("frame", [
@@ -134,7 +134,7 @@ def test_openapi_can_be_switched_on(sqlite_url):
 async def test_the_pages_work_under_the_content_security_policy(chromium_path, sqlite_url):
     """Two real browsers, no CSP bypass: consent, a game with one message each way, the admin page;
     no CSP violation and no script error."""
-    from tests.test_browser import DESKTOP, role, study as bstudy, type_send, world
+    from tests.server.test_browser import DESKTOP, role, study as bstudy, type_send, world
 
     async with world(chromium_path, bstudy("csp"), sqlite_url) as (base, browser):
         pages, problems = [], []
@@ -191,3 +191,4 @@ async def test_slow_request_headers_are_cut_off_but_websockets_and_keep_alive_li
             assert (await c.get("/healthz")).status_code == 200
             await asyncio.sleep(1.5)
             assert (await c.get("/healthz")).status_code == 200
+
