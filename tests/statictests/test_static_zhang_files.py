@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 from turinglab.cli import app
 from turinglab.store import Store
 
-HERE = Path(__file__).parent / "data" / "zhang2023"
-SHIPPED = Path(__file__).parent.parent / "turinglab" / "statictests" / "zhang2023"
+HERE = Path(__file__).parents[1] / "data" / "zhang2023"
+SHIPPED = Path(__file__).parents[2] / "turinglab" / "statictests" / "zhang2023"
 runner = CliRunner()
 
 

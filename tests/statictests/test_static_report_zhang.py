@@ -15,8 +15,8 @@ from turinglab.analysis.static import zhang_age_bin
 from turinglab.cli import app
 from turinglab.statictests.demo import data_dir
 
-HERE = Path(__file__).parent / "data" / "zhang2023"
-SHIPPED = Path(__file__).parent.parent / "turinglab" / "statictests" / "zhang2023"
+HERE = Path(__file__).parents[1] / "data" / "zhang2023"
+SHIPPED = Path(__file__).parents[2] / "turinglab" / "statictests" / "zhang2023"
 runner = CliRunner()
 
 
