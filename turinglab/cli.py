@@ -1439,6 +1439,42 @@ def static_from_games(
                   "a topic control", markup=False, highlight=False, soft_wrap=True)
 
 
+# === filter (issue 24) ===
+filter_app = typer.Typer(no_args_is_help=True, help="The content filter: test a text against the word list.")
+app.add_typer(filter_app, name="filter")
+
+
+@filter_app.command("check")
+def filter_check(
+    text: str = typer.Argument(..., help="the message to judge, as a participant would type it"),
+    study: str | None = typer.Option(None, "--study", help="study YAML file whose content_filter words are added"),
+    word: list[str] = typer.Option([], "--word", "-w", help="an extra blocked word or phrase (repeatable)"),
+    no_default: bool = typer.Option(False, "--no-default", help="without the shipped word list"),
+    as_json: bool = typer.Option(False, "--json", help="one JSON object instead of lines"),
+) -> None:
+    """Print the verdict (ok, blocked, empty), the normalised text and the rule. Exit 1 when not ok."""
+    import json
+
+    from turinglab.server.content_filter import verdict
+
+    words = list(word)
+    if study:
+        from turinglab.game.study_file import StudyFileError, load_study
+
+        try:
+            words += list(load_study(study).content_filter)
+        except StudyFileError as exc:
+            fail(str(exc))
+    v = verdict(text, words, use_default=not no_default)
+    if as_json:
+        typer.echo(json.dumps(v, ensure_ascii=False))
+    else:
+        for k in ("verdict", "shown", "key", "rule"):
+            typer.echo(f"{k}: {v[k] if v[k] is not None else '-'}")
+    if v["verdict"] != "ok":
+        raise typer.Exit(1)
+
+
 # === end ===
 
 
