@@ -14,7 +14,7 @@ from turinglab.game.config import Rules
 from turinglab.game.engine import Disconnect, Game, GiveVerdict, Send
 from turinglab.server import protocol as proto
 from turinglab.server.content_filter import ContentFilter
-from turinglab.server.testing import WsPlayer, csrf_token
+from turinglab.server.testing import WsPlayer, browser_admin_login, csrf_token
 from turinglab.store.api import Store
 from tests.test_server import in_game, players, running, study
 from tests.test_server_integrity import said
@@ -156,9 +156,9 @@ async def test_the_pages_work_under_the_content_security_policy(chromium_path, s
         await w.wait_for_selector('.msg.theirs:has-text("hello under csp")', timeout=15000)
         await type_send(w, "hi back")
         await i.wait_for_selector('.msg.theirs:has-text("hi back")', timeout=15000)
-        adm = await (await browser.new_context(viewport=DESKTOP, http_credentials={"username": "a",
-                                                                                    "password": "pw"})).new_page()
+        adm = await (await browser.new_context(viewport=DESKTOP)).new_page()
         adm.on("console", lambda m: problems.append(m.text) if "Content Security Policy" in m.text else None)
+        await browser_admin_login(adm, base, "pw")
         await adm.goto(base + "/admin")
         await adm.wait_for_timeout(1500)  # admin.js refreshes with fetch (connect-src 'self')
         assert problems == []

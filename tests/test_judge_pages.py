@@ -256,8 +256,9 @@ def test_prolific_ids_demographics_completion_and_admin(sqlite_url):
                       headers={"X-CSRF-Token": tok}).status_code == 200
         r = c.get(f"/p/{pid}/done", follow_redirects=False)
         assert r.headers["location"] == "/healthz?cc=C0MPLETE"
-        assert c.get("/admin").status_code == 401
-        admin = c.get("/admin", auth=("x", "pw")).text
+        assert c.get("/admin", follow_redirects=False).headers["location"] == "/admin/login?next=/admin"  # the form
+        assert c.post("/admin/login", data={"name": "admin", "password": "pw"}).status_code == 200
+        admin = c.get("/admin").text
         assert "1 complete" in admin and "3 / 3" in admin and "1/1" in admin  # the vigilance item answered right
     with Store(sqlite_url) as st:
         p, d = st.get_participant(pid), st.get_participant(dup)

@@ -730,9 +730,20 @@ def serve(
                                 "and PostgreSQL); see docs/deploy.md."),
     redis: str = typer.Option(None, "--redis", help="Redis URL shared by every worker of the study (e.g. "
                               "redis://127.0.0.1:6379/0): workers here and on other hosts serve it together."),
+    forwarded_allow_ips: str = typer.Option(None, "--forwarded-allow-ips", help="addresses of the reverse proxies "
+                                            "whose X-Forwarded-For/-Proto are believed, comma-separated (default: "
+                                            "$TURINGLAB_FORWARDED_ALLOW_IPS, else none)"),
 ) -> None:
     """Run the live imitation game, or a static test's judge pages, in the browser (with /admin)."""
+    import os
+
     import uvicorn
+
+    from turinglab.server.proxies import ENV as PROXY_ENV, proxy_settings
+
+    if forwarded_allow_ips is not None:  # the cluster's worker processes read it from the environment
+        os.environ[PROXY_ENV] = forwarded_allow_ips
+    proxy_kw = proxy_settings()
 
     if workers > 1 or redis:
         from turinglab.server.cluster import serve_cluster
@@ -757,7 +768,7 @@ def serve(
         from turinglab.server.tuning import tune_gc
 
         tune_gc()  # full collections of the start-up objects paused the judge pages for 0.1-0.4 s
-        uvicorn.run(web, host=host, port=port, log_level="info")
+        uvicorn.run(web, host=host, port=port, log_level="info", **proxy_kw)
         return
     if study:
         from turinglab.game.study_file import StudyFileError, load_study
@@ -784,7 +795,8 @@ def serve(
     from turinglab.server.slowclients import protocol_class
     from turinglab.server.testing import WS_MAX_BYTES
 
-    uvicorn.run(web, host=host, port=port, log_level="info", ws_max_size=WS_MAX_BYTES, http=protocol_class())
+    uvicorn.run(web, host=host, port=port, log_level="info", ws_max_size=WS_MAX_BYTES, http=protocol_class(),
+                **proxy_kw)
 
 
 
@@ -1473,6 +1485,36 @@ def filter_check(
             typer.echo(f"{k}: {v[k] if v[k] is not None else '-'}")
     if v["verdict"] != "ok":
         raise typer.Exit(1)
+
+
+admin_app = typer.Typer(no_args_is_help=True, help="Researcher accounts of the /admin pages.")
+app.add_typer(admin_app, name="admin")
+
+
+@admin_app.command("add-account")
+def admin_add_account(
+    name: str = typer.Argument(..., help="account name (letters, digits, . _ -)"),
+    file: str = typer.Option(None, "--file", help="accounts file (default: $TURINGLAB_ADMIN_ACCOUNTS); keep it out of git"),
+    password_stdin: bool = typer.Option(False, "--password-stdin", help="read the password from the first line of stdin"),
+) -> None:
+    """Add (or replace) a named account with a scrypt-hashed password; the server reads the file anew."""
+    import os
+    from pathlib import Path
+
+    from turinglab.server.admin_auth import ACCOUNTS_ENV, AccountsFileError, add_account
+
+    path = file or os.environ.get(ACCOUNTS_ENV)
+    if not path:
+        fail(f"no accounts file: give --file PATH or set ${ACCOUNTS_ENV} (the server reads the same variable)")
+    if password_stdin:
+        password = sys.stdin.readline().rstrip("\r\n")
+    else:
+        password = typer.prompt(f"password for {name}", hide_input=True, confirmation_prompt=True)
+    try:
+        replaced = add_account(Path(path), name, password)
+    except (AccountsFileError, OSError) as exc:
+        fail(str(exc))
+    typer.echo(f"{'replaced' if replaced else 'added'} admin account {name!r} in {path}")
 
 
 # === end ===

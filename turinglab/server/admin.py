@@ -1,7 +1,8 @@
 """Admin pages: live monitor, studies, witnesses with success rates, flags, exports.
 
-HTTP Basic auth with any user name and the password from $TURINGLAB_ADMIN_PASSWORD
-(or `create_app(admin_password=...)`). Without a password, admin is disabled.
+A login form and a session cookie (turinglab/server/admin_auth.py): named accounts from
+$TURINGLAB_ADMIN_ACCOUNTS, and the password of $TURINGLAB_ADMIN_PASSWORD (or
+`create_app(admin_password=...)`) as the account `admin`. Without any, admin is disabled.
 """
 
 from __future__ import annotations
@@ -11,18 +12,12 @@ import hashlib
 import hmac
 import io
 import logging
-import os
 import re
-import secrets
-import time
-from collections import deque
-from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, Response
-from fastapi.security import HTTPBasic
 from fastapi.templating import Jinja2Templates
 
 from turinglab.game.events import MESSAGE
@@ -31,38 +26,7 @@ from turinglab.store.api import Store, UnknownId
 log = logging.getLogger("turinglab.server")
 
 TABLES = ("games", "messages", "verdicts", "participants", "events")
-_basic = HTTPBasic(auto_error=False)
 ID_COLUMNS = ("interrogator_id", "participant_id", "A_participant_id", "B_participant_id")
-LOGIN_FAILS, LOGIN_WINDOW_S = 5, 60.0  # failed admin logins per client address per window
-
-
-class LoginThrottle:
-    """Failed admin logins per client address: after `limit` failures within `window_s` seconds
-    that address is refused (429, even with the right password) until the window has passed."""
-
-    def __init__(self, limit: int = LOGIN_FAILS, window_s: float = LOGIN_WINDOW_S,
-                 clock: Callable[[], float] = time.monotonic) -> None:
-        self.limit, self.window_s, self.clock = limit, window_s, clock
-        self.fails: dict[str, deque[float]] = {}
-
-    def _recent(self, who: str) -> deque[float]:
-        q = self.fails.setdefault(who, deque())
-        while q and q[0] <= self.clock() - self.window_s:
-            q.popleft()
-        if not q:
-            self.fails.pop(who, None)
-        return q
-
-    def blocked_for(self, who: str) -> float:
-        """Seconds until `who` may try again (0: may try now)."""
-        q = self._recent(who)
-        return max(0.0, q[0] + self.window_s - self.clock()) if len(q) >= self.limit else 0.0
-
-    def failed(self, who: str) -> None:
-        if len(self.fails) > 10_000:  # many addresses: forget the stale ones
-            for k in list(self.fails):
-                self._recent(k)
-        self.fails.setdefault(who, deque()).append(self.clock())
 
 
 def spreadsheet_safe(df: pd.DataFrame) -> pd.DataFrame:
@@ -140,33 +104,91 @@ def tables(store: Store, study_id: int | None = None) -> dict[str, pd.DataFrame]
             "participants": pd.DataFrame(p_rows), "events": pd.DataFrame(e_rows)}
 
 
-def admin_guard(app: FastAPI, password: str | None, message):  # noqa: ANN001, ANN201
-    """The admin pages' check (HTTP Basic, failed-login throttle): `await guard(request)` is a
-    refusal Response, or None when the request may proceed. Shared by the live and static admin."""
-    throttle = app.state.login_throttle = LoginThrottle()
+def admin_guard(app: FastAPI, password: str | None, message, accounts_file: str | None = None):  # noqa: ANN001, ANN201
+    """The admin pages' check: `await guard(request)` is a refusal Response (the login form, or
+    503 when no account is set), or None when the request carries a valid session cookie. Adds
+    /admin/login and /admin/logout (turinglab/server/admin_auth.py). Shared by the live and static admin."""
+    from urllib.parse import quote
 
-    def secret() -> str | None:
-        return password if password is not None else os.environ.get("TURINGLAB_ADMIN_PASSWORD") or None
+    from fastapi.responses import RedirectResponse
+
+    from turinglab.server.admin_auth import (DEVICE_COOKIE, DEVICE_S, SESSION_COOKIE, SESSION_S, Accounts,
+                                             LoginThrottle, Signer)
+
+    accounts = app.state.admin_accounts = Accounts(accounts_file, password)
+    throttle = app.state.login_throttle = LoginThrottle()
+    signer = app.state.admin_signer = Signer(hmac.new(app.state.csrf.secret, b"admin-cookies", hashlib.sha256).digest())
+    templates = Jinja2Templates(directory=str(__import__("pathlib").Path(__file__).parent / "templates"))
+
+    def disabled(request: Request) -> Response:
+        return message(request, "Admin is disabled",
+                       "Set TURINGLAB_ADMIN_ACCOUNTS (an accounts file: `turinglab admin add-account NAME`) or "
+                       "TURINGLAB_ADMIN_PASSWORD and restart the server to enable the admin pages.", 503)
+
+    def form(request: Request, status: int = 200, problem: str = "", name: str = "", nxt: str = "/admin",
+             headers: dict | None = None) -> Response:
+        return templates.TemplateResponse(request, "admin_login.html", {
+            "study_name": "turinglab admin", "problem": problem, "name": name, "next": nxt},
+            status_code=status, headers=headers)
+
+    def safe_next(nxt: str | None) -> str:
+        nxt = nxt or "/admin"
+        return nxt if nxt.startswith("/admin") and "//" not in nxt and "\\" not in nxt else "/admin"
 
     async def guard(request: Request) -> Response | None:
-        pw = secret()
-        if not pw:
-            return message(request, "Admin is disabled",
-                           "Set the environment variable TURINGLAB_ADMIN_PASSWORD and restart the server "
-                           "to enable the admin pages.", 503)
-        who = request.client.host if request.client else "?"
-        wait = throttle.blocked_for(who)
+        if not accounts.any():
+            return disabled(request)
+        name = signer.read("session", request.cookies.get(SESSION_COOKIE))
+        if name is not None and accounts.exists(name):
+            request.state.admin = name
+            return None
+        target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+        return RedirectResponse(f"/admin/login?next={quote(target, safe='/')}", status_code=303)
+
+    if getattr(app.state, "admin_login_routes", False):
+        return guard
+    app.state.admin_login_routes = True
+
+    @app.get("/admin/login", response_class=HTMLResponse)
+    async def login_page(request: Request) -> Response:
+        if not accounts.any():
+            return disabled(request)
+        return form(request, nxt=safe_next(request.query_params.get("next")))
+
+    @app.post("/admin/login")
+    async def login(request: Request) -> Response:
+        if not accounts.any():
+            return disabled(request)
+        if app.state.csrf.cross_site(request.headers):
+            return message(request, "Request refused", "This login was sent from another site.", 403)
+        data = await request.form()
+        name, pw, nxt = (data.get("name") or ""), (data.get("password") or ""), safe_next(data.get("next"))
+        if not isinstance(name, str) or not isinstance(pw, str) or len(name) > 64 or len(pw) > 1024:
+            return form(request, 400, "Enter an account name (at most 64 characters) and a password.")
+        device = signer.read("device", request.cookies.get(DEVICE_COOKIE)) == name
+        wait = throttle.wait(name, device)
         if wait:
-            return Response(f"admin: too many failed logins from this address; try again in {wait:.0f} s",
-                            status_code=429, headers={"Retry-After": str(max(1, round(wait)))})
-        creds = await _basic(request)
-        if creds is None or not secrets.compare_digest(creds.password.encode(), pw.encode()):
-            if creds is not None:  # a browser's first request without credentials is no failure
-                throttle.failed(who)
-                log.warning("admin: failed login from %s", who)
-            return Response("admin: wrong or missing password (any user name, the admin password)",
-                            status_code=401, headers={"WWW-Authenticate": 'Basic realm="turinglab admin"'})
-        return None
+            secs = max(1, round(wait))
+            return form(request, 429, f"Too many failed logins for this account just now: try again in {secs} s.",
+                        name, nxt, headers={"Retry-After": str(secs)})
+        if not await asyncio.to_thread(accounts.verify, name, pw):
+            throttle.failed(name, device)
+            log.warning("admin: failed login for account %r", name[:64])
+            return form(request, 401, "Wrong account name or password.", name, nxt)
+        log.info("admin: %r logged in", name)
+        r = RedirectResponse(nxt, status_code=303)
+        secure = request.url.scheme == "https"
+        r.set_cookie(SESSION_COOKIE, signer.make("session", name, SESSION_S), max_age=SESSION_S, httponly=True,
+                     samesite="strict", secure=secure, path="/")
+        r.set_cookie(DEVICE_COOKIE, signer.make("device", name, DEVICE_S), max_age=DEVICE_S, httponly=True,
+                     samesite="strict", secure=secure, path="/admin/login")
+        return r
+
+    @app.post("/admin/logout")
+    async def logout(request: Request) -> Response:
+        r = RedirectResponse("/admin/login", status_code=303)
+        r.delete_cookie(SESSION_COOKIE, path="/")
+        return r
 
     return guard
 
@@ -186,12 +208,12 @@ def leaderboard_rows(games) -> dict:  # noqa: ANN001
     return {"board": board, "bt": bt, "board_notes": res["notes"]}
 
 
-def add_admin(app: FastAPI, password: str | None, page, message) -> None:  # noqa: ANN001
+def add_admin(app: FastAPI, password: str | None, page, message, accounts_file: str | None = None) -> None:  # noqa: ANN001
     templates = Jinja2Templates(directory=str(__import__("pathlib").Path(__file__).parent / "templates"))
     # one salt per server secret: pseudonyms agree across the tables (and across restarts when
     # $TURINGLAB_SECRET is set) and cannot be turned back into participant links
     salt = hmac.new(app.state.csrf.secret, b"admin-export", hashlib.sha256).hexdigest()
-    guard = admin_guard(app, password, message)
+    guard = admin_guard(app, password, message, accounts_file)
 
     @app.get("/admin", response_class=HTMLResponse)
     async def admin(request: Request) -> Response:

@@ -183,7 +183,7 @@ def check_witnesses(study: Study, witness_factory: WitnessFactory | None = None)
 def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None = None,
                rng_seed: int | None = None, human_timing: Timing | None = Timing(),
                witness_factory: WitnessFactory | None = None, moderation: ModerationHook | None = None,
-               admin_password: str | None = None, waiting_grace_s: float = 15.0,
+               admin_password: str | None = None, admin_accounts: str | None = None, waiting_grace_s: float = 15.0,
                initial_ai_wait_s: float = 10.0, warm_up: bool = False, secret: str | None = None,
                trusted_origins: tuple[str, ...] = (), openapi: bool | None = None,
                bot_token: str | None = None, redis_url: str | None = None,
@@ -192,7 +192,8 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
 
     Migrations run when the app starts. `human_timing=None` turns the human witnesses'
     designed delay off (benchmarks only: it breaks the blinding of timing).
-    `admin_password` None: read $TURINGLAB_ADMIN_PASSWORD. `warm_up` loads the local model at start.
+    `admin_password` None: read $TURINGLAB_ADMIN_PASSWORD (the account `admin`); `admin_accounts`
+    None: $TURINGLAB_ADMIN_ACCOUNTS (a file of named accounts, turinglab/server/admin_auth.py). `warm_up` loads the local model at start.
     `secret` signs the participants' form tokens (None: $TURINGLAB_SECRET, else random per process);
     `trusted_origins` (and $TURINGLAB_TRUSTED_ORIGINS, comma-separated) are origins besides the
     request's own `Host` whose POSTs are accepted (e.g. the public URL behind a proxy that rewrites Host).
@@ -458,5 +459,5 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
 
     from turinglab.server.admin import add_admin
 
-    add_admin(app, admin_password, page, message)
+    add_admin(app, admin_password, page, message, admin_accounts)
     return app

@@ -143,6 +143,7 @@ class Signer:
 
 
 def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_password: str | None = None,
+                      admin_accounts: str | None = None,
                       secret: str | None = None, trusted_origins: tuple[str, ...] = (),
                       rng_seed: int | None = None, clock_ms=None) -> FastAPI:  # noqa: ANN001
     """The judge pages for one static study (its items must be in the store: `turinglab static import`).
@@ -521,7 +522,7 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
             return JSONResponse({"ok": False, "database": "down"}, status_code=503)
         return JSONResponse({"ok": True, "database": "ok"})
 
-    add_static_admin(app, admin_password, message)
+    add_static_admin(app, admin_password, message, admin_accounts)
     return app
 
 
@@ -538,11 +539,11 @@ def safe_image(image_dir: Path, name: str | None) -> Path | None:
     return path
 
 
-def add_static_admin(app: FastAPI, password: str | None, message) -> None:  # noqa: ANN001
+def add_static_admin(app: FastAPI, password: str | None, message, accounts_file: str | None = None) -> None:  # noqa: ANN001
     """/admin for a static study: judges in progress and done, trials per phase and agent, controls."""
     from turinglab.server.admin import admin_guard
 
-    guard = admin_guard(app, password, message)
+    guard = admin_guard(app, password, message, accounts_file)
 
     @app.get("/admin", response_class=HTMLResponse)
     async def admin(request: Request) -> Response:
