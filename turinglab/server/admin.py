@@ -27,6 +27,8 @@ log = logging.getLogger("turinglab.server")
 
 TABLES = ("games", "messages", "verdicts", "participants", "events")
 ID_COLUMNS = ("interrogator_id", "participant_id", "A_participant_id", "B_participant_id")
+RAW_ID_COLUMNS = ("prolific_pid", "prolific_study_id", "prolific_session_id")
+PAYMENT_EXPORT = "payment_ids_RAW.csv"  # the one admin export with raw external ids (for payment)
 
 
 def spreadsheet_safe(df: pd.DataFrame) -> pd.DataFrame:
@@ -42,21 +44,31 @@ def spreadsheet_safe(df: pd.DataFrame) -> pd.DataFrame:
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
-def pseudonymous(t: dict[str, pd.DataFrame], salt: str) -> dict[str, pd.DataFrame]:
-    """The tables with every participant id (the participants' login tokens) replaced by a salted
-    hash, as `turinglab export` does; the same salt maps an id to the same pseudonym in every table."""
+def spreadsheet_safe_csv(body: bytes) -> bytes:
+    return spreadsheet_safe(pd.read_csv(io.BytesIO(body), dtype=str, keep_default_na=False)).to_csv(index=False).encode()
+
+
+def pseudonymous(t: dict[str, pd.DataFrame], key: bytes) -> dict[str, pd.DataFrame]:
+    """The tables with every external id replaced by a keyed hash, as `turinglab export` does
+    (turinglab/analysis/pseudonyms.py): participant ids (the participants' login tokens) and the
+    Prolific participant, study and session ids; an id has the same pseudonym in every table."""
+    from turinglab.analysis.pseudonyms import PREFIX, keyed
+
     ids: set[str] = set()
     for df in t.values():
         for c in ID_COLUMNS:
             if c in df.columns:
                 ids |= {v for v in df[c].dropna() if isinstance(v, str)}
-    alias = {i: "P" + hashlib.sha256((salt + i).encode()).hexdigest()[:16] for i in ids}
+    alias = {i: keyed(i, key, PREFIX["participant"]) for i in ids}
     out = {}
     for name, df in t.items():
         df = df.copy()
         for c in ID_COLUMNS:
             if c in df.columns:
                 df[c] = df[c].map(lambda v: alias.get(v, v))
+        for c in RAW_ID_COLUMNS:
+            if c in df.columns:
+                df[c] = df[c].map(lambda v, c=c: keyed(v, key, PREFIX[c]) if isinstance(v, str) else v)
         if "payload" in df.columns and alias:  # no id is expected in a payload; make sure
             pat = re.compile("|".join(map(re.escape, sorted(alias, key=len, reverse=True))))
             df["payload"] = df["payload"].map(lambda v: pat.sub(lambda m: alias[m.group(0)], v)
@@ -210,9 +222,16 @@ def leaderboard_rows(games) -> dict:  # noqa: ANN001
 
 def add_admin(app: FastAPI, password: str | None, page, message, accounts_file: str | None = None) -> None:  # noqa: ANN001
     templates = Jinja2Templates(directory=str(__import__("pathlib").Path(__file__).parent / "templates"))
-    # one salt per server secret: pseudonyms agree across the tables (and across restarts when
-    # $TURINGLAB_SECRET is set) and cannot be turned back into participant links
-    salt = hmac.new(app.state.csrf.secret, b"admin-export", hashlib.sha256).hexdigest()
+    # the database's export key (turinglab/analysis/pseudonyms.py): pseudonyms agree across the
+    # tables, the restarts and `turinglab export`, and cannot be turned back into participant links
+    keys: list[bytes] = []
+
+    async def export_key(request: Request) -> bytes:
+        if not keys:
+            from turinglab.analysis.pseudonyms import export_key as make
+
+            keys.append(await asyncio.to_thread(make, request.app.state.store))
+        return keys[0]
     guard = admin_guard(app, password, message, accounts_file)
 
     @app.get("/admin", response_class=HTMLResponse)
@@ -223,7 +242,10 @@ def add_admin(app: FastAPI, password: str | None, page, message, accounts_file: 
         hub = request.app.state.hub
         store: Store = request.app.state.store
         now = hub.now()
-        waiting = [{"participant": w.participant_id, "assignment": w.assignment,
+        key = await export_key(request)
+        from turinglab.analysis.pseudonyms import keyed
+
+        waiting = [{"participant": keyed(w.participant_id, key), "assignment": w.assignment,
                     "waited_s": round((now - w.joined_ms) / 1000)} for w in hub.room.waiting.values()]
         live = []
         for s in hub.live.values():
@@ -302,13 +324,24 @@ def add_admin(app: FastAPI, password: str | None, page, message, accounts_file: 
         denied = await guard(request)
         if denied:
             return denied
+        hub = request.app.state.hub
+        if name == PAYMENT_EXPORT:  # raw Prolific ids beside the pseudonyms, for payment only
+            import tempfile
+
+            from turinglab.analysis.export import payment_ids
+
+            with tempfile.TemporaryDirectory() as d:
+                await asyncio.to_thread(payment_ids, request.app.state.store, f"{d}/p.csv", hub.study_id)
+                body = open(f"{d}/p.csv", "rb").read()  # noqa: SIM115, ASYNC230 - a small file
+            log.info("admin: %r downloaded the raw payment ids", getattr(request.state, "admin", "?"))
+            return Response(spreadsheet_safe_csv(body), media_type="text/csv",
+                            headers={"Content-Disposition": f'attachment; filename="{PAYMENT_EXPORT}"'})
         table, _, fmt = name.partition(".")
         if table not in TABLES or fmt not in ("csv", "parquet"):
             return Response(f"unknown export {name!r}: use one of "
-                            + ", ".join(f"{t}.csv / {t}.parquet" for t in TABLES), status_code=404)
-        hub = request.app.state.hub
+                            + ", ".join(f"{t}.csv / {t}.parquet" for t in TABLES) + f", {PAYMENT_EXPORT}", status_code=404)
         all_tables = await asyncio.to_thread(tables, request.app.state.store, hub.study_id)
-        df = pseudonymous(all_tables, salt)[table]
+        df = pseudonymous(all_tables, await export_key(request))[table]
         if fmt == "csv":
             body, media = spreadsheet_safe(df).to_csv(index=False).encode(), "text/csv"
         else:

@@ -556,11 +556,14 @@ def add_static_admin(app: FastAPI, password: str | None, message, accounts_file:
         trials = await asyncio.to_thread(store.trials, sid)
         items = {i.id: i for i in await asyncio.to_thread(store.items, sid)}
         sessions = await asyncio.to_thread(store.judge_sessions, sid)
+        from turinglab.analysis.pseudonyms import export_key, keyed
+
+        key = await asyncio.to_thread(export_key, store)  # pseudonyms, never the judges' link tokens
         judges = []
         for s in sorted(sessions, key=lambda s: s.created_ms, reverse=True)[:50]:
             mine = [t for t in trials if t.session_id == s.id]
             ctl = [t.control_correct for t in mine if t.control_correct is not None]
-            judges.append({"judge": s.judge_id[:8] + "…", "done": s.done, "of": len(s.items),
+            judges.append({"judge": keyed(s.judge_id, key), "done": s.done, "of": len(s.items),
                            "status": "complete" if s.completed_ms else "in progress",
                            "controls": f"{sum(ctl)}/{len(ctl)}" if ctl else "–",
                            "fast": sum(1 for t in mine if (t.rt_ms or 0) < info.study.exclusions.fast_rt_ms)})
