@@ -88,6 +88,7 @@ async def run_judge(browser, base: str, vp: dict, task: str, shots: Path, prolif
     page.on("pageerror", lambda e: errors.append(str(e)))
     if prolific:
         await page.goto(f"{base}/?PROLIFIC_PID=PP-{task}&STUDY_ID=ST1&SESSION_ID=SE1")
+        await page.click("text=Start")  # issue 24: the link's page has a button (a same-site POST)
     else:
         await page.goto(base + "/")
         await shot(page, shots, f"{task}-landing")

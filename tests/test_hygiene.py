@@ -72,7 +72,7 @@ async def test_the_word_filter_still_matches_whole_words_only():
 
 
 async def test_client_ids_second_verdicts_headers_cookies_openapi_and_close_codes(sqlite_url):
-    with running(study(), sqlite_url) as base:
+    with running(study(), sqlite_url, forwarded_allow_ips="127.0.0.1") as base:  # X-Forwarded-Proto below
         seats = await in_game(await players(base, 2))
         i, w = seats["interrogator"], seats["A"]
         cid = "same-id"
@@ -93,9 +93,9 @@ async def test_client_ids_second_verdicts_headers_cookies_openapi_and_close_code
             assert "connect-src 'self'" in csp and "frame-ancestors 'none'" in csp and "script-src 'self'" in csp
             assert r.headers["referrer-policy"] == "same-origin" and r.headers["x-frame-options"] == "DENY"
             assert (await c.get("/openapi.json")).status_code == 404
-            r = await c.get("/?PROLIFIC_PID=abc", headers={"X-Forwarded-Proto": "https"})
+            r = await c.post("/start?PROLIFIC_PID=abc", headers={"X-Forwarded-Proto": "https"})
             assert "secure" in r.headers["set-cookie"].lower()
-            r = await c.get("/?PROLIFIC_PID=abd")
+            r = await c.post("/start?PROLIFIC_PID=abd")
             assert "secure" not in r.headers["set-cookie"].lower()
             p = await WsPlayer.create(base)
             html = (await c.get(f"/p/{p.pid}")).text

@@ -13,7 +13,7 @@ import pandas as pd
 
 from turinglab.game.config import Allocation, Rules, Study, Timing, WitnessSpec
 from turinglab.server.app import create_app
-from turinglab.server.testing import AdminLogin, WsPlayer, csrf_token, serve_in_thread
+from turinglab.server.testing import AdminLogin, WsPlayer, csrf_token, prolific_start, serve_in_thread
 from turinglab.store.api import Store
 from turinglab.witnesses.base import Reply, Witness
 
@@ -32,8 +32,9 @@ def study(fmt="two-player", ratio=1.0, witnesses=(), rules=RULES, **kw) -> Study
 def running(s: Study, url: str, **kw):
     kw.setdefault("human_timing", FAST)
     kw.setdefault("initial_ai_wait_s", 0.1)
+    proxies = kw.pop("forwarded_allow_ips", None)  # trusted proxies: none unless given (issue 24)
     app = create_app(s, url, rng_seed=kw.pop("seed", 7), **kw)
-    with serve_in_thread(app) as base:
+    with serve_in_thread(app, forwarded_allow_ips=proxies) as base:
         yield base
 
 
@@ -272,7 +273,7 @@ async def test_pages_prolific_consent_and_survey(sqlite_url):
         async with httpx.AsyncClient(base_url=base) as c:
             r = await c.get("/")
             assert r.status_code == 200 and "Start" in r.text
-            r = await c.get("/?PROLIFIC_PID=pp1&STUDY_ID=st1&SESSION_ID=se1")
+            r = await prolific_start(c, "PROLIFIC_PID=pp1&STUDY_ID=st1&SESSION_ID=se1")  # issue 24: GET, then POST
             assert r.status_code == 303
             pid = r.headers["location"].rsplit("/", 1)[-1]
             again = await c.get("/?PROLIFIC_PID=pp1&STUDY_ID=st1&SESSION_ID=se2")
@@ -694,9 +695,9 @@ async def test_a_prolific_id_never_hands_out_another_participants_token(sqlite_u
 
     with running(study(), sqlite_url) as base:
         async with httpx.AsyncClient(base_url=base) as owner, httpx.AsyncClient(base_url=base) as other:
-            r = await owner.get("/?PROLIFIC_PID=pp9&STUDY_ID=st&SESSION_ID=s1")
+            r = await prolific_start(owner, "PROLIFIC_PID=pp9&STUDY_ID=st&SESSION_ID=s1")
             pid = r.headers["location"].rsplit("/", 1)[-1]
-            r = await other.get("/?PROLIFIC_PID=pp9&STUDY_ID=st&SESSION_ID=s2")
+            r = await prolific_start(other, "PROLIFIC_PID=pp9&STUDY_ID=st&SESSION_ID=s2")
             assert r.status_code == 303
             dup = r.headers["location"].rsplit("/", 1)[-1]
             assert dup != pid and pid not in r.headers.get("set-cookie", "")
@@ -711,7 +712,7 @@ async def test_a_prolific_id_never_hands_out_another_participants_token(sqlite_u
             assert (await owner.get("/?PROLIFIC_PID=pp9")).headers["location"].endswith(pid)
             assert (await other.get("/?PROLIFIC_PID=pp9")).headers["location"].endswith(dup)
             # a cookie of a participant with another Prolific id is no key either
-            r = await other.get("/?PROLIFIC_PID=other-id")
+            r = await prolific_start(other, "PROLIFIC_PID=other-id")
             assert r.headers["location"].rsplit("/", 1)[-1] not in (pid, dup)
     with Store(sqlite_url) as store:
         assert store.get_participant(pid).label is None

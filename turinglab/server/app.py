@@ -70,6 +70,53 @@ class Survey(BaseModel):
 
 
 RATE_BURST, RATE_PER_S = 20, 5.0  # frames a participant may send at once / per second after that (all connections)
+START_BURST, START_PER_S = 30, 0.5  # new participants (POST /start) per client address: at once / per second after
+
+
+class PerAddress:
+    """POST /start per client address (the address uvicorn gives: forwarded headers only from
+    `--forwarded-allow-ips`): a token bucket each; `wait(host)` is 0 when allowed."""
+
+    def __init__(self, burst: float = START_BURST, per_s: float = START_PER_S) -> None:
+        self.burst, self.per_s = burst, per_s
+        self.buckets: dict[str, TokenBucket] = {}
+
+    def wait(self, host: str) -> float:
+        if len(self.buckets) > 10_000:  # forget the full ones
+            for k in [k for k, b in self.buckets.items() if b.take() and b.tokens + 1 >= b.capacity]:
+                del self.buckets[k]
+        b = self.buckets.setdefault(host, TokenBucket(self.burst, self.per_s))
+        return 0.0 if b.take() else (1 - b.tokens) / self.per_s
+
+
+def too_many_starts(request: Request, message, wait: float) -> Response:  # noqa: ANN001
+    secs = max(1, round(wait))
+    log.warning("POST /start refused: too many new participants from %s", request.client.host if request.client else "?")
+    r = message(request, "Please wait a moment",
+                f"Many people have just started from your network, so new starts are paused briefly. "
+                f"Wait {secs} seconds, then press Start again.", 429, link="/", link_text="Back to the start page")
+    r.headers["Retry-After"] = str(secs)
+    return r
+
+
+class HealthLog:
+    """One log line when the database stops answering and one when it answers again, not a
+    traceback per request."""
+
+    def __init__(self) -> None:
+        self.down_since: float | None = None
+
+    def failed(self, exc: BaseException) -> None:
+        if self.down_since is None:
+            self.down_since = time.monotonic()
+            why = " ".join(str(exc).split())[:200] or type(exc).__name__
+            log.error("health check: the database does not answer (%s: %s); logged once until it answers again",
+                      type(exc).__name__, why)
+
+    def ok(self) -> None:
+        if self.down_since is not None:
+            log.warning("health check: the database answers again after %.0f s", time.monotonic() - self.down_since)
+            self.down_since = None
 
 
 class TokenBucket:
@@ -145,6 +192,19 @@ def _db_ping(store: Store) -> None:
 
     with store.engine.connect() as conn:
         conn.execute(text("SELECT 1"))
+
+
+async def returning(store: Store, prolific_pid: str, cookie: str | None) -> str | None:
+    """The participant of this browser's cookie when it came with the same Prolific id, else None."""
+    if not cookie or not (1 <= len(cookie) <= 40 and cookie.isascii() and cookie.isalnum()):
+        return None
+    from turinglab.store.api import UnknownId
+
+    try:
+        mine = await asyncio.to_thread(store.get_participant, cookie)
+    except UnknownId:
+        return None
+    return mine.id if mine.prolific_pid == prolific_pid else None
 
 
 class WitnessSetupError(ValueError):
@@ -252,6 +312,11 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
         return resp
     app.state.study = study
     app.state.store = store
+    from turinglab.server.logs import install
+
+    install()  # participant tokens out of the logs, every kind of line at a bounded rate
+    health = app.state.health_log = HealthLog()
+    starts = app.state.start_limit = PerAddress()
     csrf = app.state.csrf = Csrf(secret, trusted_origins)
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
     base = {"study_name": study.display_name or DEFAULT_DISPLAY_NAME}
@@ -302,7 +367,11 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
             ids = prolific(request)
             if isinstance(ids, Response):
                 return ids
-            return to_player(await hub(request).new_person(ids, request.cookies.get(COOKIE)), request)
+            # a GET (a link on any site) creates nobody and sets no cookie: the page's button POSTs
+            mine = await returning(request.app.state.store, ids["prolific_pid"], request.cookies.get(COOKIE))
+            if mine is not None:
+                return RedirectResponse(f"/p/{mine}", status_code=303)
+            return page(request, "landing.html", query=f"?{request.url.query}")
         cookie = request.cookies.get(COOKIE)
         if cookie and await hub(request).person(cookie):
             return RedirectResponse(f"/p/{cookie}", status_code=303)
@@ -319,6 +388,9 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
             return ids
         sent = request.headers.get(BOT_HEADER)
         bot = bool(bot_secret and sent and hmac.compare_digest(sent.encode(), bot_secret.encode()))
+        wait = 0.0 if bot else starts.wait(request.client.host if request.client else "?")
+        if wait:
+            return too_many_starts(request, message, wait)
         return to_player(await hub(request).new_person(ids, request.cookies.get(COOKIE), bot=bot), request)
 
     @app.get("/p/{token}", response_class=HTMLResponse)
@@ -371,7 +443,7 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
         refused = forged(request, p.id)
         if refused:
             return refused
-        log.info("participant %s declined consent", p.id)
+        log.info("participant %s declined consent", p.id)  # logged as a short hash (server/logs.py)
         if study.no_consent_url:
             return RedirectResponse(study.no_consent_url, status_code=303)
         return message(request, "You did not consent",
@@ -412,9 +484,10 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
         would tell a lone participant whether their partner is a human (counts are on /admin)."""
         try:
             await asyncio.to_thread(_db_ping, request.app.state.store)
-        except Exception:  # noqa: BLE001 - any failure means the database is down for us
-            log.exception("health check: the database did not answer")
+        except Exception as exc:  # noqa: BLE001 - any failure means the database is down for us
+            health.failed(exc)
             return JSONResponse({"ok": False, "database": "down"}, status_code=503)
+        health.ok()
         redis_ping = getattr(request.app.state.hub, "redis_ok", None)  # a cluster worker: Redis too
         if redis_ping is not None and not await redis_ping():
             return JSONResponse({"ok": False, "database": "ok", "redis": "down"}, status_code=503)

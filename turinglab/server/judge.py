@@ -34,7 +34,8 @@ from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Redirect
 from fastapi.staticfiles import StaticFiles
 
 from turinglab.server.app import (
-    COOKIE, CSRF_FIELD, CSRF_HEADER, HERE, PROLIFIC, Csrf, _db_ping, read_survey, templates,
+    COOKIE, CSRF_FIELD, CSRF_HEADER, HERE, PROLIFIC, Csrf, HealthLog, PerAddress, _db_ping, read_survey, returning,
+    templates, too_many_starts,
 )
 from turinglab.server.trial_writer import TrialWriter
 from turinglab.statictests.config import StaticStudy
@@ -188,6 +189,11 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
     app.state.trial_writer = writer
     csrf = app.state.csrf = Csrf(secret, trusted_origins)
     signer = Signer(csrf.secret)
+    from turinglab.server.logs import install
+
+    install()  # participant tokens out of the logs, every kind of line at a bounded rate
+    health = app.state.health_log = HealthLog()
+    starts = app.state.start_limit = PerAddress()
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
     base = {"study_name": study.display_name or DEFAULT_DISPLAY_NAME}
 
@@ -274,17 +280,25 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
 
     @app.get("/", response_class=HTMLResponse)
     async def landing(request: Request) -> Response:
-        if request.query_params.get("PROLIFIC_PID"):
-            return to_judge(await new_judge(request))
+        q = request.url.query
+        pp = request.query_params.get("PROLIFIC_PID")
+        if pp:  # a GET (a link on any site) creates nobody and sets no cookie: the page's button POSTs
+            mine = await returning(store, pp[:64], request.cookies.get(COOKIE))
+            if mine is not None:
+                return RedirectResponse(f"/p/{mine}", status_code=303)
+            return page(request, "judge_landing.html", query=f"?{q}", intro=TASK_INTRO[study.task])
         cookie = request.cookies.get(COOKIE)
         if cookie and await judge(cookie):
             return RedirectResponse(f"/p/{cookie}", status_code=303)
-        q = request.url.query
         return page(request, "judge_landing.html", query=f"?{q}" if q else "", intro=TASK_INTRO[study.task])
 
     @app.post("/start")
     async def start(request: Request) -> Response:
-        return forged(request, None) or to_judge(await new_judge(request))
+        refused = forged(request, None)
+        if refused:
+            return refused
+        wait = starts.wait(request.client.host if request.client else "?")
+        return too_many_starts(request, message, wait) if wait else to_judge(await new_judge(request))
 
     @app.get("/p/{token}", response_class=HTMLResponse)
     async def show(request: Request, token: str) -> Response:
@@ -517,9 +531,10 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
     async def healthz(request: Request) -> Response:
         try:
             await asyncio.to_thread(_db_ping, store)
-        except Exception:  # noqa: BLE001 - any failure means the database is down for us
-            log.exception("health check: the database did not answer")
+        except Exception as exc:  # noqa: BLE001 - any failure means the database is down for us
+            health.failed(exc)
             return JSONResponse({"ok": False, "database": "down"}, status_code=503)
+        health.ok()
         return JSONResponse({"ok": True, "database": "ok"})
 
     add_static_admin(app, admin_password, message, admin_accounts)

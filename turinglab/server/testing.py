@@ -187,3 +187,13 @@ async def browser_admin_login(page, base: str, password: str, name: str = "admin
     await page.fill("input[name=password]", password)
     await page.click("button[type=submit]")
     await page.wait_for_url(f"{base}/admin")
+
+
+async def prolific_start(client, query: str):  # noqa: ANN001, ANN201 - httpx.AsyncClient -> Response
+    """A Prolific link as a browser follows it (issue 24): GET /?query shows the Start button (or
+    sends a returning browser to its link), and the button POSTs /start?query."""
+    r = await client.get("/?" + query)
+    if r.status_code != 200:
+        return r
+    assert 'action="/start?' in r.text, r.text[:300]
+    return await client.post("/start?" + query)
