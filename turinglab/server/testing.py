@@ -33,7 +33,8 @@ def serve_in_thread(app: FastAPI, port: int | None = None, **uvicorn_kw) -> Iter
 
     for k, v in proxy_settings(uvicorn_kw.pop("forwarded_allow_ips", None)).items():
         uvicorn_kw.setdefault(k, v)
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on",
+    uvicorn_kw.setdefault("log_level", "warning")
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, lifespan="on",
                             ws_ping_interval=None, ws_max_size=WS_MAX_BYTES, **uvicorn_kw)
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
