@@ -7,21 +7,20 @@
 
 The canonical hash (`static_hash`) is stored with every judge trial, so a study whose config
 has trials is frozen (`StaticStore.register_static_study` refuses a change; raise `version:`).
-Errors read like those of game/study_file.py: dotted field, line, what to do.
+Read by game/study_file.py's loader (presets, duplicate keys, `StudyFileError` naming the dotted field,
+its line and the fix), the same as a live study file.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 from typing import Annotated, Literal
 
-import yaml
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, model_validator
 
-from turinglab.game.config import _Strict
-from turinglab.game.study_file import StudyFileError, _explain, _line, _merge, _parse_yaml
+from turinglab.game.config import _Strict, config_hash
+from turinglab.game.study_file import parse_file, presets_in, read_file
 
 PRESETS_DIR = Path(__file__).parent / "presets"
 Task = Literal["word", "caption", "object", "color", "fv", "conversation"]
@@ -71,41 +70,21 @@ class StaticStudy(_Strict):
 
 
 def static_hash(study: StaticStudy) -> str:
-    """sha256 of the canonical JSON (sorted keys, defaults filled in)."""
-    text = json.dumps(study.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()
+    """sha256 of the canonical JSON (sorted keys, defaults filled in): a live study's `config_hash`."""
+    return config_hash(study)
 
 
 def preset_names() -> list[str]:
-    return sorted(p.stem for p in PRESETS_DIR.glob("*.yaml"))
+    return presets_in(PRESETS_DIR)
 
 
 def load_static_study(path: str | Path) -> StaticStudy:
-    p = Path(path)
-    if not p.is_file():
-        raise StudyFileError(str(p), [f"no such file; start from `preset: zhang-2023` (presets: {PRESETS_DIR})"])
-    try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise StudyFileError(str(p), [f"cannot read the file ({exc}); save it as UTF-8 text"]) from None
-    return parse_static_study(text, source=str(p))
+    return parse_static_study(*read_file(path, f"start from `preset: zhang-2023` (presets: {PRESETS_DIR})"))
 
 
 def parse_static_study(text: str, source: str = "<static study>") -> StaticStudy:
-    node, data = _parse_yaml(text, source)
-    if not isinstance(data, dict):
-        raise StudyFileError(source, ["a static study file is a mapping of fields (name: ..., task: ...)"])
-    preset = data.get("preset")
-    merged = data
-    if preset is not None:
-        if not isinstance(preset, str) or preset not in preset_names():
-            raise StudyFileError(source, [f"preset{_line(node, ('preset',))}: unknown preset {preset!r}; "
-                                          f"available: {', '.join(preset_names())}"])
-        merged = _merge(yaml.safe_load((PRESETS_DIR / f"{preset}.yaml").read_text(encoding="utf-8")), data)
-    try:
-        return StaticStudy.model_validate(merged)
-    except ValidationError as exc:
-        raise StudyFileError(source, [_explain(e, node, preset) for e in exc.errors()]) from None
+    return parse_file(text, source, StaticStudy, PRESETS_DIR,
+                      not_mapping="a static study file is a mapping of fields (name: ..., task: ...)")
 
 
 def preset_study(name: str, task: str, preset: str = "zhang-2023") -> StaticStudy:

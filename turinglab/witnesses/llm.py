@@ -118,6 +118,12 @@ class Streamed:
         )
 
 
+def _being_cancelled() -> bool:
+    """Whether the running task itself was asked to stop (not merely handed a CancelledError)."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
+
+
 class LLMWitness(Witness):
     """A model + prompt (+ timing settings) witness. `kind` is "llm" or "local"."""
 
@@ -219,11 +225,24 @@ class LLMWitness(Witness):
         left = ctx.time_limit_s - (ctx.now - ctx.started_at).total_seconds()
         return max(1.0, min(self.spec.timeout_s, left)) if left > 0 else self.spec.timeout_s
 
+    async def _await_warm(self) -> None:
+        """Wait for the prompt pre-read, shielded: a reply whose budget runs out (wait_for cancels
+        it) must not cancel the pre-read that this witness's later replies share."""
+        warm = self._warm
+        if warm is None:
+            return
+        if not warm.done():
+            try:
+                await asyncio.shield(warm)
+            except asyncio.CancelledError:
+                if _being_cancelled():
+                    raise  # our own caller's timeout or shutdown: the pre-read goes on without us
+            except Exception:  # noqa: BLE001 - _prefill logs its own failures
+                pass
+        self._warm = None
+
     async def _request(self, history: list[Turn], steer: str | None = None) -> tuple[Any, dict[str, Any]]:
-        if self._warm is not None:
-            with contextlib.suppress(Exception):
-                await self._warm
-            self._warm = None
+        await self._await_warm()
         client = await self.client()
         kwargs: dict[str, Any] = {
             "model": self.model,
@@ -332,6 +351,10 @@ class LLMWitness(Witness):
             text = postprocess(raw, self.spec.postprocess, ctx.max_chars, self.rng)
             if not text.strip():
                 raise EmptyReply(f"nothing left after post-processing (raw: {raw[:80]!r})")
+        except asyncio.CancelledError as exc:
+            if _being_cancelled():
+                raise  # the caller gave up on this reply (game over, shutdown): not a model failure
+            return await self._fallback(history, ctx, exc, t0)  # a shared task was cancelled under us
         except Exception as exc:  # noqa: BLE001 - any failure: the fallback answers, the game goes on
             return await self._fallback(history, ctx, exc, t0)
         if isinstance(resp, Streamed):
@@ -361,6 +384,8 @@ class LLMWitness(Witness):
         log.warning("witness %s: model failed (%s); fallback %r answers", self.codename, error, self.spec.fallback)
         fb = self.spec.fallback
         if fb is None:
+            if isinstance(exc, asyncio.CancelledError):  # never let a stray cancellation out of a witness
+                raise RuntimeError(f"witness {self.codename}: the model call was cancelled") from exc
             raise exc
         if fb.strip().lower() == "eliza":
             if self._eliza is None:
