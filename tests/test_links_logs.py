@@ -152,3 +152,18 @@ async def test_every_log_line_has_a_bounded_rate_under_a_flood(sqlite_url):
     finally:
         install(RateCap())  # the default cap again
     assert cap is not None
+
+
+def test_the_start_limit_setting(monkeypatch):
+    from turinglab.server.app import PerAddress
+
+    monkeypatch.setenv("TURINGLAB_START_LIMIT", "off")
+    assert all(PerAddress().wait("h") == 0 for _ in range(100))
+    monkeypatch.setenv("TURINGLAB_START_LIMIT", "2/0.001")
+    lim = PerAddress()
+    assert [lim.wait("h") == 0 for _ in range(3)] == [True, True, False] and lim.wait("other") == 0
+    monkeypatch.setenv("TURINGLAB_START_LIMIT", "lots")
+    import pytest
+
+    with pytest.raises(ValueError, match="BURST/PER_S"):
+        PerAddress()

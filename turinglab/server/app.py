@@ -73,15 +73,29 @@ RATE_BURST, RATE_PER_S = 20, 5.0  # frames a participant may send at once / per 
 START_BURST, START_PER_S = 30, 0.5  # new participants (POST /start) per client address: at once / per second after
 
 
+START_ENV = "TURINGLAB_START_LIMIT"  # "BURST/PER_S" (e.g. "30/0.5"), or "off" for load tests from one address
+
+
 class PerAddress:
     """POST /start per client address (the address uvicorn gives: forwarded headers only from
     `--forwarded-allow-ips`): a token bucket each; `wait(host)` is 0 when allowed."""
 
-    def __init__(self, burst: float = START_BURST, per_s: float = START_PER_S) -> None:
-        self.burst, self.per_s = burst, per_s
+    def __init__(self, burst: float | None = None, per_s: float | None = None) -> None:
+        setting = os.environ.get(START_ENV, "").strip().lower()
+        self.off = setting == "off" and burst is None
+        if setting and not self.off and burst is None:
+            try:
+                b, _, r = setting.partition("/")
+                burst, per_s = float(b), float(r)
+            except ValueError:
+                raise ValueError(f"${START_ENV}={setting!r}: expected BURST/PER_S such as 30/0.5, or off") from None
+        self.burst = START_BURST if burst is None else burst
+        self.per_s = START_PER_S if per_s is None else per_s
         self.buckets: dict[str, TokenBucket] = {}
 
     def wait(self, host: str) -> float:
+        if self.off:
+            return 0.0
         if len(self.buckets) > 10_000:  # forget the full ones
             for k in [k for k, b in self.buckets.items() if b.take() and b.tokens + 1 >= b.capacity]:
                 del self.buckets[k]
