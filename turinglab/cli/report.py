@@ -57,6 +57,7 @@ def _ai_judge_results(db: str | None, study: str) -> list:
 
 def _static_report(db: str | None, study: str | None, out: str, alpha: float, fmt: str) -> None:
     from turinglab.analysis.static import analyse_counts, write_static_report
+    from turinglab.statictests.answers import static_extras
     from turinglab.statictests.summary import judge_counts, judge_table, topic_coverage
     from turinglab.store import StoreError
 
@@ -70,6 +71,8 @@ def _static_report(db: str | None, study: str | None, out: str, alpha: float, fm
         a = analyse_counts(jc, lc, judges, study=info.name, task=info.task, alpha=alpha,
                            exclusions=info.study.exclusions,
                            topic_items=topic_coverage(store, info.id) if info.task == "conversation" else None)
+        extras = static_extras(store, info, alpha)
+        a.answers, a.speakers = extras["answers"], extras.get("speakers")
     except (StoreError, ValueError) as exc:
         fail(str(exc))
     finally:
