@@ -95,7 +95,8 @@ def export(loaded, out_dir: str | Path, options: Options | None = None, key: byt
     if out.exists() and any(out.iterdir()):
         raise FileExistsError(f"{out} is not empty; choose a new directory for the export")
     out.mkdir(parents=True, exist_ok=True)
-    opt = options or Options(exclude=tuple(f for f in loaded.exclusions if "flag_" + f in loaded.judgements.columns))
+    opt = options or Options(exclude=tuple(f for f in loaded.exclusions if "flag_" + f in loaded.judgements.columns),
+                             pass_decisions=loaded.pass_decisions)
     key = key or export_key()
     j = loaded.judgements.copy()
     for c in ("interrogator_id", "witness_participant_id"):

@@ -3,35 +3,31 @@
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import hmac
 import logging
 import os
-import secrets
 import time
 from contextlib import asynccontextmanager
-from pathlib import Path
-from typing import Annotated, Any, Literal
-from urllib.parse import urlsplit
+from typing import Annotated, Any
 
 from fastapi import FastAPI, Form, Request, WebSocket
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
-from fastapi.staticfiles import StaticFiles
-from fastapi.templating import Jinja2Templates
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from starlette.websockets import WebSocketDisconnect
 
-from turinglab.game import survey
 from turinglab.game.config import Study, Timing
-from turinglab.server import protocol as proto
+from turinglab.server.live import protocol as proto
 from turinglab.server.content_filter import ContentFilter, ModerationHook
-from turinglab.server.hub import Clock, Hub, WitnessFactory
+from turinglab.server.live.hub import Clock, Hub, WitnessFactory
+from turinglab.server.web import (
+    COOKIE, CSRF_FIELD, CSRF_HEADER, DEFAULT_DISPLAY_NAME, PROLIFIC, SECURITY_HEADERS, Csrf, _db_ping, page_renderers,
+    read_survey,
+)
 from turinglab.store.api import Store
+from turinglab.server.guards import (  # noqa: F401 - TokenBucket and the start limit are used here
+    START_BURST, START_PER_S, HealthLog, PerAddress, TokenBucket, returning, too_many_starts,
+)
 
-HERE = Path(__file__).parent
-COOKIE = "turinglab_p"
 BOT_HEADER = "X-Turinglab-Bot"
-PROLIFIC = {"PROLIFIC_PID": "prolific_pid", "STUDY_ID": "prolific_study_id", "SESSION_ID": "prolific_session_id"}
 DEFAULT_CONSENT = (
     "This is a research study about how people tell humans from AI systems in conversation.\n\n"
     "You will chat with other participants or with AI programs for a few minutes per game, and judge "
@@ -40,165 +36,10 @@ DEFAULT_CONSENT = (
     "Taking part is voluntary: you can stop at any time by closing the page. Abusive messages are blocked, "
     "and you can report abuse at any time."
 )
-DEFAULT_DISPLAY_NAME = "Human or AI? A chat study"  # the header when the study sets no display_name
 log = logging.getLogger("turinglab.server")
-templates = Jinja2Templates(directory=str(HERE / "templates"))  # autoescape is on for .html
-templates.env.globals["survey"] = survey  # the survey form lists the answers from one place
-
-
-
-class Survey(BaseModel):
-    """The optional demographic survey (every answer may be left out)."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)  # age true or "yes" is not an answer
-    age: Annotated[int | None, Field(ge=survey.AGE_RANGE[0], le=survey.AGE_RANGE[1])] = None
-    gender: Literal[survey.GENDERS] | None = None  # type: ignore[valid-type]
-    education: Literal[survey.EDUCATION] | None = None  # type: ignore[valid-type]
-    chatbot_use: Literal[survey.CHATBOT_USE] | None = None  # type: ignore[valid-type]
-    llm_knowledge: Literal[survey.LLM_KNOWLEDGE] | None = None  # type: ignore[valid-type]
-    # Zhang et al. asked judges their native language and country (static judge pages)
-    native_language: Annotated[str | None, Field(min_length=1, max_length=60)] = None
-    country: Annotated[str | None, Field(min_length=1, max_length=60)] = None
-    skipped: bool = False
-
-    @field_validator("*", mode="before")
-    @classmethod
-    def _blank_is_none(cls, v: Any) -> Any:
-        if isinstance(v, str):
-            v = " ".join(v.split())  # free text: spaces and line breaks folded
-        return None if v == "" else v
-
-    @field_validator("age", mode="before")
-    @classmethod
-    def _age_from_form(cls, v: Any) -> Any:  # the form sends digits as text
-        return int(v) if isinstance(v, str) and v.isascii() and v.isdigit() and len(v) <= 3 else v
 
 
 RATE_BURST, RATE_PER_S = 20, 5.0  # frames a participant may send at once / per second after that (all connections)
-START_BURST, START_PER_S = 30, 0.5  # new participants (POST /start) per client address: at once / per second after
-
-
-START_ENV = "TURINGLAB_START_LIMIT"  # "BURST/PER_S" (e.g. "30/0.5"), or "off" for load tests from one address
-
-
-class PerAddress:
-    """POST /start per client address (the address uvicorn gives: forwarded headers only from
-    `--forwarded-allow-ips`): a token bucket each; `wait(host)` is 0 when allowed."""
-
-    def __init__(self, burst: float | None = None, per_s: float | None = None) -> None:
-        setting = os.environ.get(START_ENV, "").strip().lower()
-        self.off = setting == "off" and burst is None
-        if setting and not self.off and burst is None:
-            try:
-                b, _, r = setting.partition("/")
-                burst, per_s = float(b), float(r)
-            except ValueError:
-                raise ValueError(f"${START_ENV}={setting!r}: expected BURST/PER_S such as 30/0.5, or off") from None
-        self.burst = START_BURST if burst is None else burst
-        self.per_s = START_PER_S if per_s is None else per_s
-        self.buckets: dict[str, TokenBucket] = {}
-
-    def wait(self, host: str) -> float:
-        if self.off:
-            return 0.0
-        if len(self.buckets) > 10_000:  # forget the full ones
-            for k in [k for k, b in self.buckets.items() if b.take() and b.tokens + 1 >= b.capacity]:
-                del self.buckets[k]
-        b = self.buckets.setdefault(host, TokenBucket(self.burst, self.per_s))
-        return 0.0 if b.take() else (1 - b.tokens) / self.per_s
-
-
-def too_many_starts(request: Request, message, wait: float) -> Response:  # noqa: ANN001
-    secs = max(1, round(wait))
-    log.warning("POST /start refused: too many new participants from %s", request.client.host if request.client else "?")
-    r = message(request, "Please wait a moment",
-                f"Many people have just started from your network, so new starts are paused briefly. "
-                f"Wait {secs} seconds, then press Start again.", 429, link="/", link_text="Back to the start page")
-    r.headers["Retry-After"] = str(secs)
-    return r
-
-
-class HealthLog:
-    """One log line when the database stops answering and one when it answers again, not a
-    traceback per request."""
-
-    def __init__(self) -> None:
-        self.down_since: float | None = None
-
-    def failed(self, exc: BaseException) -> None:
-        if self.down_since is None:
-            self.down_since = time.monotonic()
-            why = " ".join(str(exc).split())[:200] or type(exc).__name__
-            log.error("health check: the database does not answer (%s: %s); logged once until it answers again",
-                      type(exc).__name__, why)
-
-    def ok(self) -> None:
-        if self.down_since is not None:
-            log.warning("health check: the database answers again after %.0f s", time.monotonic() - self.down_since)
-            self.down_since = None
-
-
-class TokenBucket:
-    """A flood guard per participant, shared by all their connections (frames beyond it get
-    `rate_limited` and are not processed)."""
-
-    def __init__(self, capacity: float, per_s: float) -> None:
-        self.capacity, self.per_s = capacity, per_s
-        self.tokens, self.t = capacity, time.monotonic()
-
-    def take(self) -> bool:
-        now = time.monotonic()
-        self.tokens = min(self.capacity, self.tokens + (now - self.t) * self.per_s)
-        self.t = now
-        if self.tokens >= 1:
-            self.tokens -= 1
-            return True
-        return False
-
-
-CSRF_FIELD, CSRF_HEADER = "csrf", "X-CSRF-Token"
-# every response: no inline script or style, no framing (clickjacking), no referrer to other sites
-SECURITY_HEADERS = {
-    "Content-Security-Policy": ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-                                "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'"),
-    "X-Frame-Options": "DENY",
-    "Referrer-Policy": "same-origin",
-    "X-Content-Type-Options": "nosniff",
-}
-
-
-class Csrf:
-    """Cross-site request forgery guard for POSTs (and the websocket handshake).
-
-    Two checks: (1) a request that a browser marks as coming from another site (`Sec-Fetch-Site:
-    cross-site`, or an `Origin`/`Referer` whose host is not this server's `Host` nor one of the
-    trusted origins) is refused; a request with none of these headers is not a browser's form
-    post and passes this check. (2) Participant POSTs (consent, survey) must also carry the
-    participant's token: an HMAC of the participant id under the server's secret
-    (`$TURINGLAB_SECRET`, else random per process: a page loaded before a restart must be reloaded).
-    """
-
-    def __init__(self, secret: str | None = None, trusted_origins: tuple[str, ...] = ()) -> None:
-        self.secret = (secret or os.environ.get("TURINGLAB_SECRET") or secrets.token_hex(32)).encode()
-        env = tuple(o for o in os.environ.get("TURINGLAB_TRUSTED_ORIGINS", "").split(",") if o.strip())
-        self.trusted = {urlsplit(o.strip()).netloc.lower() or o.strip().lower() for o in (*trusted_origins, *env)}
-
-    def token(self, pid: str) -> str:
-        return hmac.new(self.secret, b"csrf:" + pid.encode(), hashlib.sha256).hexdigest()[:32]
-
-    def token_ok(self, pid: str, given: str | None) -> bool:
-        return isinstance(given, str) and hmac.compare_digest(given.encode(), self.token(pid).encode())
-
-    def cross_site(self, headers: Any) -> bool:
-        if headers.get("sec-fetch-site") == "cross-site":
-            return True
-        origin = headers.get("origin") or headers.get("referer")
-        if origin is None:
-            return False
-        host = urlsplit(origin).netloc.lower()
-        return not host or host not in {headers.get("host", "").lower(), *self.trusted}
-
-
 def _duration(seconds: float) -> str:
     if seconds % 60 == 0:
         n = int(seconds // 60)
@@ -206,47 +47,15 @@ def _duration(seconds: float) -> str:
     return f"{seconds:g} seconds" if seconds < 120 else f"{seconds / 60:.1f} minutes"
 
 
-def _db_ping(store: Store) -> None:
-    from sqlalchemy import text
-
-    with store.engine.connect() as conn:
-        conn.execute(text("SELECT 1"))
-
-
-async def returning(store: Store, prolific_pid: str, cookie: str | None) -> str | None:
-    """The participant of this browser's cookie when it came with the same Prolific id, else None."""
-    if not cookie or not (1 <= len(cookie) <= 40 and cookie.isascii() and cookie.isalnum()):
-        return None
-    from turinglab.store.api import UnknownId
-
-    try:
-        mine = await asyncio.to_thread(store.get_participant, cookie)
-    except UnknownId:
-        return None
-    return mine.id if mine.prolific_pid == prolific_pid else None
-
-
 class WitnessSetupError(ValueError):
     """An AI witness of the study cannot be built (bad prompt, persona, events file, script, key)."""
-
-
-async def read_survey(request: Request) -> dict[str, Any] | JSONResponse:
-    """The survey answers of a JSON body, or the 422 that says what was wrong (live and static pages)."""
-    try:
-        answers = Survey.model_validate(await request.json())
-    except ValidationError as exc:
-        msg = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:3])
-        return JSONResponse({"detail": f"survey not saved: {msg}"}, status_code=422)
-    except ValueError:
-        return JSONResponse({"detail": "survey not saved: the body must be a JSON object"}, status_code=422)
-    return answers.model_dump(exclude_none=True)
 
 
 def check_witnesses(study: Study, witness_factory: WitnessFactory | None = None) -> None:
     """Build every AI witness of the study once, so a bad prompt/persona/events file/script
     stops the server at start with `WitnessSetupError` (one line: which witness, what is wrong,
     what to do) instead of failing a game later."""
-    from turinglab.server.hub import default_witness_factory
+    from turinglab.server.live.hub import default_witness_factory
 
     factory = witness_factory or default_witness_factory
     for spec in study.witnesses:
@@ -281,7 +90,7 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
     participants as bots: a POST /start with header `X-Turinglab-Bot: <token>`. A wrong or missing
     token gets an ordinary participant and the same response, so nobody learns anything from trying.
     `redis_url`: one worker of several serving the study together (PostgreSQL only; see
-    turinglab/server/cluster.py and docs/deploy.md); `redis_prefix` names its keys (default
+    turinglab/server/live/cluster.py and docs/deploy.md); `redis_prefix` names its keys (default
     `turinglab:<study name>`).
     """
     bot_secret = bot_token if bot_token is not None else os.environ.get("TURINGLAB_BOT_TOKEN") or None
@@ -291,7 +100,8 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
     hub_kw: dict[str, Any] = {}
     hub_class = Hub
     if redis_url:
-        from turinglab.server.cluster import ClusterHub, check_cluster_db, shared_secret
+        from turinglab.server.live.cluster import ClusterHub
+        from turinglab.server.live.cluster_redis import check_cluster_db, shared_secret
 
         check_cluster_db(store.url)
         hub_class = ClusterHub
@@ -337,14 +147,7 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
     health = app.state.health_log = HealthLog()
     starts = app.state.start_limit = PerAddress()
     csrf = app.state.csrf = Csrf(secret, trusted_origins)
-    app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
-    base = {"study_name": study.display_name or DEFAULT_DISPLAY_NAME}
-
-    def page(request: Request, name: str, status: int = 200, **ctx: Any) -> HTMLResponse:
-        return templates.TemplateResponse(request, name, {**base, **ctx}, status_code=status)
-
-    def message(request: Request, heading: str, text: str, status: int = 200, **kw: Any) -> HTMLResponse:
-        return page(request, "message.html", status, heading=heading, text=text, **kw)
+    page, message = page_renderers(app, study.display_name or DEFAULT_DISPLAY_NAME)
 
     def hub(request: Request) -> Hub:
         return request.app.state.hub
@@ -373,6 +176,14 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
         link = f"/p/{pid}" if pid else "/"
         return message(request, "Request refused", f"This request was refused because {why}. "
                        "Open your personal link again and repeat the step.", 403, link=link, link_text="Reload")
+
+    async def posted(request: Request, token: str, csrf_field: str | None) -> tuple[Any, Response | None]:
+        """The participant of a form POST, and its refusal (unknown link, forged) or None."""
+        p = await hub(request).person(token)
+        if p is None:
+            return None, message(request, "Link not found", "This personal link is not valid.", 404)
+        request.state.csrf_field = csrf_field
+        return p, forged(request, p.id)
 
     def to_player(pid: str, request: Request) -> RedirectResponse:
         r = RedirectResponse(f"/p/{pid}", status_code=303)
@@ -437,11 +248,7 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
     @app.post("/p/{token}/consent")
     async def consent(request: Request, token: str, agree: Annotated[str | None, Form()] = None,
                       csrf_field: Annotated[str | None, Form(alias=CSRF_FIELD)] = None) -> Response:
-        p = await hub(request).person(token)
-        if p is None:
-            return message(request, "Link not found", "This personal link is not valid.", 404)
-        request.state.csrf_field = csrf_field
-        refused = forged(request, p.id)
+        p, refused = await posted(request, token, csrf_field)
         if refused:
             return refused
         if agree != "yes":
@@ -455,11 +262,7 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
                       csrf_field: Annotated[str | None, Form(alias=CSRF_FIELD)] = None) -> Response:
         """ "I do not agree": nothing is played; to the study's no-consent link (e.g. Prolific's
         no-consent code), else a page saying that nothing was recorded."""
-        p = await hub(request).person(token)
-        if p is None:
-            return message(request, "Link not found", "This personal link is not valid.", 404)
-        request.state.csrf_field = csrf_field
-        refused = forged(request, p.id)
+        p, refused = await posted(request, token, csrf_field)
         if refused:
             return refused
         log.info("participant %s declined consent", p.id)  # logged as a short hash (server/logs.py)
