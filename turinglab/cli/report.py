@@ -150,6 +150,8 @@ def demo_data(
     static: bool = typer.Option(False, "--static", help="Instead: a playable static study for each of Zhang's six tasks."),
     images_dir: str = typer.Option("./turinglab-static-images", "--images-dir", help="--static: where to put the images."),
     zhang_data: str = typer.Option(None, "--zhang-data", help="--static: folder of Zhang's data (word.json...)."),
+    leak: str = typer.Option(None, "--leak", help="A study whose blinding leaks on purpose: late-fallback (AI replies "
+                             "late now and then) or no-typing (AI shows no typing indicator); `turinglab audit blinding` catches it."),
 ) -> None:
     """Play synthetic games with known true rates through the real engine and store (or, with
     --static, build a static study per task from shipped images and Zhang's real data)."""
@@ -158,18 +160,21 @@ def demo_data(
     if static:
         return _demo_static(db, images_dir, zhang_data, seed)
 
-    from turinglab.analysis.demo import TAG_SHARE, DemoSpec, generate
+    from turinglab.analysis.demo import LEAKS, TAG_SHARE, DemoSpec, generate
 
     if games < 1:
         fail(f"--games must be at least 1, got {games}")
+    if leak is not None and leak not in LEAKS:
+        fail(f"--leak must be one of {', '.join(LEAKS)}, got {leak!r}")
     spec = DemoSpec(n_games=games, seed=seed, format="three-player" if three_player else "two-player",
-                    tag_share=TAG_SHARE)
+                    tag_share=TAG_SHARE, leak=leak)
     with Progress(console=err_console, transient=True) as bar:
         task = bar.add_task("playing demo games", total=games)
         res = generate(db, spec, progress=lambda i: bar.update(task, completed=i))
     rates = ", ".join(f"{k} {v:.2f}" for k, v in res["true_rates"].items())
     human = "" if three_player else f", Human {res['human_rate']:.2f}"
-    console.print(f"study {res['study_id']} ({res['study']}): {games} games; true rates judged human: {rates}{human}")
+    leaked = f"; leaks on purpose: {LEAKS[leak]}" if leak else ""
+    console.print(f"study {res['study_id']} ({res['study']}): {games} games; true rates judged human: {rates}{human}{leaked}")
 
 
 def _demo_static(db: str | None, images_dir: str, zhang_data: str | None, seed: int) -> None:
