@@ -10,7 +10,9 @@ from turinglab.analysis.audit import BlindingAudit, FamilyResult
 METHOD = (
     "What the interrogator's browser received before the verdict is rebuilt from the event log (state, ack, "
     "typing, message and error frames: their types, key sets, times, error codes; no text) and turned into "
-    "features per witness conversation: reply delays from the question, typing-indicator onset and duration, "
+    "features per witness conversation: reply delays from the question and typing-indicator durations (both at "
+    "equal reply length: less a straight line on the reply's characters fitted to all replies, since the designed "
+    "delay grows with length), typing-indicator onset, "
     "replies without an indicator, unanswered questions, state frames and when the chat closed, error codes. "
     "A logistic regression and a gradient-boosting classifier, cross-validated with folds grouped by "
     "interrogator, try to tell AI from human witnesses from these features alone. AUROC of the out-of-fold "
@@ -18,7 +20,7 @@ METHOD = (
     "kinds within interrogators (three-player: within games) and refits (statistic: the larger AUROC). "
     "Per feature: its own AUROC (above 0.5: larger for AI witnesses), the standardised difference and a "
     "permutation p, Holm-adjusted. Text content is audited apart: reply length and apparent typing speed "
-    "(characters per second of delay), which the designed delay is meant to equalise; lengths may differ."
+    "(characters per second of delay), which the designed delay equalises only at equal length."
 )
 
 
@@ -57,13 +59,12 @@ def text_summary(a: BlindingAudit) -> str:
              a.verdict(), "", "what the interrogator's browser received (no text):"]
     lines += classifier_lines(a.channel, pct)
     lines += _features(a.channel)
-    lines += ["", "text content, audited apart (length may differ; typing speed should not):"]
+    lines += ["", "text content, audited apart (reply length, apparent typing speed):"]
     lines += classifier_lines(a.content, pct)
     lines += _features(a.content)
     if a.content.leaking:
-        speed = "chars_per_s_median" in a.content.leaking
-        lines.append("  differs: " + ", ".join(a.content.leaking)
-                     + ("; typing speed differs: the designed delay does not equalise it" if speed else ""))
+        lines.append("  differs: " + ", ".join(a.content.leaking) + " (the text shows these; typing speed "
+                     "follows length under the designed delay: at equal length, see the delays above)")
     lines += [f"note: {n}" for n in a.notes]
     return "\n".join(lines)
 

@@ -9,8 +9,11 @@ anyone sees it). Frames the log does not hold (`pong`, `bad_frame`, `rate_limite
 `server_error`, `store_unavailable`: the hub's, never about a witness) are not rebuilt.
 
 Two feature families: `CHANNEL` (frame types, counts, codes and times: nothing of the text),
-and `CONTENT` (reply length and apparent typing speed), which the audit reports separately: the
-designed delay is meant to make typing speed alike, not lengths.
+and `CONTENT` (reply length and apparent typing speed), which the audit reports separately.
+The designed delay grows with the reply's length (base_s + s_per_char·n + ...), so a witness kind
+that writes longer replies is slower by design, and its text shows that anyway: the channel's
+reply delays and typing-indicator durations are taken *at equal length*, as residuals of one
+straight line on the reply's characters fitted to every reply of the study (no labels).
 """
 
 from __future__ import annotations
@@ -35,15 +38,15 @@ KEYS = {
 # feature -> what it measures (one row of the report's feature table)
 CHANNEL = {
     "replies": "witness replies shown",
-    "delay_first_s": "delay of the first reply after its question (s)",
-    "delay_median_s": "median reply delay after the question (s)",
-    "delay_min_s": "shortest reply delay (s)",
-    "delay_max_s": "longest reply delay (s)",
-    "delay_sd_s": "SD of the reply delays (s)",
+    "delay_first_s": "delay of the first reply after its question, beyond its length's (s)",
+    "delay_median_s": "median reply delay after the question, beyond its length's (s)",
+    "delay_min_s": "shortest reply delay, beyond its length's (s)",
+    "delay_max_s": "longest reply delay, beyond its length's (s)",
+    "delay_sd_s": "SD of the reply delays beyond their lengths' (s)",
     "typing_onset_median_s": "median time from the question to the typing indicator (s)",
     "typing_onset_max_s": "longest time from the question to the typing indicator (s)",
-    "typing_shown_median_s": "median time the typing indicator showed before the reply (s)",
-    "typing_shown_min_s": "shortest time the typing indicator showed before a reply (s)",
+    "typing_shown_median_s": "median time the typing indicator showed before the reply, beyond its length's (s)",
+    "typing_shown_min_s": "shortest time the typing indicator showed before a reply, beyond its length's (s)",
     "replies_without_typing": "replies shown with no typing indicator before them",
     "typing_without_reply": "typing indicator on, no reply, when the chat closed (0/1)",
     "unanswered_at_close": "a question still unanswered when the chat closed (0/1)",
@@ -115,8 +118,47 @@ def _stat(values: list[float], how: str) -> float:
                   "sd": lambda x: np.std(x, ddof=1) if len(x) > 1 else np.nan}[how](a))
 
 
-def conversation_features(frames: list[Frame], conv: str, started_ms: int) -> dict[str, float]:
-    """The channel and content features of conversation `conv` (plus `error_<code>` counts)."""
+def replies(frames: list[Frame]) -> list[tuple[int, int | None, int]]:
+    """(delay ms, typing-indicator ms or None, characters) of every reply that followed a question."""
+    out = []
+    for conv in {fr.conv for fr in frames if fr.type == "message"}:
+        q_t = typing_t = None
+        for fr in frames:
+            if fr.conv != conv:
+                continue
+            if fr.type == "ack":
+                q_t, typing_t = fr.t_ms, None
+            elif fr.type == "typing":
+                typing_t = fr.t_ms
+            elif fr.type == "message":
+                if q_t is not None:
+                    out.append((fr.t_ms - q_t, None if typing_t is None else fr.t_ms - typing_t, fr.values["chars"]))
+                q_t = typing_t = None
+    return out
+
+
+@dataclass(frozen=True)
+class LengthLine:
+    """ms = a + b·characters for the reply delay (`delay`) and the typing indicator (`shown`)."""
+
+    delay: tuple[float, float] = (0.0, 0.0)
+    shown: tuple[float, float] = (0.0, 0.0)
+
+    @classmethod
+    def fit(cls, rows: list[tuple[int, int | None, int]]) -> "LengthLine":
+        def line(pairs):
+            if len(pairs) < 3 or len({n for _, n in pairs}) < 2:
+                return (float(np.mean([v for v, _ in pairs])) if pairs else 0.0, 0.0)
+            v, n = np.array(pairs, dtype=float).T
+            b, a = np.polyfit(n, v, 1)
+            return (float(a), float(b))
+        return cls(line([(d, n) for d, _, n in rows]), line([(s, n) for _, s, n in rows if s is not None]))
+
+
+def conversation_features(frames: list[Frame], conv: str, started_ms: int,
+                          line: LengthLine = LengthLine()) -> dict[str, float]:
+    """The channel and content features of conversation `conv` (plus `error_<code>` counts);
+    delays and indicator durations less `line` (the default: none)."""
     q_t = typing_t = None
     delays, onsets, shown, chars, words, speeds = [], [], [], [], [], []
     no_typing = 0
@@ -132,14 +174,15 @@ def conversation_features(frames: list[Frame], conv: str, started_ms: int) -> di
         else:
             chars.append(fr.values["chars"])
             words.append(fr.values["words"])
+            n = fr.values["chars"]
             if q_t is not None:
-                delays.append(fr.t_ms - q_t)
+                delays.append(fr.t_ms - q_t - line.delay[0] - line.delay[1] * n)
                 if fr.t_ms > q_t:
                     speeds.append(1000.0 * fr.values["chars"] / (fr.t_ms - q_t))
             if typing_t is None:
                 no_typing += 1
             else:
-                shown.append(fr.t_ms - typing_t)
+                shown.append(fr.t_ms - typing_t - line.shown[0] - line.shown[1] * n)
             q_t = typing_t = None
     states = [fr for fr in frames if fr.type == "state"]
     closed = next((fr for fr in states if fr.values.get("closed")), None)
@@ -182,14 +225,14 @@ class GameLog:
 
 def feature_table(games: list[GameLog]) -> pd.DataFrame:
     """One row per game and witness seat: ids, the seat's kind, and every feature (errors of a code
-    the game did not have are 0)."""
-    rows = []
+    the game did not have are 0); delays at equal length (`LengthLine` fitted to all replies)."""
+    rows, frames = [], {g.game_id: interrogator_frames(g.events) for g in games}
+    line = LengthLine.fit([r for f in frames.values() for r in replies(f)])
     for g in games:
-        frames = interrogator_frames(g.events)
         for seat, (kind, witness) in sorted(g.seats.items()):
             rows.append({"game_id": g.game_id, "format": g.format, "interrogator_id": g.interrogator_id,
                          "seat": seat, "witness_kind": kind, "witness": witness, "bot": g.bot,
-                         **conversation_features(frames, seat, g.started_ms)})
+                         **conversation_features(frames[g.game_id], seat, g.started_ms, line)})
     df = pd.DataFrame(rows)
     for c in [c for c in df.columns if c.startswith(ERROR_PREFIX)]:
         df[c] = df[c].fillna(0.0)
