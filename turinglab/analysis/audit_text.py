@@ -20,7 +20,9 @@ METHOD = (
     "kinds within interrogators (three-player: within games) and refits (statistic: the larger AUROC). "
     "Per feature: its own AUROC (above 0.5: larger for AI witnesses), the standardised difference and a "
     "permutation p, Holm-adjusted. Text content is audited apart: reply length and apparent typing speed "
-    "(characters per second of delay), which the designed delay equalises only at equal length."
+    "(characters per second of delay), which the designed delay equalises only at equal length. The audit "
+    "covers every stored game of the study with a witness of each known kind, whether or not an exclusion "
+    "flag leaves it out of the other analyses: blinding is about what was sent."
 )
 
 
@@ -102,3 +104,17 @@ def markdown(a: BlindingAudit, esc=str) -> str:
         parts.append("")
     parts += [f"Note: {esc(n)}" for n in a.notes]
     return "\n".join(parts)
+
+
+def html_context(a: BlindingAudit) -> dict:
+    """What the report template's blinding-audit section shows (it escapes every string)."""
+    pct = int(round(100 * (1 - a.alpha)))
+
+    def fam(title: str, r: FamilyResult) -> dict:
+        return {"title": title, "classifiers": [line.strip() for line in classifier_lines(r, pct)],
+                "rows": feature_rows(r), "constant": ", ".join(r.constant),
+                "mark": "leaks" if r.family == "channel" else "differs"}
+
+    return {"method": METHOD, "verdict": a.verdict(), "leaks": a.leaks, "notes": a.notes,
+            "families": [fam("What the interrogator's browser received (no text)", a.channel),
+                         fam("Text content, audited apart", a.content)]}

@@ -91,6 +91,7 @@ def report(
     alpha: float = typer.Option(0.05, "--alpha", help="Significance level."),
     fmt: str = typer.Option("html", "--format", help="html (one self-contained file), md (+ a figures folder) or json (every number, keyed)."),
     include_bots: bool = typer.Option(False, "--include-bots", help="Analyse games flagged bot too (by default they are only in the leaderboard)."),
+    audit: bool = typer.Option(True, "--audit/--no-audit", help="Include the blinding audit (`turinglab audit blinding`)."),
 ) -> None:
     """Analyse a study's games and write the report (tables, figures, methods)."""
     if fmt not in ("html", "md", "json"):
@@ -117,6 +118,14 @@ def report(
                         witnesses=loaded.witness_specs, messages=loaded.messages)
         except ValueError as exc:
             fail(str(exc))
+        if audit:
+            from turinglab.analysis.audit import audit_blinding
+
+            bar.update(task, description="blinding audit")
+            try:
+                a.audit = audit_blinding(db, loaded.study_id, alpha=alpha, include_bots=include_bots)
+            except ValueError as exc:  # too few games of a kind: the report says nothing of it
+                err_console.print(f"blinding audit left out: {exc}", markup=False)
         bar.update(task, description="figures and report")
         paths = write_report(a, out, fmt)
         bar.update(task, advance=1)
