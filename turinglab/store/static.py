@@ -33,7 +33,8 @@ from sqlalchemy import bindparam, func, insert, select
 from sqlalchemy.exc import IntegrityError
 
 from turinglab.statictests.config import StaticStudy, static_hash
-from turinglab.store.db import StoreError, StudyFrozen, UnknownId, now_ms
+from turinglab.store.db import StoreError, UnknownId, now_ms
+from turinglab.store.versions import register_versioned
 from turinglab.store.models import (
     JudgeSessionRow,
     JudgeTrialRow,
@@ -262,7 +263,9 @@ class StaticMixin:
 
         Each judge's `seq` must continue their trials in this study; the item must belong to the
         study. A control item's `control_correct` is `answer == truth`; an item whose stimulus has
-        `fields["control_answer"]` (e.g. the conversation's topic) compares `answers["control"]`.
+        `fields["control_answer"]` (e.g. the conversation's topic) compares `answers["control"]`;
+        the colour/object true/false question compares `answers["object_answer"]` with
+        `answers["object_truth"]` (yes|no: whether the word asked about is in the image).
         """
         with self._tx() as s:
             return _append_trials(s, study_id, trials)
@@ -324,28 +327,13 @@ class StaticMixin:
 
 
 def _register(s: Any, study: StaticStudy, new_version: bool) -> int:
-    rows = s.scalars(select(StaticStudyRow).where(StaticStudyRow.name == study.name)).all()
-    for row in rows:
-        if row.config_hash == static_hash(study.model_copy(update={"version": row.version})):
-            return row.id
-    same = next((r for r in rows if r.version == study.version), None)
-    if same is not None:
-        n = s.scalar(select(func.count()).select_from(JudgeTrialRow).where(JudgeTrialRow.study_id == same.id))
-        if n == 0 and not new_version:
-            same.config, same.config_hash, same.task = study.model_dump(mode="json"), static_hash(study), study.task
-            return same.id
-        if not new_version:
-            raise StudyFrozen(
-                f"static study {study.name!r} version {study.version} already has {n} judge trial(s) under "
-                f"config {same.config_hash[:12]}; raise `version:` in the study file "
-                f"(next free: {max(r.version for r in rows) + 1}) or pass --new-version")
-        study = study.model_copy(update={"version": max(r.version for r in rows) + 1})
-    row = StaticStudyRow(name=study.name, version=study.version, task=study.task,
-                         config_hash=static_hash(study), config=study.model_dump(mode="json"),
-                         created_ms=now_ms())
-    s.add(row)
-    s.flush()
-    return row.id
+    def frozen(n: int, stored: str, next_free: int) -> str:
+        return (f"static study {study.name!r} version {study.version} already has {n} judge trial(s) under "
+                f"config {stored[:12]}; raise `version:` in the study file "
+                f"(next free: {next_free}) or pass --new-version")
+
+    return register_versioned(s, StaticStudyRow, JudgeTrialRow, study, new_version, static_hash, frozen,
+                              task=study.task)
 
 
 def _add_items(s: Any, study_id: int, stimuli: Sequence[StimulusIn], responses: Sequence[ResponseIn]) -> None:
@@ -435,6 +423,8 @@ def _append_trials(s: Any, study_id: int, trials: Sequence[TrialIn]) -> int:
             correct = t.answer == truth
         elif "control_answer" in fields and "control" in t.answers:
             correct = t.answers["control"] == fields["control_answer"]
+        elif t.answers.get("object_truth") in ("yes", "no") and "object_answer" in t.answers:
+            correct = t.answers["object_answer"] == t.answers["object_truth"]  # colour/object true/false question
         rows.append({"study_id": study_id, "judge_id": t.judge_id, "session_id": t.session_id,
                      "response_id": t.response_id, "seq": t.seq, "phase": t.phase, "answer": t.answer,
                      "answers": dict(t.answers), "rt_ms": t.rt_ms, "feedback_shown": t.feedback_shown,
@@ -523,7 +513,7 @@ def _study_info(r: StaticStudyRow) -> StaticStudyInfo:
                            r.created_ms)
 
 
-# --- added for the judge pages (server/judge.py): every session of a study, for /admin ---
+# --- added for the judge pages (server/judging/pages.py): every session of a study, for /admin ---
 
 def _judge_sessions(self: StaticMixin, study_id: int) -> list[JudgeSessionInfo]:
     """Every judge session of the study, oldest first, with its stored trial count (`done`)."""
