@@ -88,7 +88,7 @@ _INJECT = re.compile(r"\b(?:ignore|forget|disregard|override)\s+(?:your|all|the|
                      r"\[\[?\s*(?:debug|system|admin)|</?\s*(?:chat|system|user|assistant)\s*>|\brepeat\s+the\s+(?:text|words|message)s?\s+above\b|"
                      r"\bwhich\s+model\b|\bwho\s+(?:created|made|built|trained|programmed)\s+(?:you|u)\b", re.I)
 _RECITED = re.compile(r"^\W*(?:you\s+are|you'?re|youre|ur)\s+(?:(?:a|an|not|never|just|only|really)\s+)*"
-                      r"(?:human|real\s+person|person|\d+-year-old|computer|ai|bot|robot|young)\b|"
+                      r"(?:human|real\s+person|person|\d+-year-old|computer|ai|bot|robot|young|helpful|assistant|language\s+model)\b|"
                       r"^\W*(?:you\s+are|you'?re|youre)\s+[a-z]+,\s+(?:an?\s+)?\d{1,2}\b", re.I)  # "you're sierra, 19, ..."
 
 
