@@ -13,6 +13,7 @@ from turinglab.store.static import ResponseIn, StimulusIn
 AGENTS = ("model-alpha", "model-beta")  # names that must never reach a judge's page before the answer
 EVIL = '<img src=x onerror="window.pwned=1">'
 TOPICS = ["sports", "music", "movies", "science", "fashion"]
+OBJECTS = ["person", "cup", "cat", "rocket", "camera"]  # one object in each of the five pictures
 WORDS = ["ocean", "bread", "winter", "music", "garden", "doctor", "mountain", "candle", "river", "train"]
 
 
@@ -37,16 +38,18 @@ def images(folder: Path) -> list[str]:
 
 def make_study(store: Store, task: str, image_dir: Path | None, *, name: str | None = None, items: int = 4,
                feedback: int = 0, controls: int = 0, min_rt_ms: int = 300, n_stimuli: int = 8,
-               completion_url: str | None = "/healthz?cc=C0MPLETE") -> int:
+               completion_url: str | None = "/healthz?cc=C0MPLETE", object_words: bool = False,
+               ask_gender: bool | None = None) -> int:
     """A study of `task` with `n_stimuli` stimuli, each answered by a human and by both AGENTS,
-    plus `controls` vigilance items (known answer: human). Returns the study id."""
+    plus `controls` vigilance items (known answer: human). `object_words`: colour/object stimuli
+    carry Zhang's true/false object question (a word in the picture and one not). Returns the study id."""
     rng = random.Random(task)
     pics = images(image_dir) if image_dir is not None and task not in ("word", "conversation") else []
     study = StaticStudy(name=name or f"judge-{task}", task=task,
                         session=Session(items=items, feedback_items=feedback, control_items=controls,
                                         min_rt_ms=min_rt_ms),
                         image_dir=str(image_dir) if pics else None, completion_url=completion_url,
-                        display_name=f"Human or machine? ({task})")
+                        display_name=f"Human or machine? ({task})", ask_gender=ask_gender)
     sid = store.register_static_study(study)
     stimuli, responses = [], []
     for i in range(n_stimuli + controls):
@@ -59,8 +62,8 @@ def make_study(store: Store, task: str, image_dir: Path | None, *, name: str | N
             fields = {"topic_choices": TOPICS, "control_answer": TOPICS[i % 5]}
         else:
             image = pics[i % len(pics)]
-            if task == "color":
-                fields = {"point": [round(rng.uniform(.2, .8), 2), round(rng.uniform(.2, .8), 2)]}
+            if object_words and task in ("color", "object"):
+                fields = {"object_present": [OBJECTS[i % len(OBJECTS)]], "object_absent": ["giraffe", "umbrella"]}
         stimuli.append(StimulusIn(key, text=text, image=image, fields=fields))
         who = [("human", "person-1")] + [("machine", a) for a in AGENTS] if i < n_stimuli else [("human", "control")]
         for j, (truth, agent) in enumerate(who):

@@ -84,3 +84,12 @@ def test_the_probe_asks_the_adversarial_bank_and_the_guard_refuses_the_code():
     assert res.shown_breaks == 0
     with pytest.raises(ValueError, match="unknown interrogator strategy"):
         probe(resolve("local"), games=1, strategy="nope", make_witness=lambda s, k: Coder())
+
+
+def test_witness_probe_names_a_bad_strategy_in_one_line():
+    from typer.testing import CliRunner
+
+    from turinglab.cli import app
+
+    r = CliRunner().invoke(app, ["witness", "probe", "local", "--strategy", "evil", "--games", "1"])
+    assert r.exit_code != 0 and "--strategy must be one of default, adversarial, got 'evil'" in r.output

@@ -17,7 +17,7 @@ from typer.testing import CliRunner, Result
 
 from turinglab.cli import app
 from turinglab.game.study_file import load_preset, parse_study
-from turinglab.terminal import LineReader, run_chat
+from turinglab.cli.chat_terminal import LineReader, run_chat
 from turinglab.witnesses.postprocess import sentence_case
 from turinglab.store import Store
 from turinglab.witnesses.eliza.engine import Eliza, doctor_script
@@ -333,3 +333,15 @@ async def test_waiting_for_input_leaves_the_event_loop_running():
         os.close(w)
         assert await reader.areadline() == ""  # end of input, without a timeout
         task.cancel()
+
+
+def test_db_games_piped_is_one_tab_separated_line_per_game(sqlite_url):
+    """Issue 27: in a pipe (not a terminal) `db games` gave an 80-column table that split every cell."""
+    ids = [run("chat", "--no-delay", "--db", sqlite_url, stdin="hello there, how are you doing today?\n").stderr.split()[-1]
+           for _ in range(2)]
+    out = run("db", "games", "--db", sqlite_url).stdout.splitlines()
+    assert out[0].split("\t") == ["game", "study", "format", "started (UTC)", "status", "end", "seats", "verdict", "flags"]
+    rows = [line.split("\t") for line in out[1:]]
+    assert len(rows) == 2 and all(len(r) == 9 for r in rows)
+    assert sorted(r[0] for r in rows) == sorted(ids)  # whole ids, never folded
+    assert all(r[5] == "stdin_closed" and r[6] == "A:ELIZA" for r in rows)

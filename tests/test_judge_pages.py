@@ -271,7 +271,8 @@ def test_serve_finds_static_study_files_and_names(sqlite_url, tmp_path):
     import typer
     from typer.testing import CliRunner
 
-    from turinglab.cli import _static_to_serve, app
+    from turinglab.cli import app
+    from turinglab.cli.serve import _static_to_serve
 
     f = tmp_path / "static-study.yaml"
     f.write_text("preset: zhang-2023\nname: words\ntask: word\nsession: {items: 4}\n")

@@ -115,3 +115,25 @@ def test_create_app_checks_every_witness(tmp_path):
         assert "'Golf' (eliza)" in str(exc)
     else:
         raise AssertionError("a bad ELIZA script was accepted")
+
+
+def test_serve_on_a_port_in_use_is_one_line_and_creates_nothing(tmp_path):
+    """Issue 27: serve on a busy port used to create turinglab.db, then print uvicorn's raw bind error."""
+    import os
+    import socket
+
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", 0))
+    busy.listen()
+    port = busy.getsockname()[1]
+    env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
+    env["PYTHONPATH"] = os.pathsep.join([os.getcwd(), env.get("PYTHONPATH", "")])
+    try:
+        r = subprocess.run([sys.executable, "-m", "turinglab", "serve", "--port", str(port), "--no-warm-up"],
+                           capture_output=True, text=True, cwd=tmp_path, env=env, timeout=60)
+    finally:
+        busy.close()
+    assert r.returncode == 2, r.stderr
+    assert f"cannot listen on 127.0.0.1:{port}" in r.stderr and "--port" in r.stderr
+    assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "turinglab.db").exists()

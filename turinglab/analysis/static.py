@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from turinglab.analysis.resample import cluster_sums
+from turinglab.statictests.answers import native_flags
 from turinglab.statictests.topics import MIN_TOPIC_ACCURACY
 from turinglab.stats import interval, two_player
 
@@ -58,6 +59,8 @@ class StaticAnalysis:
     sensitivity: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     topic: dict[str, Any] | None = None  # conversation studies: Zhang's topic rule (see _topic_rule)
+    answers: dict[str, Any] | None = None  # the other answers (statictests.answers.answer_summary)
+    speakers: dict[str, Any] | None = None  # conversations: per-speaker truth (statictests.speakers)
 
 
 KEYS = ["judge_id", "truth", "agent", "control", "answer"]
@@ -159,6 +162,8 @@ def analyse_counts(jc: pd.DataFrame, lc: pd.DataFrame, judges: pd.DataFrame | No
         jc = jc.assign(n_topic=0, n_topic_ok=0)
     flags = judge_flags(jc, getattr(exclusions, "min_control_accuracy", 0.58),
                         getattr(exclusions, "max_fast_share", 0.25), MIN_TOPIC_ACCURACY if is_conv else None)
+    native_rule = getattr(exclusions, "native_language", None)
+    flags["flag_native"] = native_flags(judges, flags["judge_id"], native_rule).to_numpy()
     main = jc[~jc["control"].astype(bool)].reset_index(drop=True)
     notes: list[str] = []
     conf = _conf(main)
@@ -208,7 +213,7 @@ def analyse_counts(jc: pd.DataFrame, lc: pd.DataFrame, judges: pd.DataFrame | No
     by_task = _levels(main.assign(task=task), "task", alpha)
     by_group = _by_group(main, judges, alpha)
 
-    flagged = set(flags.loc[flags["flag_control"] | flags["flag_fast"], "judge_id"])
+    flagged = set(flags.loc[flags["flag_control"] | flags["flag_fast"] | flags["flag_native"], "judge_id"])
     kept = main[~main["judge_id"].isin(flagged)]
     kc = _conf(kept)
     sensitivity = {"judges_flagged": len(flagged), "trials_without_flagged": int(kept["n"].sum()),
@@ -435,8 +440,11 @@ def _tables(a: StaticAnalysis) -> list[tuple[str, str, list[str], list[list[Any]
     intro = (f"{int(f['flag_control'].sum())} judge(s) below the control-accuracy minimum, {int(f['flag_fast'].sum())} "
              f"with too many fast answers. Without the {s['judges_flagged']} flagged judge(s): {s['trials_without_flagged']} "
              f"trials, balanced accuracy {_fmt(s['balanced_accuracy_without_flagged'])}. Every table above includes them.")
-    header = ["judge", "trials", "control trials", "control accuracy", "fast share", "flag control", "flag fast"]
-    shown = f["flag_control"] | f["flag_fast"]
+    header = ["judge", "trials", "control trials", "control accuracy", "fast share", "flag control", "flag fast",
+              "flag non-native"]
+    shown = f["flag_control"] | f["flag_fast"] | f["flag_native"]
+    if f["flag_native"].any():
+        intro += f" {int(f['flag_native'].sum())} judge(s) flagged as non-native speakers (Zhang's captioning rule)."
     if tp is not None:
         intro += (f" Zhang's topic rule: {tp['judges_flagged']} judge(s) below {tp['min_accuracy']:.0%} of topic answers "
                   f"right (judge-level flag), {tp['topic_wrong']} trial(s) with a wrong topic (trial-level flag); "
@@ -446,11 +454,33 @@ def _tables(a: StaticAnalysis) -> list[tuple[str, str, list[str], list[list[Any]
     out.append(("Exclusion flags (kept, never deleted)", intro, header,
                 [[r["judge_id"], r["trials"], r["control_trials"], _fmt(r["control_accuracy"]), _fmt(r["fast_share"]),
                   "yes" if r["flag_control"] else "", "yes" if r["flag_fast"] else "",
+                  "yes" if r["flag_native"] else "",
                   *([r["topic_trials"], _fmt(r["topic_accuracy"]), "yes" if r["flag_topic"] else ""] if tp else [])]
                  for r in f[shown].to_dict("records")]))
     if tp is not None:
         out.append(_topic_section(tp, pct))
+    if a.answers:
+        out.append(_answers_section(a.answers))
+    if a.speakers:
+        from turinglab.statictests.speakers import report_sections
+
+        out.extend(report_sections(a.speakers))
     return out
+
+
+def _answers_section(ans: dict[str, Any]) -> tuple[str, str, list[str], list[list[Any]]]:
+    """The other questions: controls (answered, right), speaker gender, native language and country."""
+    rows = [[name, r["answered"], r["correct"], _fmt(r["accuracy"])] for name, r in (
+        ("true/false object question", ans["object_question"]), ("choice question (1 of 3, topic)", ans["choice_question"]),
+        ("control items", ans["control_items"]), ("all controls", ans["controls"])) if r["answered"]]
+    j = ans["judges"]
+    rows += [["speaker gender answers", sum(ans["gender"].values()), "", ", ".join(f"{k} {v}" for k, v in ans["gender"].items())]]
+    rows += [["judges' native language", sum(j["native_language"].values()), "",
+              ", ".join(f"{k} {v}" for k, v in list(j["native_language"].items())[:8])],
+             ["judges' country", sum(j["country"].values()), "", ", ".join(f"{k} {v}" for k, v in list(j["country"].items())[:8])]]
+    intro = ("Every answer besides human/machine. " + (f"Native-speaker rule ({j['native_rule']}): "
+             f"{j['native_flagged']} judge(s) flagged, kept." if j["native_rule"] else ""))
+    return ("Control, gender and background answers", intro, ["question", "answers", "right", "accuracy / counts"], rows)
 
 
 def _topic_section(tp: dict[str, Any], pct: int) -> tuple[str, str, list[str], list[list[Any]]]:

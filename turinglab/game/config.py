@@ -184,11 +184,11 @@ class Study(_Strict):
         return "auto" if kind == "local" else "unlimited"
 
 
-def canonical_json(study: Study) -> str:
-    """The study as canonical JSON: sorted keys, defaults filled in, no whitespace."""
+def canonical_json(study: BaseModel) -> str:
+    """The study (live or static) as canonical JSON: sorted keys, defaults filled in, no whitespace."""
     return json.dumps(study.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
 
 
-def config_hash(study: Study) -> str:
-    """sha256 of the canonical JSON; stored with every game."""
+def config_hash(study: BaseModel) -> str:
+    """sha256 of the canonical JSON; stored with every game (and, of a static study, every trial)."""
     return hashlib.sha256(canonical_json(study).encode()).hexdigest()

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import difflib
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 from pydantic import BaseModel, ValidationError
@@ -34,8 +34,13 @@ class StudyFileError(ValueError):
         super().__init__(f"{source}: invalid study file ({len(problems)} problem(s)):\n{lines}")
 
 
+def presets_in(folder: Path) -> list[str]:
+    """The preset names of a folder of `NAME.yaml` files."""
+    return sorted(p.stem for p in folder.glob("*.yaml"))
+
+
 def preset_names() -> list[str]:
-    return sorted(p.stem for p in PRESETS_DIR.glob("*.yaml"))
+    return presets_in(PRESETS_DIR)
 
 
 def load_preset(name: str) -> Study:
@@ -44,33 +49,52 @@ def load_preset(name: str) -> Study:
 
 def load_study(path: str | Path) -> Study:
     """Read and validate a study file (see the module doc)."""
-    p = Path(path)
-    if not p.is_file():
-        raise StudyFileError(str(p), [f"no such file; an example to copy: {EXAMPLE_STUDY}"])
-    try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise StudyFileError(str(p), [f"cannot read the file ({exc}); save it as UTF-8 text"]) from None
-    return parse_study(text, source=str(p))
+    return parse_study(*read_file(path, f"an example to copy: {EXAMPLE_STUDY}"))
 
 
 def parse_study(text: str, source: str = "<study>") -> Study:
+    return parse_file(text, source, Study, PRESETS_DIR,
+                      empty="the file is empty; a study needs at least `name:` (or `preset:`)",
+                      not_mapping="line 1: a study file is a mapping of fields (name: ..., rules: ...), not a {kind}")
+
+
+# --- the loader of every study file, live (above) and static (statictests/config.py) ---
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def read_file(path: str | Path, missing: str) -> tuple[str, str]:
+    """(text, source) of a study file; `missing` is the fix given when there is no such file."""
+    p = Path(path)
+    if not p.is_file():
+        raise StudyFileError(str(p), [f"no such file; {missing}"])
+    try:
+        return p.read_text(encoding="utf-8"), str(p)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise StudyFileError(str(p), [f"cannot read the file ({exc}); save it as UTF-8 text"]) from None
+
+
+def parse_file(text: str, source: str, model: type[M], presets_dir: Path, *, not_mapping: str,
+               empty: str | None = None) -> M:
+    """YAML text -> a validated `model`. `preset: NAME` starts from `presets_dir/NAME.yaml`, the
+    file's fields override it field by field; a key twice, a YAML error or an invalid field is a
+    `StudyFileError` naming the dotted field, its line and the fix. `not_mapping` is the problem
+    when the text is not a mapping (`{kind}`: what it is), `empty` when it is empty (default: the same)."""
     node, data = _parse_yaml(text, source)
-    if data is None:
-        raise StudyFileError(source, ["the file is empty; a study needs at least `name:` (or `preset:`)"])
+    if data is None and empty is not None:
+        raise StudyFileError(source, [empty])
     if not isinstance(data, dict):
-        raise StudyFileError(source, [f"line 1: a study file is a mapping of fields (name: ..., rules: ...), "
-                                      f"not a {type(data).__name__}"])
+        raise StudyFileError(source, [not_mapping.format(kind=type(data).__name__)])
     preset = data.get("preset")
     merged = data
     if preset is not None:
-        if not isinstance(preset, str) or preset not in preset_names():
+        names = presets_in(presets_dir)
+        if not isinstance(preset, str) or preset not in names:
             raise StudyFileError(source, [f"preset{_line(node, ('preset',))}: unknown preset {preset!r}; "
-                                          f"available: {', '.join(preset_names())}"])
-        base = yaml.safe_load((PRESETS_DIR / f"{preset}.yaml").read_text(encoding="utf-8"))
-        merged = _merge(base, data)
+                                          f"available: {', '.join(names)}"])
+        merged = _merge(yaml.safe_load((presets_dir / f"{preset}.yaml").read_text(encoding="utf-8")), data)
     try:
-        return Study.model_validate(merged)
+        return model.model_validate(merged)
     except ValidationError as exc:
         raise StudyFileError(source, [_explain(e, node, preset) for e in exc.errors()]) from None
 

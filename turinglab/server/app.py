@@ -56,11 +56,16 @@ class Survey(BaseModel):
     education: Literal[survey.EDUCATION] | None = None  # type: ignore[valid-type]
     chatbot_use: Literal[survey.CHATBOT_USE] | None = None  # type: ignore[valid-type]
     llm_knowledge: Literal[survey.LLM_KNOWLEDGE] | None = None  # type: ignore[valid-type]
+    # Zhang et al. asked judges their native language and country (static judge pages)
+    native_language: Annotated[str | None, Field(min_length=1, max_length=60)] = None
+    country: Annotated[str | None, Field(min_length=1, max_length=60)] = None
     skipped: bool = False
 
     @field_validator("*", mode="before")
     @classmethod
     def _blank_is_none(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            v = " ".join(v.split())  # free text: spaces and line breaks folded
         return None if v == "" else v
 
     @field_validator("age", mode="before")

@@ -38,6 +38,7 @@ from turinglab.server.app import (
 )
 from turinglab.server.trial_writer import TrialWriter
 from turinglab.statictests.config import StaticStudy
+from turinglab.statictests.speakers import speaker_truths
 from turinglab.store.api import Store
 from turinglab.store.db import StoreError, UnknownId
 from turinglab.store.static import ItemInfo, JudgeSessionInfo, TrialIn
@@ -52,7 +53,7 @@ TASK_INTRO = {
     "word": "a cue word and the word someone associated with it",
     "caption": "a picture and a caption written for it",
     "object": "a picture and the objects someone named in it",
-    "color": "a picture with a marked point and the colour someone named for that point",
+    "color": "a picture and the main colour someone named for the whole picture (one of 11 colours)",
     "fv": "a picture and where someone's eyes looked while viewing it (a replayable sequence of fixations)",
     "conversation": "part of a text conversation between two speakers",
 }
@@ -82,13 +83,14 @@ def public_item(item: ItemInfo, task: str, order_seed: str) -> dict[str, Any]:
     if task == "object":
         out["labels"] = [str(x) for x in p.get("labels", [])] or [x.strip() for x in (item.text or "").split(",")]
         out["boxes"] = [_box(b) for b in p.get("boxes", []) if _box(b) is not None]
-    elif task == "color":
+    elif task == "color":  # Zhang: the whole image and one of 11 colour names (no marked point)
         out["color"] = str(p.get("color") or item.text or "")
-        pt = f.get("point")
-        out["point"] = [float(pt[0]), float(pt[1])] if isinstance(pt, (list, tuple)) and len(pt) == 2 else None
-    elif task == "fv":
+    elif task == "fv":  # at most 15 fixations (Zhang); pixels of the frame, or [-1, 1] fractions
         out["scanpath"] = [[float(x), float(y)] for x, y in p.get("scanpath", [])][:15]
         out["frame"] = [int(v) for v in p.get("frame", (1280, 1024))]
+    word = object_word(f, order_seed) if task in ("color", "object") else None
+    if word is not None:
+        out["object_word"] = word[0]
     elif task == "conversation":
         turns = p.get("turns") or [{"speaker": s.strip(), "text": t.strip()} for s, _, t in
                                    (ln.partition(":") for ln in (item.text or "").splitlines()) if t]
@@ -102,6 +104,23 @@ def public_item(item: ItemInfo, task: str, order_seed: str) -> dict[str, Any]:
         out["control_question"] = str(f.get("control_question") or (
             "What was this conversation mainly about?" if task == "conversation" else "What do you see in the picture?"))
     return out
+
+
+def _words(v: Any) -> list[str]:
+    return [v] if isinstance(v, str) and v.strip() else [str(w) for w in v if str(w).strip()] if isinstance(v, list) else []
+
+
+def object_word(fields: dict[str, Any], seed: str) -> tuple[str, str] | None:
+    """Zhang's true/false control of the colour and object tasks: "Does this image contain the
+    following - <word>?", the word being an object in the image (`fields["object_present"]`) or
+    one that is not (`fields["object_absent"]`), half of the time each, fixed per judge and item.
+    Returns (word, "yes"|"no": the right answer), or None when the stimulus gives no words."""
+    present, absent = _words(fields.get("object_present")), _words(fields.get("object_absent"))
+    if not present and not absent:
+        return None
+    rng = random.Random(seed + ":object")
+    side = present if not absent or (present and rng.random() < 0.5) else absent
+    return rng.choice(side), "yes" if side is present else "no"
 
 
 def _box(b: Any) -> dict[str, Any] | None:
@@ -319,6 +338,7 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
         n_feedback = sum(1 for i in sess.items if i.phase == "feedback")
         return page(request, "judge.html", token=pid, csrf=csrf.token(pid), n=n, total=len(sess.items),
                     item=shown, task=study.task, question=QUESTION.get(study.task, ""), genders=GENDERS,
+                    ask_gender=study.ask_gender,
                     stamp=signer.sign(pid, n, now()), min_rt_ms=study.session.min_rt_ms,
                     feedback_phase=feedback_phase, n_feedback=n_feedback,
                     first_test=(n == n_feedback and n_feedback > 0))
@@ -396,16 +416,27 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
                 lab, gen = get(f"speaker_{i}"), get(f"gender_{i}")
                 if lab not in ("human", "machine"):
                     problems.append(f"say whether speaker {sp} is a human or a machine")
-                if gen not in GENDERS:
-                    problems.append(f"choose the gender of speaker {sp}")
+                if study.ask_gender is not False:
+                    if gen not in GENDERS:
+                        problems.append(f"choose the gender of speaker {sp}")
+                    answers.setdefault("genders", {})[sp] = gen
                 labels[sp] = lab
-                answers.setdefault("genders", {})[sp] = gen
             answers["speakers"] = labels
             verdict = conversation_answer(labels, item) if not problems else None
         else:
             verdict = get("answer")
             if verdict not in ("human", "machine"):
                 problems.append("choose human or machine")
+            if study.ask_gender:
+                answers["gender"] = get("gender")
+                if answers["gender"] not in GENDERS:
+                    problems.append("choose whether the speaker was male or female")
+        if "object_word" in shown:
+            word, right = object_word(item.stimulus_fields, f"{sess.id}:{n}")
+            said = get("object")
+            if said not in ("yes", "no"):
+                problems.append(f"say whether the picture contains {word!r} (yes or no)")
+            answers.update(object_word=word, object_answer=said, object_truth=right)
         if "control_choices" in shown:
             ctl = get("control")
             if ctl not in shown["control_choices"]:
@@ -457,7 +488,7 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
         item = await item_at(sess, n)
         mine = (await asyncio.to_thread(store.trials, study_id, judge_id=p.id))[n]
         if study.task == "conversation":
-            truth = {sp: lab for sp, lab in (item.payload.get("speakers") or {}).items()}
+            truth = {sp: t for sp, (t, _) in speaker_truths(item.payload).items()}  # never the agent's name
             said = mine.answers.get("speakers", {})
             rows = [{"who": f"Speaker {sp}", "truth": truth.get(sp, "?"), "said": said.get(sp, "?")}
                     for sp in sorted(set(truth) | set(said))]

@@ -7,7 +7,8 @@
 
 The canonical hash (`static_hash`) is stored with every judge trial, so a study whose config
 has trials is frozen (`StaticStore.register_static_study` refuses a change; raise `version:`).
-Errors read like those of game/study_file.py: dotted field, line, what to do.
+Read by game/study_file.py's loader (presets, duplicate keys, `StudyFileError` naming the dotted field,
+its line and the fix), the same as a live study file.
 """
 
 from __future__ import annotations
@@ -17,11 +18,10 @@ import json
 from pathlib import Path
 from typing import Annotated, Literal
 
-import yaml
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, model_validator
 
 from turinglab.game.config import _Strict
-from turinglab.game.study_file import StudyFileError, _explain, _line, _merge, _parse_yaml
+from turinglab.game.study_file import _merge, parse_file, presets_in, read_file
 
 PRESETS_DIR = Path(__file__).parent / "presets"
 Task = Literal["word", "caption", "object", "color", "fv", "conversation"]
@@ -45,6 +45,8 @@ class Exclusions(_Strict):
     min_control_accuracy: Annotated[float, Field(ge=0, le=1)] = 0.58  # Zhang: 7 of 12 control questions
     fast_rt_ms: Annotated[int, Field(ge=0)] = 300  # a trial answered faster is "fast"
     max_fast_share: Annotated[float, Field(ge=0, le=1)] = 0.25  # judge flagged above this share of fast trials
+    # Zhang's captioning rule: judges who are not native speakers of this language are flagged
+    native_language: str | None = None
 
 
 class StaticStudy(_Strict):
@@ -62,6 +64,9 @@ class StaticStudy(_Strict):
     completion_url: str | None = None
     no_consent_url: str | None = None
     display_name: Annotated[str | None, Field(min_length=1, max_length=80)] = None
+    # the speaker-gender question ("male or female?") after each answer: None = conversations only
+    # (per speaker), True = every task, False = never
+    ask_gender: bool | None = None
 
     @model_validator(mode="after")
     def _lengths(self) -> "StaticStudy":
@@ -70,44 +75,57 @@ class StaticStudy(_Strict):
         return self
 
 
+# fields added after studies were stored: left out of the hash while unset, so the hash of a
+# study that does not use them stays what it was (and its trials stay valid)
+_LATER_FIELDS = {"ask_gender": None}
+_LATER_EXCLUSIONS = {"native_language": None}
+
+
 def static_hash(study: StaticStudy) -> str:
-    """sha256 of the canonical JSON (sorted keys, defaults filled in)."""
-    text = json.dumps(study.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()
+    """sha256 of the canonical JSON (sorted keys, defaults filled in), as a live study's
+    `config_hash`, except that the later fields count only when set."""
+    data = study.model_dump(mode="json")
+    for k, v in _LATER_FIELDS.items():
+        if data.get(k) == v:
+            data.pop(k, None)
+    for k, v in _LATER_EXCLUSIONS.items():
+        if data["exclusions"].get(k) == v:
+            data["exclusions"].pop(k, None)
+    return hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
 def preset_names() -> list[str]:
-    return sorted(p.stem for p in PRESETS_DIR.glob("*.yaml"))
+    return presets_in(PRESETS_DIR)
 
 
 def load_static_study(path: str | Path) -> StaticStudy:
-    p = Path(path)
-    if not p.is_file():
-        raise StudyFileError(str(p), [f"no such file; start from `preset: zhang-2023` (presets: {PRESETS_DIR})"])
-    try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise StudyFileError(str(p), [f"cannot read the file ({exc}); save it as UTF-8 text"]) from None
-    return parse_static_study(text, source=str(p))
+    return parse_static_study(*read_file(path, f"start from `preset: zhang-2023` (presets: {PRESETS_DIR})"))
 
 
 def parse_static_study(text: str, source: str = "<static study>") -> StaticStudy:
-    node, data = _parse_yaml(text, source)
-    if not isinstance(data, dict):
-        raise StudyFileError(source, ["a static study file is a mapping of fields (name: ..., task: ...)"])
-    preset = data.get("preset")
-    merged = data
-    if preset is not None:
-        if not isinstance(preset, str) or preset not in preset_names():
-            raise StudyFileError(source, [f"preset{_line(node, ('preset',))}: unknown preset {preset!r}; "
-                                          f"available: {', '.join(preset_names())}"])
-        merged = _merge(yaml.safe_load((PRESETS_DIR / f"{preset}.yaml").read_text(encoding="utf-8")), data)
-    try:
-        return StaticStudy.model_validate(merged)
-    except ValidationError as exc:
-        raise StudyFileError(source, [_explain(e, node, preset) for e in exc.errors()]) from None
+    return parse_file(text, source, StaticStudy, PRESETS_DIR,
+                      not_mapping="a static study file is a mapping of fields (name: ..., task: ...)")
+
+
+# Zhang et al.'s per-task rules (seed paper, Sec. 3 and Supp. S2-S7), applied by `preset_study`
+# for the zhang-2023 preset: the page's minimum viewing time (colour: 1.5 s in their task code;
+# captioning: 3 s), the control-accuracy flag (free viewing: 7 of 12; conversations: 15 of 20
+# topics, `topics.MIN_TOPIC_ACCURACY`) and the native-speaker flag (captioning).
+PAPER_RULES: dict[str, dict] = {
+    "color": {"session": {"min_rt_ms": 1500}},
+    "object": {},
+    "fv": {"exclusions": {"min_control_accuracy": 7 / 12}},
+    "caption": {"session": {"min_rt_ms": 3000}, "exclusions": {"native_language": "english"}},
+    "word": {},
+    "conversation": {},
+}
 
 
 def preset_study(name: str, task: str, preset: str = "zhang-2023") -> StaticStudy:
-    """The preset with a name and task (what `static import` registers when no file is given)."""
-    return parse_static_study(f"preset: {preset}\nname: {json.dumps(name)}\ntask: {task}\n", source=f"preset {preset}")
+    """The preset with a name and task (what `static import` registers when no file is given);
+    for zhang-2023 with the paper's rules for that task (PAPER_RULES)."""
+    study = parse_static_study(f"preset: {preset}\nname: {json.dumps(name)}\ntask: {task}\n", source=f"preset {preset}")
+    rules = PAPER_RULES.get(task, {}) if preset == "zhang-2023" else {}
+    if rules:
+        study = StaticStudy.model_validate(_merge(study.model_dump(mode="json"), rules))
+    return study

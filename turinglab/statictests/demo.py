@@ -8,7 +8,7 @@ What is real and what is not (also printed by the command and written to the ima
   `IMAGES` and in LICENSES.txt); the responses are real responses from Zhang's `caption.json`,
   `object.json`, `color.json`, but they were written for *other* pictures (MS-COCO photographs that
   are not shipped). The pairing only makes the pages playable; it is not a valid test.
-  Colour: the queried point is drawn at random.
+  Colour: the whole picture (a random `point` field is still stored; the page does not draw it).
 * free viewing: Zhang's `fv.json` is not in the shared data, so the scanpaths are generated: items
   labelled human are a centre-biased random walk (agent `demo-walk`), machine items come from
   `demo-uniform` (uniform fixations) and `demo-edges` (the strongest edges). Not human data.

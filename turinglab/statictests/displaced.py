@@ -5,7 +5,9 @@ length k in the study's `conversation_lengths` with at least k exchanges, its fi
 (2k messages, in order) become one item. The text is exactly the stored `message` events, which
 are what the interrogator saw. Speakers: "A" wrote first (the interrogator when they opened),
 "B" the other; the item's truth is the witness's stored identity (human | machine), its agent the
-AI witness's codename or "human". The interrogator is always a human.
+AI witness's codename or "human". The interrogator is always a human. Each speaker has its own
+truth (`payload["speakers"]`, machine speakers named in `payload["speaker_agents"]`;
+`statictests.speakers`).
 
 With `topics` ({game_id: topic}, e.g. from `--topics FILE`), a game's conversations carry the topic
 control (`statictests.topics`); games without a topic get none.
@@ -60,6 +62,7 @@ def items_from_games(store: Any, study_id: int, lengths: tuple[int, ...],
                     f"{key}/{k}", key, "\n".join(f"{t['speaker']}: {t['text']}" for t in public), witness_truth,
                     ident.witness if ident.kind == "ai" else "human",
                     payload={"turns": public, "speakers": speakers, "length": k, "game_id": game.id,
+                             "speaker_agents": {sp: ident.witness for sp, t in speakers.items() if t == "machine"},
                              "witness_speaker": "B" if first == ev.INTERROGATOR else "A"}))
             if made:
                 fields = {"game_id": game.id, "conversation": conv, "format": game.format}

@@ -59,15 +59,32 @@ def _payload(p: dict[str, Any]) -> str:
     return json.dumps(p, ensure_ascii=False)
 
 
-def games_table(games: list[GameInfo]) -> Table:
-    table = Table()
-    for col in ("game", "study", "format", "started (UTC)", "status", "end", "seats", "verdict", "flags"):
-        table.add_column(col, overflow="fold", no_wrap=col == "game")
+GAME_COLUMNS = ("game", "study", "format", "started (UTC)", "status", "end", "seats", "verdict", "flags")
+
+
+def games_rows(games: list[GameInfo]) -> list[tuple[str, ...]]:
+    """One row of plain text per game, in the order of GAME_COLUMNS."""
+    rows = []
     for g in games:
         seats = " ".join(f"{s}:{i.witness or i.kind}" for s, i in g.seats.items())
         v = g.verdict
         verdict = f"{v.choice}/{v.confidence}{'' if v.correct is None else (' ✓' if v.correct else ' ✗')}" if v else ""
         started = datetime.fromtimestamp(g.started_ms / 1000, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
-        table.add_row(g.id, str(g.study_id), g.format, started, g.status, g.end_reason or "",
-                      escape(seats), escape(verdict), escape(",".join(sorted(g.flags))))
+        rows.append((g.id, str(g.study_id), g.format, started, g.status, g.end_reason or "", seats, verdict,
+                     ",".join(sorted(g.flags))))
+    return rows
+
+
+def games_table(games: list[GameInfo]) -> Table:
+    table = Table()
+    for col in GAME_COLUMNS:
+        table.add_column(col, overflow="fold", no_wrap=col == "game")
+    for row in games_rows(games):
+        table.add_row(*row[:6], *(escape(c) for c in row[6:]))
     return table
+
+
+def games_tsv(games: list[GameInfo]) -> str:
+    """The same rows tab-separated, for a pipe or a file (a table would fold its cells at 80 columns)."""
+    clean = [tuple(c.replace("\t", " ").replace("\n", " ") for c in row) for row in games_rows(games)]
+    return "\n".join("\t".join(row) for row in [GAME_COLUMNS, *clean]) + "\n"

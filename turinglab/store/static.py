@@ -262,7 +262,9 @@ class StaticMixin:
 
         Each judge's `seq` must continue their trials in this study; the item must belong to the
         study. A control item's `control_correct` is `answer == truth`; an item whose stimulus has
-        `fields["control_answer"]` (e.g. the conversation's topic) compares `answers["control"]`.
+        `fields["control_answer"]` (e.g. the conversation's topic) compares `answers["control"]`;
+        the colour/object true/false question compares `answers["object_answer"]` with
+        `answers["object_truth"]` (yes|no: whether the word asked about is in the image).
         """
         with self._tx() as s:
             return _append_trials(s, study_id, trials)
@@ -435,6 +437,8 @@ def _append_trials(s: Any, study_id: int, trials: Sequence[TrialIn]) -> int:
             correct = t.answer == truth
         elif "control_answer" in fields and "control" in t.answers:
             correct = t.answers["control"] == fields["control_answer"]
+        elif t.answers.get("object_truth") in ("yes", "no") and "object_answer" in t.answers:
+            correct = t.answers["object_answer"] == t.answers["object_truth"]  # colour/object true/false question
         rows.append({"study_id": study_id, "judge_id": t.judge_id, "session_id": t.session_id,
                      "response_id": t.response_id, "seq": t.seq, "phase": t.phase, "answer": t.answer,
                      "answers": dict(t.answers), "rt_ms": t.rt_ms, "feedback_shown": t.feedback_shown,

@@ -1,5 +1,5 @@
 // turinglab judge pages (static Turing tests): reaction time, the minimum viewing time, the
-// drawings over the picture (boxes, the queried point, the replayable scanpath) and the survey.
+// drawings over the picture (boxes, the replayable scanpath) and the survey.
 // Everything shown comes from the server-rendered page; text is set with textContent only.
 "use strict";
 (function () {
@@ -50,7 +50,6 @@
       const draw = () => {
         const w = img.naturalWidth || 1, h = img.naturalHeight || 1;
         if (item.task === "object") drawBoxes(svg, item.boxes || [], w, h);
-        else if (item.task === "color" && item.point) drawPoint(svg, item.point, w, h);
         else if (item.task === "fv") scanpath(svg, item, () => { played = true; refresh(); });
       };
       if (img.complete && img.naturalWidth) draw(); else img.addEventListener("load", draw);
@@ -77,20 +76,23 @@
     });
   }
 
-  function drawPoint(svg, point, w, h) {
-    svg.setAttribute("viewBox", `0 0 ${w} ${h}`);
-    const [x, y] = scaleTo(point, w, h);
-    const r = Math.max(8, Math.min(w, h) / 28);
-    el("circle", { cx: x, cy: y, r: r * 1.6, class: "point-halo" }, svg);
-    el("circle", { cx: x, cy: y, r, class: "point", id: "point" }, svg);
-  }
-
-  // Zhang's scanpaths: [x, y] in [-1, 1] over a 1280 x 1024 frame (y down), one fixation at a time
+  // Zhang's scanpaths over a 1280 x 1024 frame (y down), one fixation at a time: pixels (fv.json),
+  // or [-1, 1] fractions when every value is within 1. A fixation outside the frame is drawn at its
+  // edge (clipped), dashed, so the judge sees every fixation inside the picture.
   function scanpath(svg, item, onceDone) {
     const [fw, fh] = item.frame || [1280, 1024];
     svg.setAttribute("viewBox", `0 0 ${fw} ${fh}`);
     svg.setAttribute("preserveAspectRatio", "none");
-    const pts = (item.scanpath || []).map(([x, y]) => [(x + 1) / 2 * fw, (y + 1) / 2 * fh]);
+    // circles at least ~11 px on screen, whatever the picture's drawn size (phones included)
+    const scale = fw / (svg.getBoundingClientRect().width || fw);
+    const r = Math.max(28, 11 * scale), font = Math.max(30, 12 * scale);
+    const raw = item.scanpath || [];
+    const unit = raw.every(([x, y]) => Math.abs(x) <= 1 && Math.abs(y) <= 1);
+    const clip = (v, hi) => Math.min(Math.max(v, 0), hi);
+    const pts = raw.map(([x, y]) => {
+      const px = unit ? (x + 1) / 2 * fw : x, py = unit ? (y + 1) / 2 * fh : y;
+      return [clip(px, fw), clip(py, fh), px < 0 || px > fw || py < 0 || py > fh];
+    });
     let timer = null;
     function play() {
       clearTimeout(timer);
@@ -98,10 +100,10 @@
       let i = 0;
       const step = () => {
         if (i >= pts.length) { onceDone(); return; }
-        const [x, y] = pts[i];
+        const [x, y, outside] = pts[i];
         if (i > 0) el("line", { x1: pts[i - 1][0], y1: pts[i - 1][1], x2: x, y2: y, class: "saccade" }, svg);
-        el("circle", { cx: x, cy: y, r: 28, class: "fixation" }, svg);
-        const t = el("text", { x, y: y + 11, class: "fix-num" }, svg);
+        el("circle", { cx: x, cy: y, r, class: outside ? "fixation outside" : "fixation" }, svg);
+        const t = el("text", { x, y: y + font * 0.37, class: "fix-num", style: `font-size: ${font}px` }, svg);
         t.textContent = String(i + 1);
         i += 1;
         timer = setTimeout(step, 400);

@@ -31,7 +31,7 @@ from turinglab.game.config import Study, WitnessSpec
 from turinglab.game.engine import End, Game, GiveVerdict, Leave, Outcome, Send, Tick, Typing
 from turinglab.game.events import INTERROGATOR, MESSAGE
 
-log = logging.getLogger("turinglab.terminal")
+log = logging.getLogger(__name__)
 
 TERMINAL_USER = "terminal user"
 HELP = "commands: /verdict (decide now), /time (time left), /quit (leave without a verdict)"

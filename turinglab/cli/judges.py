@@ -1,0 +1,180 @@
+"""`turinglab judges`: AI judges beside the human judges."""
+
+from __future__ import annotations
+
+import typer
+
+from turinglab.cli.common import analysis_load, console, fail
+
+
+app = typer.Typer(no_args_is_help=True, help="AI judges: trained (SVM, random forest, TF-IDF) and zero-shot LLM judges, beside the human judges.")
+
+
+def _judges_items(study: str | None, responses: str | None, task: str | None, human_judges: str | None, db: str | None):
+    """(items, human-judge trials or None, source description) from a stored study or a Zhang JSON file."""
+    from turinglab.judges.items import ItemsError, load_human_judges, load_zhang
+
+    if (study is None) == (responses is None):
+        fail("give either --study NAME (a stored static study) or --responses PATH --task TASK (a Zhang JSON file)")
+    try:
+        if responses is not None:
+            items = load_zhang(responses, task)
+            trials = load_human_judges(human_judges, items) if human_judges else None
+            return items, trials, f"file {responses}"
+        try:
+            from turinglab.judges.static import load_study
+        except ImportError:
+            fail("reading --study needs the static-test store, which this install lacks; use --responses PATH --task word")
+        items, trials = load_study(db, study)
+        return items, trials, f"study {study}"
+    except ItemsError as exc:
+        fail(str(exc))
+    except LookupError as exc:
+        fail(str(exc))
+
+
+def _judges_run(items, trials, cfg, source: str, as_json: bool, no_cache: bool, items_out: str | None) -> None:
+    import json
+
+    from turinglab.judges.evaluate import evaluate
+    from turinglab.judges.features import FeaturesError
+    from turinglab.judges.items import ItemsError
+    from turinglab.judges.llm import LLMJudgeError
+    from turinglab.judges.trained import JudgeError
+    from turinglab.judges.vectors import VectorsError
+
+    try:
+        res = evaluate(items, cfg, trials, progress=True, use_cache=not no_cache, source=source)
+    except (JudgeError, FeaturesError, ItemsError, LLMJudgeError, VectorsError) as exc:
+        fail(str(exc))
+    per_item = res.pop("item_verdicts", [])
+    if items_out:
+        import pandas as pd
+
+        pd.DataFrame(per_item).to_csv(items_out, index=False)
+    if as_json:
+        print(json.dumps(res, indent=2))
+        return
+    from turinglab.judges.show import render
+
+    render(console, res)
+
+
+def _judges_config(judge, features, folds, group_by_stimulus, seed, repeats, alpha, limit, model, base_url, api_key_env,
+                   prompt, max_tokens):
+    from turinglab.judges.evaluate import ALL_JUDGES, Config
+
+    if judge not in ALL_JUDGES:
+        fail(f"--judge must be one of {'|'.join(ALL_JUDGES)}, got {judge!r}")
+    if folds < 2:
+        fail(f"--folds must be at least 2, got {folds}")
+    if repeats < 1:
+        fail(f"--repeats must be at least 1, got {repeats}")
+    if not 0 < alpha < 1:
+        fail(f"--alpha must be between 0 and 1 (e.g. 0.05), got {alpha}")
+    if limit is not None and limit < 2:
+        fail(f"--limit must be at least 2, got {limit}")
+    if features and judge in ("tfidf-lr", "llm"):
+        fail(f"--features does not apply to --judge {judge} (it reads the text); use svm or rf")
+    if group_by_stimulus and judge == "llm":
+        fail("--group-by-stimulus does not apply to --judge llm (it is not trained)")
+    if limit is not None and judge != "llm":
+        fail("--limit applies to --judge llm only (trained judges use every item)")
+    spec = {"model": model, "base_url": base_url, "api_key_env": api_key_env, "max_tokens": max_tokens, "seed": seed}
+    return Config(judge=judge, features=features, folds=folds, seed=seed, repeats=repeats,
+                  group_by_stimulus=group_by_stimulus, alpha=alpha, limit=limit,
+                  model=spec if judge == "llm" else {}, prompt=prompt if judge == "llm" else None)
+
+
+_J_JUDGE = typer.Option(..., "--judge", help="svm | rf | tfidf-lr | llm")
+_J_MODEL = typer.Option("local", "--model", help="llm: model name ('local' = the embedded model).")
+_J_BASE = typer.Option(None, "--base-url", help="llm: OpenAI-compatible base URL of a remote model.")
+_J_KEYENV = typer.Option("OPENAI_API_KEY", "--api-key-env", help="llm: env var holding the API key.")
+_J_PROMPT = typer.Option(None, "--prompt", help="llm: a Jinja template file for the judge's instructions.")
+_J_LIMIT = typer.Option(None, "--limit", help="llm: judge a random balanced sample of N items.")
+_J_TOKENS = typer.Option(24, "--max-tokens", help="llm: answer length cap.")
+
+
+@app.command("evaluate")
+def judges_evaluate(
+    judge: str = _J_JUDGE,
+    study: str = typer.Option(None, "--study", help="A stored static study (name or id)."),
+    responses: str = typer.Option(None, "--responses", help="A Zhang ground-truth JSON file (word.json, caption.json, ...)."),
+    task: str = typer.Option(None, "--task", help="word | caption | object | color (with --responses; default: the file name)."),
+    human_judges: str = typer.Option(None, "--human-judges", help="Zhang's human-judge trials of the same items (word task), for the side-by-side comparison."),
+    db: str = typer.Option(None, "--db", help="Database URL (with --study; default $DATABASE_URL or ./turinglab.db)."),
+    features: str = typer.Option(None, "--features", help="Feature sets, comma separated (word: sqdiff,glove,cosine,lexical; text: minilm,mean,lexical)."),
+    folds: int = typer.Option(10, "--folds", help="Cross-validation folds."),
+    group_by_stimulus: bool = typer.Option(False, "--group-by-stimulus", help="No stimulus in both train and test folds."),
+    seed: int = typer.Option(42, "--seed", help="Seed of the folds and groups (and of the LLM)."),
+    repeats: int = typer.Option(1, "--repeats", help="Repeat the cross-validation with seeds seed, seed+1, ..."),
+    alpha: float = typer.Option(0.05, "--alpha", help="1 - confidence level of the intervals."),
+    limit: int = _J_LIMIT,
+    model: str = _J_MODEL,
+    base_url: str = _J_BASE,
+    api_key_env: str = _J_KEYENV,
+    prompt: str = _J_PROMPT,
+    max_tokens: int = _J_TOKENS,
+    items_out: str = typer.Option(None, "--items-out", help="Also write each item's verdict and score to this CSV."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Recompute even if a cached result exists."),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+) -> None:
+    """Evaluate one AI judge on static items, beside the human judges of the same items."""
+    cfg = _judges_config(judge, features, folds, group_by_stimulus, seed, repeats, alpha, limit, model, base_url,
+                         api_key_env, prompt, max_tokens)
+    items, trials, source = _judges_items(study, responses, task, human_judges, db)
+    _judges_run(items, trials, cfg, source, as_json, no_cache, items_out)
+
+
+@app.command("run")
+def judges_run(
+    judge: str = typer.Option("llm", "--judge", help="llm (the inverted test; trained judges need static items)."),
+    from_study: str = typer.Option(..., "--from-study", help="A live study whose stored transcripts the judge reads."),
+    db: str = typer.Option(None, "--db", help="Database URL (default: $DATABASE_URL or ./turinglab.db)."),
+    seed: int = typer.Option(42, "--seed", help="Seed of the sample and the LLM."),
+    alpha: float = typer.Option(0.05, "--alpha", help="1 - confidence level of the intervals."),
+    limit: int = _J_LIMIT,
+    model: str = _J_MODEL,
+    base_url: str = _J_BASE,
+    api_key_env: str = _J_KEYENV,
+    prompt: str = _J_PROMPT,
+    max_tokens: int = _J_TOKENS,
+    items_out: str = typer.Option(None, "--items-out", help="Also write each transcript's verdict to this CSV."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Ask the model again even if answers are cached."),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+) -> None:
+    """The inverted Turing test: an LLM judges stored live games from the transcripts the interrogators saw."""
+    if judge != "llm":
+        fail(f"`judges run` takes --judge llm (got {judge!r}); trained judges: `judges evaluate`")
+    cfg = _judges_config("llm", None, 10, False, seed, 1, alpha, limit, model, base_url, api_key_env, prompt,
+                         max_tokens)
+    loaded = analysis_load(db, from_study)
+    from turinglab.judges.live import from_loaded
+
+    items, trials = from_loaded(loaded)
+    _judges_run(items, trials, cfg, f"live study {loaded.study_name}", as_json, no_cache, items_out)
+
+@app.command("figure")
+def judges_figure(
+    results: list[str] = typer.Argument(..., help="JSON results of `judges evaluate/run --json`."),
+    out: str = typer.Option(..., "--out", help="Where to write the figure (.png or .svg)."),
+) -> None:
+    """Draw each judge's balanced accuracy with its interval beside the human judges."""
+    import json
+    from pathlib import Path
+
+    if not out.endswith((".png", ".svg")):
+        fail(f"--out must end in .png or .svg, got {out!r}")
+    loaded = []
+    for p in results:
+        try:
+            loaded.append(json.loads(Path(p).read_text()))
+        except (OSError, ValueError) as exc:
+            fail(f"{p}: not a readable judges result ({exc})")
+        if "balanced_accuracy_ci" not in loaded[-1]:
+            fail(f"{p}: not a judges result (no balanced_accuracy_ci); make it with `judges evaluate --json`")
+    from turinglab.judges.figure import detectability
+
+    fig = detectability(loaded)
+    Path(out).write_bytes(fig.png) if out.endswith(".png") else Path(out).write_text(fig.svg)
+    console.print(f"wrote {out}", markup=False)

@@ -1,0 +1,249 @@
+"""`turinglab report`, `export`, `demo-data` and `tag`: analysing stored studies."""
+
+from __future__ import annotations
+
+import typer
+
+from turinglab.cli.common import analysis_load, console, err_console, fail, static_store
+
+
+app = typer.Typer()  # root commands
+
+
+def _analysis_options(loaded, exclude: list[str] | None, alpha: float):
+    from turinglab.analysis.core import Options
+
+    if exclude is None:  # the study's own exclusion flags
+        flags = tuple(f for f in loaded.exclusions if "flag_" + f in loaded.judgements.columns)
+    else:
+        flags = () if [e for e in exclude if e] in ([], ["none"]) else tuple(exclude)
+    if not 0 < alpha < 1:
+        fail(f"--alpha must be between 0 and 1 (e.g. 0.05), got {alpha}")
+    return Options(alpha=alpha, exclude=flags)
+
+
+def _is_static_study(db: str | None, study: str | None) -> bool:
+    """Does --study name a static study (and no live one)? Without --study: no live study has
+    games and there is exactly one static study."""
+    from turinglab.store import Store, StoreError
+    from turinglab.store.db import existing_database
+
+    try:
+        with Store(existing_database(db)) as st:
+            static = st.static_studies()
+            if not static:
+                return False
+            live = st.studies()
+            if study is None:
+                return len(static) == 1 and not any(st.games(s.id) for s in live)
+            is_live = any(str(s.id) == str(study) or s.name == study for s in live)
+            return not is_live and any(str(s.id) == str(study) or s.name == study for s in static)
+    except StoreError:
+        return False
+
+
+def _ai_judge_results(db: str | None, study: str) -> list:
+    """Cached `judges evaluate` results on exactly this study's items (none if the items are unreadable)."""
+    from turinglab.judges.evaluate import results_for
+    from turinglab.judges.items import ItemsError
+    from turinglab.judges.static import load_study
+
+    try:
+        items, _ = load_study(db, study, with_trials=False)
+        return results_for(items)
+    except (LookupError, ItemsError):
+        return []
+
+
+def _static_report(db: str | None, study: str | None, out: str, alpha: float, fmt: str) -> None:
+    from turinglab.analysis.static import analyse_counts, write_static_report
+    from turinglab.statictests.answers import static_extras
+    from turinglab.statictests.summary import judge_counts, judge_table, topic_coverage
+    from turinglab.store import StoreError
+
+    if not 0 < alpha < 1:
+        fail(f"--alpha must be between 0 and 1 (e.g. 0.05), got {alpha}")
+    store = static_store(db, write=False)
+    try:
+        info = store.static_study(study if study is not None else store.static_studies()[0].id)
+        jc, lc = judge_counts(store, info.id, info.study.exclusions.fast_rt_ms)
+        judges = judge_table(store, sorted(jc["judge_id"].unique()))
+        a = analyse_counts(jc, lc, judges, study=info.name, task=info.task, alpha=alpha,
+                           exclusions=info.study.exclusions,
+                           topic_items=topic_coverage(store, info.id) if info.task == "conversation" else None)
+        extras = static_extras(store, info, alpha)
+        a.answers, a.speakers = extras["answers"], extras.get("speakers")
+    except (StoreError, ValueError) as exc:
+        fail(str(exc))
+    finally:
+        store.close()
+    paths = write_static_report(a, out, fmt, ai_results=_ai_judge_results(db, info.name))
+    console.print(f"wrote {paths[0]} (static study {info.name}: {a.n_trials} trials, {a.n_judges} judges; "
+                  f"{a.sensitivity['judges_flagged']} judges flagged"
+                  + (f"; topic rule: {a.topic['judges_flagged']} judges and {a.topic['topic_wrong']} trials flagged"
+                     if a.topic else "") + ", none removed)", markup=False, highlight=False,
+                  soft_wrap=True)
+
+
+@app.command()
+def report(
+    out: str = typer.Option(..., "--out", help="Where to write the report (e.g. report.html)."),
+    db: str = typer.Option(None, "--db", help="Database URL (default: $DATABASE_URL or ./turinglab.db)."),
+    study: str = typer.Option(None, "--study", help="Study id or name (needed when there are several)."),
+    exclude: list[str] = typer.Option(None, "--exclude", help="Exclusion flag to apply (repeatable; 'none' for none). Default: the study's."),
+    alpha: float = typer.Option(0.05, "--alpha", help="Significance level."),
+    fmt: str = typer.Option("html", "--format", help="html (one self-contained file), md (+ a figures folder) or json (every number, keyed)."),
+    include_bots: bool = typer.Option(False, "--include-bots", help="Analyse games flagged bot too (by default they are only in the leaderboard)."),
+) -> None:
+    """Analyse a study's games and write the report (tables, figures, methods)."""
+    if fmt not in ("html", "md", "json"):
+        fail(f"--format must be html, md or json, got {fmt!r}")
+    if _is_static_study(db, study):
+        if fmt == "json":
+            fail("--format json is for live studies; a static study's numbers: turinglab static summary --json")
+        return _static_report(db, study, out, alpha, fmt)
+    from rich.progress import Progress  # the live analysis' imports (sklearn among them): not for static reports
+
+    from turinglab.analysis.core import analyse
+    from turinglab.analysis.report import write_report
+
+    loaded = analysis_load(db, study)
+    opt = _analysis_options(loaded, exclude, alpha)
+    opt.include_bots = include_bots
+    steps = ["prepare", "success rates", "comparisons", "criteria", "accuracy", "regressions", "bootstrap", "timing",
+             "further analyses"]
+    with Progress(console=err_console, transient=True) as bar:
+        task = bar.add_task("analysing", total=len(steps) + 1)
+        try:
+            a = analyse(loaded.judgements, loaded.participants, opt, tags=loaded.tags,
+                        progress=lambda name: bar.update(task, advance=1, description=name),
+                        witnesses=loaded.witness_specs, messages=loaded.messages)
+        except ValueError as exc:
+            fail(str(exc))
+        bar.update(task, description="figures and report")
+        paths = write_report(a, out, fmt)
+        bar.update(task, advance=1)
+    console.print(f"wrote {paths[0]} ({a.n_games} games, exclusions: {', '.join(opt.exclude) or 'none'})")
+
+
+@app.command("export")
+def export_cmd(
+    out: str = typer.Option(..., "--out", help="New directory for the dataset."),
+    db: str = typer.Option(None, "--db", help="Database URL (default: $DATABASE_URL or ./turinglab.db)."),
+    study: str = typer.Option(None, "--study", help="Study id or name."),
+) -> None:
+    """Export a study as a pseudonymous dataset (CSV + Parquet, codebook, report, rebuild.py)."""
+    from turinglab.analysis.export import export
+
+    loaded = analysis_load(db, study)
+    try:
+        res = export(loaded, out)
+    except FileExistsError as exc:
+        fail(str(exc))
+    rows = ", ".join(f"{k} {v}" for k, v in res["rows"].items())
+    console.print(f"wrote {res['out']} ({rows}); check it with: python {out}/rebuild.py")
+
+
+@app.command("demo-data")
+def demo_data(
+    db: str = typer.Option(None, "--db", help="Database URL (default: $DATABASE_URL or ./turinglab.db)."),
+    games: int = typer.Option(200, "--games", help="Number of games to play."),
+    seed: int = typer.Option(0, "--seed", help="Random seed."),
+    three_player: bool = typer.Option(False, "--three-player", help="Three-player games instead of two-player."),
+    static: bool = typer.Option(False, "--static", help="Instead: a playable static study for each of Zhang's six tasks."),
+    images_dir: str = typer.Option("./turinglab-static-images", "--images-dir", help="--static: where to put the images."),
+    zhang_data: str = typer.Option(None, "--zhang-data", help="--static: folder of Zhang's data (word.json...)."),
+) -> None:
+    """Play synthetic games with known true rates through the real engine and store (or, with
+    --static, build a static study per task from shipped images and Zhang's real data)."""
+    from rich.progress import Progress
+
+    if static:
+        return _demo_static(db, images_dir, zhang_data, seed)
+
+    from turinglab.analysis.demo import TAG_SHARE, DemoSpec, generate
+
+    if games < 1:
+        fail(f"--games must be at least 1, got {games}")
+    spec = DemoSpec(n_games=games, seed=seed, format="three-player" if three_player else "two-player",
+                    tag_share=TAG_SHARE)
+    with Progress(console=err_console, transient=True) as bar:
+        task = bar.add_task("playing demo games", total=games)
+        res = generate(db, spec, progress=lambda i: bar.update(task, completed=i))
+    rates = ", ".join(f"{k} {v:.2f}" for k, v in res["true_rates"].items())
+    human = "" if three_player else f", Human {res['human_rate']:.2f}"
+    console.print(f"study {res['study_id']} ({res['study']}): {games} games; true rates judged human: {rates}{human}")
+
+
+def _demo_static(db: str | None, images_dir: str, zhang_data: str | None, seed: int) -> None:
+    from turinglab.statictests.demo import build_all
+    from turinglab.statictests.zhang import ImportProblem
+    from turinglab.store import StoreError
+
+    store = static_store(db, write=True)
+    try:
+        made = build_all(store, images_dir, zhang_data, seed)
+    except (FileNotFoundError, ImportProblem, StoreError) as exc:
+        fail(str(exc))
+    finally:
+        store.close()
+    for m in made:
+        console.print(f"{m['study']} (id {m['id']}): {m['items']} items on {m['stimuli']} stimuli, "
+                      f"{m['session_items']} per judge; {m['note']}", markup=False, highlight=False, soft_wrap=True)
+    console.print(f"images and their licences: {images_dir}/LICENSES.txt", markup=False, soft_wrap=True)
+
+
+@app.command()
+def tag(
+    target: str = typer.Argument(..., help="GAME_ID to tag, or 'agreement' (Cohen's kappa), or 'list' (the codes)."),
+    taxonomy: str = typer.Option("strategy", "--taxonomy", help="strategy (J&B appendix H) or reason (appendix G)."),
+    category: str = typer.Option(None, "--category", help="Sub-category code, e.g. 1a."),
+    tagger: str = typer.Option(None, "--tagger", help="Your name (or a pseudonym)."),
+    db: str = typer.Option(None, "--db", help="Database URL."),
+    a: str = typer.Option(None, "--a", help="agreement: first tagger (default: the only two)."),
+    b: str = typer.Option(None, "--b", help="agreement: second tagger."),
+    level: str = typer.Option("sub", "--level", help="agreement: sub (codes like 1a) or top (1..6)."),
+) -> None:
+    """Tag a game with a strategy or reason category; `tag agreement` gives Cohen's kappa."""
+    from turinglab.analysis import taxonomy as tx
+
+    if taxonomy not in tx.FILES:
+        fail(f"--taxonomy must be one of {', '.join(tx.FILES)}, got {taxonomy!r}")
+    if target == "list":
+        for code, name in tx.codes(taxonomy).items():
+            console.print(f"{code:4} {name}", markup=False, highlight=False)
+        return
+    import pandas as pd
+
+    from turinglab.store import Store, StoreError
+    from turinglab.store.api import UnknownId
+    from turinglab.store.db import existing_database
+
+    try:  # `tag agreement` only reads: it neither creates nor migrates the database
+        store = Store(existing_database(db), upgrade=target != "agreement")
+    except StoreError as exc:
+        fail(str(exc))
+    try:
+        if target == "agreement":
+            rows = [{"game_id": t.game_id, "taxonomy": t.taxonomy, "category": t.category, "tagger": t.tagger}
+                    for t in store.tags(taxonomy=taxonomy)]
+            df = pd.DataFrame(rows, columns=["game_id", "taxonomy", "category", "tagger"])
+            try:
+                r = tx.agreement(df, taxonomy, a, b, level)
+            except ValueError as exc:
+                fail(str(exc))
+            console.print(f"{taxonomy} ({r['level']}): {r['tagger_a']} vs {r['tagger_b']} on {r['games']} games: "
+                          f"agreement {r['agreement']:.3f}, Cohen's kappa {r['kappa']:.3f}", markup=False)
+            return
+        if not category or not tagger:
+            fail("tagging needs --category CODE and --tagger NAME (see `turinglab tag list --taxonomy ...`)")
+        try:
+            code = tx.check(taxonomy, category)
+            store.add_tag(target, tagger, taxonomy, code)
+        except ValueError as exc:
+            fail(str(exc))
+        except UnknownId as exc:
+            fail(f"{exc}; list games with `turinglab db games`")
+        console.print(f"tagged {target}: {taxonomy} {code} ({tx.codes(taxonomy)[code]}) by {tagger}", markup=False)
+    finally:
+        store.close()

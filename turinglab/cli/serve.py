@@ -1,0 +1,150 @@
+"""`turinglab serve`: the live game or a static test's judge pages in the browser."""
+
+from __future__ import annotations
+
+import typer
+
+from turinglab.cli.common import console, database_location, fail
+
+
+app = typer.Typer()  # root command
+
+
+def _log_progress() -> None:
+    """Show turinglab's INFO lines (e.g. the local model's progress) on stderr during `serve`."""
+    import logging
+
+    lg = logging.getLogger("turinglab")
+    if not lg.handlers:
+        h = logging.StreamHandler()
+        h.setFormatter(logging.Formatter("%(levelname)s:     %(message)s"))
+        lg.addHandler(h)
+    lg.setLevel(logging.INFO)
+
+
+def _static_to_serve(study: str, db: str | None):  # noqa: ANN202 - StaticStudy | None
+    """A static study to serve: a static study file (it has `task:` or a static preset), or the name
+    of a static study in the database when no such file exists; None for a live study file."""
+    from pathlib import Path
+
+    import yaml
+
+    from turinglab.game.study_file import StudyFileError
+    from turinglab.statictests.config import load_static_study, preset_names
+
+    p = Path(study)
+    if p.is_file():
+        try:
+            data = yaml.safe_load(p.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, yaml.YAMLError):
+            return None  # the live study loader says what is wrong
+        if isinstance(data, dict) and ("task" in data or data.get("preset") in preset_names()):
+            try:
+                return load_static_study(p)
+            except StudyFileError as exc:
+                fail(str(exc))
+        return None
+    if p.suffix.lower() in (".yaml", ".yml") or "/" in study:
+        fail(f"--study {study}: no such file; give a study YAML file or the name of a static study "
+             "(see `turinglab static import`)")
+    from turinglab.store import Store, StoreError
+    from turinglab.store.db import existing_database
+
+    try:
+        store = Store(existing_database(db))
+    except StoreError as exc:
+        fail(f"--study {study}: no such file, and no database to look it up in ({exc})")
+    try:
+        return store.static_study(study).study
+    except StoreError as exc:
+        fail(f"--study {study}: no such file, and {exc}")
+    finally:
+        store.close()
+
+
+def _check_port(host: str, port: int) -> None:
+    """Fail in one line when nothing can listen on host:port (a server is already there)."""
+    import socket
+
+    try:
+        family, kind, proto, _, addr = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    except socket.gaierror as exc:
+        fail(f"--host {host}: not an address of this machine ({exc.strerror})")
+    with socket.socket(family, kind, proto) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(addr)
+        except OSError as exc:
+            fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}; is another server running there? "
+                 "Stop it, or choose another port with --port.")
+
+
+@app.command()
+def serve(
+    study: str = typer.Option(None, "--study", help="Study YAML file (live game or static test), or the name of a "
+                              "static study in the database (default: two-player, ELIZA + the local model)."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on."),
+    port: int = typer.Option(8000, "--port", help="Port to listen on."),
+    db: str = typer.Option(None, "--db", help="Database URL (default: $DATABASE_URL, else sqlite:///./turinglab.db)."),
+    warm_up: bool = typer.Option(True, "--warm-up/--no-warm-up", help="Load the local model at start."),
+    workers: int = typer.Option(1, "--workers", help="Worker processes on this port (more than 1 needs --redis "
+                                "and PostgreSQL); see docs/deploy.md."),
+    redis: str = typer.Option(None, "--redis", help="Redis URL shared by every worker of the study (e.g. "
+                              "redis://127.0.0.1:6379/0): workers here and on other hosts serve it together."),
+) -> None:
+    """Run the live imitation game, or a static test's judge pages, in the browser (with /admin)."""
+    import uvicorn
+
+    _check_port(host, port)  # before the database is created or a model loaded
+
+    if workers > 1 or redis:
+        from turinglab.server.cluster import serve_cluster
+
+        serve_cluster(study, db, redis, workers, host, port, warm_up, fail)
+        return
+
+    from turinglab.server.defaults import default_study
+    from turinglab.store.db import StoreError
+
+    static = _static_to_serve(study, db) if study else None
+    if static is not None:
+        from turinglab.server.judge import create_static_app
+
+        try:
+            web = create_static_app(static, db)
+        except StoreError as exc:
+            fail(str(exc))
+        console.print(f"turinglab: static study [bold]{static.name}[/bold] ({static.task}) on http://{host}:{port}/"
+                      f"  (admin: /admin)", highlight=False)
+        console.print(f"turinglab: database {database_location(db)}", highlight=False)
+        from turinglab.server.tuning import tune_gc
+
+        tune_gc()  # full collections of the start-up objects paused the judge pages for 0.1-0.4 s
+        uvicorn.run(web, host=host, port=port, log_level="info")
+        return
+    if study:
+        from turinglab.game.study_file import StudyFileError, load_study
+
+        try:
+            chosen = load_study(study)
+        except StudyFileError as exc:
+            fail(str(exc))
+    else:
+        chosen = default_study()
+    from turinglab.server.app import WitnessSetupError, create_app
+
+    _log_progress()  # the local model's first start (assembling, checking, loading) says what it does
+    try:
+        web = create_app(chosen, db, warm_up=warm_up)
+    except (StoreError, WitnessSetupError) as exc:
+        fail(str(exc))
+    from turinglab.server.tuning import tune_gc
+
+    tune_gc()
+    console.print(f"turinglab: study [bold]{chosen.name}[/bold] ({chosen.format}) on http://{host}:{port}/"
+                  f"  (admin: /admin)", highlight=False)
+    console.print(f"turinglab: database {database_location(db)}", highlight=False)
+    from turinglab.server.slowclients import protocol_class
+    from turinglab.server.testing import WS_MAX_BYTES
+
+    uvicorn.run(web, host=host, port=port, log_level="info", ws_max_size=WS_MAX_BYTES, http=protocol_class())
