@@ -455,3 +455,19 @@ def test_no_hand_labelled_ordinary_reply_is_refused_by_the_new_rules():
                 hit.append((f.name, t, q))
     assert not hit
 
+
+
+HELD_OUT_ADVERSARIAL = guard.DATA.parent / "heldout-adversarial.tsv"
+
+
+def test_recall_and_precision_on_the_adversarial_probe_replies():
+    """The replies of the README's Sierra to the adversarial interrogator on fresh seeds (900-939),
+    labelled by hand in context after the guard was final: none of them was tuned on. Measured
+    there (docs/local-model.md) and held here: the guard must keep catching its breaks."""
+    texts, labels, questions = guard.load_in_context(HELD_OUT_ADVERSARIAL)
+    assert len(texts) >= 150 and all(questions) and not set(texts) & set(guard.load_examples()[0])
+    said = [guard.is_break(t, q) for t, q in zip(texts, questions)]
+    tp = sum(s and y for s, y in zip(said, labels))
+    recall, precision = tp / max(1, sum(labels)), tp / max(1, sum(said))
+    assert recall >= 0.9, [t for t, s, y in zip(texts, said, labels) if y and not s]
+    assert precision >= 0.7, [t for t, s, y in zip(texts, said, labels) if s and not y]
