@@ -440,14 +440,17 @@ def test_new_accusations_and_injections_are_read_in_context(reply, question):
     assert not guard.is_break(reply, "hey whats up")
 
 
-def test_no_hand_labelled_ordinary_reply_is_refused_by_the_new_rules():
-    """Every pair labelled ok by hand (probe runs, held-out set, training set) that the new parts
-    of the guard (code, recited, computed) would refuse: none."""
+def test_no_hand_labelled_ordinary_reply_is_refused_by_the_new_rules(tmp_path):
+    """Every pair labelled ok by hand before issue 31 (probe runs, held-out set, training set) that
+    the new parts of the guard (code, recited, computed) would refuse: none. (The adversarial run
+    labelled after the guard was final is measured apart: heldout-adversarial.tsv.)"""
     from pathlib import Path
 
     from turinglab.witnesses.guard import program
 
-    files = [guard.DATA, HELD_OUT_FILE, Path(__file__).parents[1] / "benchmarks" / "persona" / "labels.tsv"]
+    text = (Path(__file__).parents[1] / "benchmarks" / "persona" / "labels.tsv").read_text(encoding="utf-8")
+    (tmp_path / "labels.tsv").write_text(text.split("# s31-adv")[0], encoding="utf-8")
+    files = [guard.DATA, HELD_OUT_FILE, tmp_path / "labels.tsv"]
     hit = []
     for f in files:
         for t, y, q in zip(*guard.load_in_context(f)):
