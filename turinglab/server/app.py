@@ -3,35 +3,31 @@
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import hmac
 import logging
 import os
-import secrets
 import time
 from contextlib import asynccontextmanager
-from pathlib import Path
-from typing import Annotated, Any, Literal
-from urllib.parse import urlsplit
+from typing import Annotated, Any
 
 from fastapi import FastAPI, Form, Request, WebSocket
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
-from fastapi.staticfiles import StaticFiles
-from fastapi.templating import Jinja2Templates
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from starlette.websockets import WebSocketDisconnect
 
-from turinglab.game import survey
 from turinglab.game.config import Study, Timing
-from turinglab.server import protocol as proto
+from turinglab.server.live import protocol as proto
 from turinglab.server.content_filter import ContentFilter, ModerationHook
-from turinglab.server.hub import Clock, Hub, WitnessFactory
+from turinglab.server.live.hub import Clock, Hub, WitnessFactory
+from turinglab.server.web import (
+    COOKIE, CSRF_FIELD, CSRF_HEADER, DEFAULT_DISPLAY_NAME, PROLIFIC, SECURITY_HEADERS, Csrf, _db_ping, page_renderers,
+    read_survey,
+)
 from turinglab.store.api import Store
+from turinglab.server.guards import (  # noqa: F401 - TokenBucket and the start limit are used here
+    START_BURST, START_PER_S, HealthLog, PerAddress, TokenBucket, returning, too_many_starts,
+)
 
-HERE = Path(__file__).parent
-COOKIE = "turinglab_p"
 BOT_HEADER = "X-Turinglab-Bot"
-PROLIFIC = {"PROLIFIC_PID": "prolific_pid", "STUDY_ID": "prolific_study_id", "SESSION_ID": "prolific_session_id"}
 DEFAULT_CONSENT = (
     "This is a research study about how people tell humans from AI systems in conversation.\n\n"
     "You will chat with other participants or with AI programs for a few minutes per game, and judge "
@@ -40,104 +36,10 @@ DEFAULT_CONSENT = (
     "Taking part is voluntary: you can stop at any time by closing the page. Abusive messages are blocked, "
     "and you can report abuse at any time."
 )
-DEFAULT_DISPLAY_NAME = "Human or AI? A chat study"  # the header when the study sets no display_name
 log = logging.getLogger("turinglab.server")
-templates = Jinja2Templates(directory=str(HERE / "templates"))  # autoescape is on for .html
-templates.env.globals["survey"] = survey  # the survey form lists the answers from one place
-
-
-
-class Survey(BaseModel):
-    """The optional demographic survey (every answer may be left out)."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)  # age true or "yes" is not an answer
-    age: Annotated[int | None, Field(ge=survey.AGE_RANGE[0], le=survey.AGE_RANGE[1])] = None
-    gender: Literal[survey.GENDERS] | None = None  # type: ignore[valid-type]
-    education: Literal[survey.EDUCATION] | None = None  # type: ignore[valid-type]
-    chatbot_use: Literal[survey.CHATBOT_USE] | None = None  # type: ignore[valid-type]
-    llm_knowledge: Literal[survey.LLM_KNOWLEDGE] | None = None  # type: ignore[valid-type]
-    # Zhang et al. asked judges their native language and country (static judge pages)
-    native_language: Annotated[str | None, Field(min_length=1, max_length=60)] = None
-    country: Annotated[str | None, Field(min_length=1, max_length=60)] = None
-    skipped: bool = False
-
-    @field_validator("*", mode="before")
-    @classmethod
-    def _blank_is_none(cls, v: Any) -> Any:
-        if isinstance(v, str):
-            v = " ".join(v.split())  # free text: spaces and line breaks folded
-        return None if v == "" else v
-
-    @field_validator("age", mode="before")
-    @classmethod
-    def _age_from_form(cls, v: Any) -> Any:  # the form sends digits as text
-        return int(v) if isinstance(v, str) and v.isascii() and v.isdigit() and len(v) <= 3 else v
 
 
 RATE_BURST, RATE_PER_S = 20, 5.0  # frames a participant may send at once / per second after that (all connections)
-
-
-class TokenBucket:
-    """A flood guard per participant, shared by all their connections (frames beyond it get
-    `rate_limited` and are not processed)."""
-
-    def __init__(self, capacity: float, per_s: float) -> None:
-        self.capacity, self.per_s = capacity, per_s
-        self.tokens, self.t = capacity, time.monotonic()
-
-    def take(self) -> bool:
-        now = time.monotonic()
-        self.tokens = min(self.capacity, self.tokens + (now - self.t) * self.per_s)
-        self.t = now
-        if self.tokens >= 1:
-            self.tokens -= 1
-            return True
-        return False
-
-
-CSRF_FIELD, CSRF_HEADER = "csrf", "X-CSRF-Token"
-# every response: no inline script or style, no framing (clickjacking), no referrer to other sites
-SECURITY_HEADERS = {
-    "Content-Security-Policy": ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-                                "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'"),
-    "X-Frame-Options": "DENY",
-    "Referrer-Policy": "same-origin",
-    "X-Content-Type-Options": "nosniff",
-}
-
-
-class Csrf:
-    """Cross-site request forgery guard for POSTs (and the websocket handshake).
-
-    Two checks: (1) a request that a browser marks as coming from another site (`Sec-Fetch-Site:
-    cross-site`, or an `Origin`/`Referer` whose host is not this server's `Host` nor one of the
-    trusted origins) is refused; a request with none of these headers is not a browser's form
-    post and passes this check. (2) Participant POSTs (consent, survey) must also carry the
-    participant's token: an HMAC of the participant id under the server's secret
-    (`$TURINGLAB_SECRET`, else random per process: a page loaded before a restart must be reloaded).
-    """
-
-    def __init__(self, secret: str | None = None, trusted_origins: tuple[str, ...] = ()) -> None:
-        self.secret = (secret or os.environ.get("TURINGLAB_SECRET") or secrets.token_hex(32)).encode()
-        env = tuple(o for o in os.environ.get("TURINGLAB_TRUSTED_ORIGINS", "").split(",") if o.strip())
-        self.trusted = {urlsplit(o.strip()).netloc.lower() or o.strip().lower() for o in (*trusted_origins, *env)}
-
-    def token(self, pid: str) -> str:
-        return hmac.new(self.secret, b"csrf:" + pid.encode(), hashlib.sha256).hexdigest()[:32]
-
-    def token_ok(self, pid: str, given: str | None) -> bool:
-        return isinstance(given, str) and hmac.compare_digest(given.encode(), self.token(pid).encode())
-
-    def cross_site(self, headers: Any) -> bool:
-        if headers.get("sec-fetch-site") == "cross-site":
-            return True
-        origin = headers.get("origin") or headers.get("referer")
-        if origin is None:
-            return False
-        host = urlsplit(origin).netloc.lower()
-        return not host or host not in {headers.get("host", "").lower(), *self.trusted}
-
-
 def _duration(seconds: float) -> str:
     if seconds % 60 == 0:
         n = int(seconds // 60)
@@ -145,34 +47,15 @@ def _duration(seconds: float) -> str:
     return f"{seconds:g} seconds" if seconds < 120 else f"{seconds / 60:.1f} minutes"
 
 
-def _db_ping(store: Store) -> None:
-    from sqlalchemy import text
-
-    with store.engine.connect() as conn:
-        conn.execute(text("SELECT 1"))
-
-
 class WitnessSetupError(ValueError):
     """An AI witness of the study cannot be built (bad prompt, persona, events file, script, key)."""
-
-
-async def read_survey(request: Request) -> dict[str, Any] | JSONResponse:
-    """The survey answers of a JSON body, or the 422 that says what was wrong (live and static pages)."""
-    try:
-        answers = Survey.model_validate(await request.json())
-    except ValidationError as exc:
-        msg = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:3])
-        return JSONResponse({"detail": f"survey not saved: {msg}"}, status_code=422)
-    except ValueError:
-        return JSONResponse({"detail": "survey not saved: the body must be a JSON object"}, status_code=422)
-    return answers.model_dump(exclude_none=True)
 
 
 def check_witnesses(study: Study, witness_factory: WitnessFactory | None = None) -> None:
     """Build every AI witness of the study once, so a bad prompt/persona/events file/script
     stops the server at start with `WitnessSetupError` (one line: which witness, what is wrong,
     what to do) instead of failing a game later."""
-    from turinglab.server.hub import default_witness_factory
+    from turinglab.server.live.hub import default_witness_factory
 
     factory = witness_factory or default_witness_factory
     for spec in study.witnesses:
@@ -188,7 +71,7 @@ def check_witnesses(study: Study, witness_factory: WitnessFactory | None = None)
 def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None = None,
                rng_seed: int | None = None, human_timing: Timing | None = Timing(),
                witness_factory: WitnessFactory | None = None, moderation: ModerationHook | None = None,
-               admin_password: str | None = None, waiting_grace_s: float = 15.0,
+               admin_password: str | None = None, admin_accounts: str | None = None, waiting_grace_s: float = 15.0,
                initial_ai_wait_s: float = 10.0, warm_up: bool = False, secret: str | None = None,
                trusted_origins: tuple[str, ...] = (), openapi: bool | None = None,
                bot_token: str | None = None, redis_url: str | None = None,
@@ -197,7 +80,8 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
 
     Migrations run when the app starts. `human_timing=None` turns the human witnesses'
     designed delay off (benchmarks only: it breaks the blinding of timing).
-    `admin_password` None: read $TURINGLAB_ADMIN_PASSWORD. `warm_up` loads the local model at start.
+    `admin_password` None: read $TURINGLAB_ADMIN_PASSWORD (the account `admin`); `admin_accounts`
+    None: $TURINGLAB_ADMIN_ACCOUNTS (a file of named accounts, turinglab/server/admin_auth.py). `warm_up` loads the local model at start.
     `secret` signs the participants' form tokens (None: $TURINGLAB_SECRET, else random per process);
     `trusted_origins` (and $TURINGLAB_TRUSTED_ORIGINS, comma-separated) are origins besides the
     request's own `Host` whose POSTs are accepted (e.g. the public URL behind a proxy that rewrites Host).
@@ -206,7 +90,7 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
     participants as bots: a POST /start with header `X-Turinglab-Bot: <token>`. A wrong or missing
     token gets an ordinary participant and the same response, so nobody learns anything from trying.
     `redis_url`: one worker of several serving the study together (PostgreSQL only; see
-    turinglab/server/cluster.py and docs/deploy.md); `redis_prefix` names its keys (default
+    turinglab/server/live/cluster.py and docs/deploy.md); `redis_prefix` names its keys (default
     `turinglab:<study name>`).
     """
     bot_secret = bot_token if bot_token is not None else os.environ.get("TURINGLAB_BOT_TOKEN") or None
@@ -216,7 +100,8 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
     hub_kw: dict[str, Any] = {}
     hub_class = Hub
     if redis_url:
-        from turinglab.server.cluster import ClusterHub, check_cluster_db, shared_secret
+        from turinglab.server.live.cluster import ClusterHub
+        from turinglab.server.live.cluster_redis import check_cluster_db, shared_secret
 
         check_cluster_db(store.url)
         hub_class = ClusterHub
@@ -256,15 +141,13 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
         return resp
     app.state.study = study
     app.state.store = store
+    from turinglab.server.logs import install
+
+    install()  # participant tokens out of the logs, every kind of line at a bounded rate
+    health = app.state.health_log = HealthLog()
+    starts = app.state.start_limit = PerAddress()
     csrf = app.state.csrf = Csrf(secret, trusted_origins)
-    app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
-    base = {"study_name": study.display_name or DEFAULT_DISPLAY_NAME}
-
-    def page(request: Request, name: str, status: int = 200, **ctx: Any) -> HTMLResponse:
-        return templates.TemplateResponse(request, name, {**base, **ctx}, status_code=status)
-
-    def message(request: Request, heading: str, text: str, status: int = 200, **kw: Any) -> HTMLResponse:
-        return page(request, "message.html", status, heading=heading, text=text, **kw)
+    page, message = page_renderers(app, study.display_name or DEFAULT_DISPLAY_NAME)
 
     def hub(request: Request) -> Hub:
         return request.app.state.hub
@@ -294,6 +177,14 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
         return message(request, "Request refused", f"This request was refused because {why}. "
                        "Open your personal link again and repeat the step.", 403, link=link, link_text="Reload")
 
+    async def posted(request: Request, token: str, csrf_field: str | None) -> tuple[Any, Response | None]:
+        """The participant of a form POST, and its refusal (unknown link, forged) or None."""
+        p = await hub(request).person(token)
+        if p is None:
+            return None, message(request, "Link not found", "This personal link is not valid.", 404)
+        request.state.csrf_field = csrf_field
+        return p, forged(request, p.id)
+
     def to_player(pid: str, request: Request) -> RedirectResponse:
         r = RedirectResponse(f"/p/{pid}", status_code=303)
         r.set_cookie(COOKIE, pid, max_age=60 * 60 * 24 * 90, httponly=True, samesite="lax",
@@ -306,7 +197,11 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
             ids = prolific(request)
             if isinstance(ids, Response):
                 return ids
-            return to_player(await hub(request).new_person(ids, request.cookies.get(COOKIE)), request)
+            # a GET (a link on any site) creates nobody and sets no cookie: the page's button POSTs
+            mine = await returning(request.app.state.store, ids["prolific_pid"], request.cookies.get(COOKIE))
+            if mine is not None:
+                return RedirectResponse(f"/p/{mine}", status_code=303)
+            return page(request, "landing.html", query=f"?{request.url.query}")
         cookie = request.cookies.get(COOKIE)
         if cookie and await hub(request).person(cookie):
             return RedirectResponse(f"/p/{cookie}", status_code=303)
@@ -323,6 +218,9 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
             return ids
         sent = request.headers.get(BOT_HEADER)
         bot = bool(bot_secret and sent and hmac.compare_digest(sent.encode(), bot_secret.encode()))
+        wait = 0.0 if bot else starts.wait(request.client.host if request.client else "?")
+        if wait:
+            return too_many_starts(request, message, wait)
         return to_player(await hub(request).new_person(ids, request.cookies.get(COOKIE), bot=bot), request)
 
     @app.get("/p/{token}", response_class=HTMLResponse)
@@ -350,11 +248,7 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
     @app.post("/p/{token}/consent")
     async def consent(request: Request, token: str, agree: Annotated[str | None, Form()] = None,
                       csrf_field: Annotated[str | None, Form(alias=CSRF_FIELD)] = None) -> Response:
-        p = await hub(request).person(token)
-        if p is None:
-            return message(request, "Link not found", "This personal link is not valid.", 404)
-        request.state.csrf_field = csrf_field
-        refused = forged(request, p.id)
+        p, refused = await posted(request, token, csrf_field)
         if refused:
             return refused
         if agree != "yes":
@@ -368,14 +262,10 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
                       csrf_field: Annotated[str | None, Form(alias=CSRF_FIELD)] = None) -> Response:
         """ "I do not agree": nothing is played; to the study's no-consent link (e.g. Prolific's
         no-consent code), else a page saying that nothing was recorded."""
-        p = await hub(request).person(token)
-        if p is None:
-            return message(request, "Link not found", "This personal link is not valid.", 404)
-        request.state.csrf_field = csrf_field
-        refused = forged(request, p.id)
+        p, refused = await posted(request, token, csrf_field)
         if refused:
             return refused
-        log.info("participant %s declined consent", p.id)
+        log.info("participant %s declined consent", p.id)  # logged as a short hash (server/logs.py)
         if study.no_consent_url:
             return RedirectResponse(study.no_consent_url, status_code=303)
         return message(request, "You did not consent",
@@ -416,9 +306,10 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
         would tell a lone participant whether their partner is a human (counts are on /admin)."""
         try:
             await asyncio.to_thread(_db_ping, request.app.state.store)
-        except Exception:  # noqa: BLE001 - any failure means the database is down for us
-            log.exception("health check: the database did not answer")
+        except Exception as exc:  # noqa: BLE001 - any failure means the database is down for us
+            health.failed(exc)
             return JSONResponse({"ok": False, "database": "down"}, status_code=503)
+        health.ok()
         redis_ping = getattr(request.app.state.hub, "redis_ok", None)  # a cluster worker: Redis too
         if redis_ping is not None and not await redis_ping():
             return JSONResponse({"ok": False, "database": "ok", "redis": "down"}, status_code=503)
@@ -463,5 +354,5 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
 
     from turinglab.server.admin import add_admin
 
-    add_admin(app, admin_password, page, message)
+    add_admin(app, admin_password, page, message, admin_accounts)
     return app

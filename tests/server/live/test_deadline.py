@@ -1,0 +1,235 @@
+"""Deadline-aware generation: a streamed reply stops where its next words would come later than
+designed, cut where it still reads naturally; a reply whose first words come too late is shown
+late on a logged path. Against a real loopback server that streams tokens with set gaps (the
+real local model: test_local_model.py)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from datetime import datetime, timedelta, timezone
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from turinglab.game.config import WitnessSpec
+from turinglab.server.testing import AdminLogin
+from turinglab.witnesses.base import GameContext, Turn
+from turinglab.witnesses.deadline import usable
+from turinglab.witnesses.llm import DEADLINE_MARGIN_S, LLMWitness
+
+T0 = datetime(2026, 11, 22, 15, 0, tzinfo=timezone.utc)
+HISTORY = [Turn("interrogator", "what did you do this weekend?", 0)]
+
+
+@pytest.mark.parametrize("text, final, expected", [
+    ("", False, ""),
+    ("lo", False, ""),  # the only word may still grow
+    ("lo", True, "lo"),
+    ("lol ", False, "lol"),
+    ("lol what no", False, "lol what"),
+    ("i went to the shops and", False, "i went to the shops"),  # no dangling "and"
+    ("the", False, ""),
+    ("so i ", False, ""),  # nothing but dangling words
+    ("no idea tbh. i think it was, like", False, "no idea tbh."),  # the sentence keeps most of it
+    ("nah. went to see my nan in leeds on sat", False, "nah. went to see my nan in leeds"),
+    ("went out with friends,", False, "went out"),  # "friends," may go on; "with" dangles
+    ("i went to the shops and", True, "i went to the shops and"),  # the model's own ending stays
+])
+def test_usable_prefix(text, final, expected):
+    assert usable(text, final) == expected
+
+
+class Stream:
+    """Tokens the loopback server streams: [(gap_s before it, text)], and whether the client left."""
+
+    def __init__(self, tokens):
+        self.tokens = tokens
+        self.bodies: list[dict] = []
+        self.sent = 0
+        self.client_left = threading.Event()
+
+
+def serve_stream(stream: Stream):
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *a):
+            pass
+
+        def _chunk(self, payload: dict | str) -> None:
+            data = f"data: {payload if isinstance(payload, str) else json.dumps(payload)}\n\n".encode()
+            self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+            self.wfile.flush()
+
+        def do_POST(self):
+            stream.bodies.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            base = {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m"}
+            try:
+                for gap, tok in stream.tokens:
+                    time.sleep(gap)
+                    self._chunk({**base, "choices": [{"index": 0, "delta": {"content": tok}, "finish_reason": None}]})
+                    stream.sent += 1
+                self._chunk({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+                self._chunk({**base, "choices": [], "usage": {"prompt_tokens": 50, "completion_tokens": stream.sent,
+                                                              "total_tokens": 50 + stream.sent}})
+                self._chunk("[DONE]")
+                self.wfile.write(b"0\r\n\r\n")
+            except (BrokenPipeError, ConnectionResetError):
+                stream.client_left.set()
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return httpd, f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+
+
+@pytest.fixture
+def streaming():
+    servers = []
+
+    def start(tokens):
+        s = Stream(tokens)
+        httpd, url = serve_stream(s)
+        servers.append(httpd)
+        return s, url
+
+    yield start
+    for h in servers:
+        h.shutdown()
+        h.server_close()
+
+
+def witness(url: str, **kw) -> LLMWitness:
+    spec = WitnessSpec(**{"codename": "Sierra", "kind": "llm", "model": "m", "base_url": url, "api_key_env": "X",
+                          "timeout_s": 10.0, "retries": 0, "prompt": "young", "max_tokens": 60, **kw})
+    return LLMWitness(spec, seed=1)
+
+
+def ctx_due(base_s: float, s_per_char: float) -> tuple[GameContext, float]:
+    """A context whose reply of n characters is due `base_s + s_per_char * n` after now."""
+    start = time.monotonic()
+    ctx = GameContext("g", T0, T0 + timedelta(seconds=5), 300, 300,
+                      reply_due=lambda n: start + base_s + s_per_char * n - time.monotonic())
+    return ctx, start
+
+
+def words(text: str, gap: float, first_gap: float | None = None) -> list[tuple[float, str]]:
+    toks = [w + " " for w in text.split()]
+    toks[-1] = toks[-1].rstrip()
+    return [(first_gap if i == 0 and first_gap is not None else gap, t) for i, t in enumerate(toks)]
+
+
+async def test_no_pressure_gives_the_whole_reply(streaming):
+    s, url = streaming(words("went to see my nan in leeds", 0.01))
+    w = witness(url)
+    ctx, _ = ctx_due(3.0, 0.3)
+    r = await w.reply(HISTORY, ctx)
+    assert r.text == "went to see my nan in leeds" and r.meta["deadline"] == "met"
+    assert s.bodies[0]["stream"] is True and not r.fallback
+    await w.close()
+
+
+async def test_slow_words_are_cut_before_their_deadline(streaming):
+    """The model writes slower than the designed delay grows (0.4 s a word against 0.01 s a
+    character): the reply stops at a word boundary, before it is due, and is not empty."""
+    text = "honestly not much just stayed in and watched films all weekend with my flatmate"
+    s, url = streaming(words(text, 0.4, first_gap=0.05))
+    w = witness(url)
+    ctx, start = ctx_due(1.0, 0.01)
+    r = await w.reply(HISTORY, ctx)
+    took = time.monotonic() - start
+    assert r.meta["deadline"] == "cut" and not r.fallback
+    assert r.text and text.startswith(r.text) and len(r.text) < len(text)
+    assert r.text.split()[-1] in text.split()  # whole words only
+    assert took <= 1.0 + 0.01 * len(r.text) - DEADLINE_MARGIN_S + 0.15  # on time, with the margin
+    assert r.meta["raw"].startswith(r.text)
+    assert s.client_left.wait(5)  # the generation was stopped, not left running
+    await w.close()
+
+
+async def test_first_words_after_their_deadline_take_the_logged_missed_path(streaming, caplog):
+    s, url = streaming(words("no idea", 0.01, first_gap=1.0))
+    w = witness(url)
+    ctx, _ = ctx_due(0.2, 0.01)
+    with caplog.at_level("WARNING", logger="turinglab.witnesses"):
+        r = await w.reply(HISTORY, ctx)
+    assert r.text == "no idea" and r.meta["deadline"] == "missed" and not r.fallback
+    assert "shown late" in caplog.text and "Sierra" in caplog.text
+    assert r.meta["first_s"] >= 0.9
+    await w.close()
+
+
+async def test_a_late_start_catches_up_when_the_words_come_fast(streaming):
+    """The first word comes after its own deadline, but the reply grows faster than its designed
+    delay: the longer text is on time, so nothing is late and nothing is cut."""
+    text = "lol no way, i spent the whole weekend at my mates house playing fifa"
+    s, url = streaming(words(text, 0.01, first_gap=0.8))
+    w = witness(url)
+    ctx, _ = ctx_due(0.5, 0.05)  # "lol" due at 0.65 s; the whole reply at 3.9 s
+    r = await w.reply(HISTORY, ctx)
+    assert r.text == text and r.meta["deadline"] == "met"
+    await w.close()
+
+
+async def test_the_message_limit_stops_generation(streaming):
+    s, url = streaming(words("a b c d e f g h i j k l m n o p q r s t u v w x y z " * 4, 0.02))
+    w = witness(url)
+    ctx, _ = ctx_due(30.0, 0.3)
+    ctx = GameContext(ctx.game_id, ctx.started_at, ctx.now, 300, 20, reply_due=ctx.reply_due)
+    r = await w.reply(HISTORY, ctx)
+    assert len(r.text) <= 20 and r.meta["deadline"] == "full"
+    assert s.client_left.wait(5)
+    await w.close()
+
+
+async def test_a_server_game_shows_a_cut_reply_on_time_and_counts_it(streaming, sqlite_url):
+    """End to end: a slow model (0.35 s a word) in a real server game. The reply is cut before
+    its designed time, shown whole-worded, and the capacity estimate counts a cut, no late one."""
+    import asyncio
+    import re
+
+    import httpx
+
+    from turinglab.game.config import Allocation, Rules, Study, Timing
+    from turinglab.server.app import create_app
+    from turinglab.server.testing import WsPlayer, serve_in_thread
+
+    text = "honestly not much just stayed in and watched films all weekend with my flatmate and her dog"
+    s, url = streaming(words(text, 0.35, first_gap=0.05))
+    timing = Timing(base_s=1.0, s_per_char=0.01, gamma_shape=1.0, gamma_scale=0.01)
+    spec = WitnessSpec(codename="Sierra", kind="llm", model="m", base_url=url, api_key_env="X", timeout_s=20.0,
+                       retries=0, prompt="young", max_tokens=60, timing=timing)
+    study = Study(name="deadline", rules=Rules(time_limit_s=60, typing_min_s=0.3, typing_jitter_s=0.1),
+                  witnesses=[spec], allocation=Allocation(human_ratio=0.0, capacity={"Sierra": "auto"}))
+    app = create_app(study, sqlite_url, rng_seed=2, initial_ai_wait_s=0.1, warm_up=True, admin_password="pw")
+    with serve_in_thread(app) as base:
+        for _ in range(300):  # the guard trains at warm-up (its first use took 0.4 s: a late reply)
+            if app.state.hub._warm_task.done():
+                break
+            await asyncio.sleep(0.1)
+        p = await (await WsPlayer.create(base)).connect()
+        await p.phase("idle")
+        await p.send({"type": "join"})
+        await p.phase("game", timeout=10)
+        await p.send({"type": "message", "conv": "A", "text": "what did you do this weekend?", "client_id": "c1"})
+        ack = await p.next("ack", client_id="c1")
+        t0 = time.monotonic()
+        reply = await p.next("message", timeout=15)
+        took = time.monotonic() - t0
+        assert reply["text"] and text.startswith(reply["text"]) and len(reply["text"]) < len(text)
+        assert reply["text"].split()[-1] not in ("and", "with", "my")
+        # shown at its designed time: about 1 s + 0.01 s a character, far before the whole reply (7 s)
+        assert took < 1.0 + 0.01 * len(reply["text"]) + 0.1 + 1.0
+        est = app.state.hub.room.capacity.estimates["Sierra"]
+        assert (est.replies, est.late, est.cut) == (1, 0, 1), est.to_dict()
+        assert ack["t_ms"] > 0 and s.client_left.wait(5)  # the model's generation was stopped
+        async with httpx.AsyncClient(base_url=base) as c:  # /admin shows the cut next to the late replies
+            page = (await c.get("/admin", auth=AdminLogin("pw"))).text
+        section = page[page.index("Model capacity"):]
+        row = re.search(r"<tr><td>Sierra</td>.*?</tr>", section).group(0)
+        assert re.findall(r"<td>([^<]*)</td>", row)[-3:] == ["1", "0", "1"], row  # replies, late, cut
+        await p.close()
