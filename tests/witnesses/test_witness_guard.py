@@ -448,7 +448,7 @@ def test_no_hand_labelled_ordinary_reply_is_refused_by_the_new_rules(tmp_path):
 
     from turinglab.witnesses.guard import program
 
-    text = (Path(__file__).parents[1] / "benchmarks" / "persona" / "labels.tsv").read_text(encoding="utf-8")
+    text = (Path(__file__).parents[2] / "benchmarks" / "persona" / "labels.tsv").read_text(encoding="utf-8")
     (tmp_path / "labels.tsv").write_text(text.split("# s31-adv")[0], encoding="utf-8")
     files = [guard.DATA, HELD_OUT_FILE, tmp_path / "labels.tsv"]
     hit = []
