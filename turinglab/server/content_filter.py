@@ -1,6 +1,6 @@
 """The content filter, as the server imports it: the filter itself is witness-side
 (turinglab/witnesses/content_filter.py), where every path that plays an AI witness reaches it."""
 
-from turinglab.witnesses.content_filter import DEFAULT_LIST, ContentFilter, ModerationHook, load_words
+from turinglab.witnesses.content_filter import DEFAULT_LIST, ContentFilter, ModerationHook, load_words, verdict
 
-__all__ = ["DEFAULT_LIST", "ContentFilter", "ModerationHook", "load_words"]
+__all__ = ["DEFAULT_LIST", "ContentFilter", "ModerationHook", "load_words", "verdict"]
