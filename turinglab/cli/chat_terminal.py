@@ -102,6 +102,7 @@ class ChatGame:
                                                    self.participant, t0)
         self.game = Game.start("two-player", self.study.rules, t0)
         self.seat.game = self.game_id
+        self.script = False  # script mode: refused witness replies get a note on stderr
         self.stored = 0
         self._save()
 
@@ -140,7 +141,7 @@ class ChatGame:
         async def record(r: Any) -> None:  # witnesses.ai_seat.Refusal
             self.game.refuse(Send("A", r.text), r.code, r.detail, now_ms())
             self._save()
-            if not self.delay:  # script mode: a note on stderr (the interactive player sees nothing)
+            if self.script:  # a note on stderr (the interactive player sees nothing)
                 print(f"witness reply refused ({r.code}): {r.detail}", file=self.err)
 
         answer = await self.seat.answer(history, ctx, question=history[-1].text if history else "",
@@ -165,6 +166,7 @@ class ChatGame:
     # --- script mode ---
 
     async def run_script(self, lines: IO[str]) -> None:
+        self.script = True
         await self.witness.start(self._ctx())
         for raw in lines:
             line = raw.rstrip("\r\n")
