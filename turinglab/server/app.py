@@ -20,7 +20,7 @@ from turinglab.server.content_filter import ContentFilter, ModerationHook
 from turinglab.server.live.hub import Clock, Hub, WitnessFactory
 from turinglab.server.web import (
     COOKIE, CSRF_HEADER, DEFAULT_DISPLAY_NAME, PROLIFIC, SECURITY_HEADERS, Csrf, _db_ping,
-    add_consent_routes, page_renderers, read_survey,
+    add_consent_routes, add_survey_route, page_renderers,
 )
 from turinglab.store.api import Store
 from turinglab.server.guards import (  # noqa: F401 - TokenBucket and the start limit are used here
@@ -258,19 +258,10 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
     async def favicon() -> Response:
         return RedirectResponse("/static/favicon.svg", status_code=301)
 
-    @app.post("/p/{token}/survey")
-    async def survey(request: Request, token: str) -> Response:
-        p = await hub(request).person(token)
-        if p is None:
-            return JSONResponse({"detail": "unknown participant link"}, status_code=404)
-        refused = forged(request, p.id, json=True)
-        if refused:
-            return refused
-        answers = await read_survey(request)
-        if isinstance(answers, JSONResponse):
-            return answers
-        await hub(request).survey(p.id, answers)
-        return JSONResponse({"ok": True})
+    async def save_survey(p: Any, answers: dict[str, Any]) -> None:
+        await app.state.hub.survey(p.id, answers)
+
+    add_survey_route(app, lambda token: app.state.hub.person(token), forged, save_survey)
 
     @app.get("/p/{token}/done", response_class=HTMLResponse)
     async def done(request: Request, token: str) -> Response:

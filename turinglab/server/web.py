@@ -164,3 +164,22 @@ def add_consent_routes(app: FastAPI, posted, message, *, consented, no_consent_u
         if no_consent_url:
             return RedirectResponse(no_consent_url, status_code=303)
         return message(request, "You did not consent", declined_text)
+
+
+def add_survey_route(app: FastAPI, find, forged, save) -> None:  # noqa: ANN001
+    """POST /p/{token}/survey (JSON), the same for live and judge pages: `find(token)` gives the
+    participant or None, `forged(request, pid, json=True)` a refusal or None, `save(p, answers)` stores."""
+
+    @app.post("/p/{token}/survey")
+    async def survey(request: Request, token: str) -> Response:
+        p = await find(token)
+        if p is None:
+            return JSONResponse({"detail": "unknown participant link"}, status_code=404)
+        refused = forged(request, p.id, json=True)
+        if refused:
+            return refused
+        answers = await read_survey(request)
+        if isinstance(answers, JSONResponse):
+            return answers
+        await save(p, answers)
+        return JSONResponse({"ok": True})
