@@ -557,15 +557,13 @@ def safe_image(image_dir: Path, name: str | None) -> Path | None:
 
 def add_static_admin(app: FastAPI, password: str | None, message, accounts_file: str | None = None) -> None:  # noqa: ANN001
     """/admin for a static study: judges in progress and done, trials per phase and agent, controls."""
-    from turinglab.server.admin import admin_guard
+    from turinglab.server.admin import admin_guard, guarded
 
     guard = admin_guard(app, password, message, accounts_file)
 
     @app.get("/admin", response_class=HTMLResponse)
+    @guarded(guard)
     async def admin(request: Request) -> Response:
-        denied = await guard(request)
-        if denied:
-            return denied
         store: Store = request.app.state.store
         sid = request.app.state.static_study_id
         info = await asyncio.to_thread(store.static_study, sid)
