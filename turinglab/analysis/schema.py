@@ -57,6 +57,7 @@ PARTICIPANT_COLUMNS: dict[str, tuple[str, str]] = {
     "education": ("string", "Highest education level, as reported."),
     "chatbot_freq": ("Int64", "How often they use chatbots: 0 never, 1 monthly, 2 weekly, 3 daily."),
     "llm_knowledge": ("Int64", "Knowledge of LLMs: 0 nothing, 1 a little, 2 some, 3 a lot, 4 researches them."),
+    "prior_visits": ("Int64", "Played here before: 0 none, 1 once, 2 a few times, 3 many times."),
 }
 
 TAG_COLUMNS: dict[str, tuple[str, str]] = {

@@ -56,6 +56,7 @@ class Survey(BaseModel):
     education: Literal[survey.EDUCATION] | None = None  # type: ignore[valid-type]
     chatbot_use: Literal[survey.CHATBOT_USE] | None = None  # type: ignore[valid-type]
     llm_knowledge: Literal[survey.LLM_KNOWLEDGE] | None = None  # type: ignore[valid-type]
+    prior_visits: Literal[survey.PRIOR_VISITS] | None = None  # type: ignore[valid-type]
     # Zhang et al. asked judges their native language and country (static judge pages)
     native_language: Annotated[str | None, Field(min_length=1, max_length=60)] = None
     country: Annotated[str | None, Field(min_length=1, max_length=60)] = None
@@ -186,7 +187,7 @@ def check_witnesses(study: Study, witness_factory: WitnessFactory | None = None)
 
 
 def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None = None,
-               rng_seed: int | None = None, human_timing: Timing | None = Timing(),
+               rng_seed: int | None = None, human_timing: Timing | None | str = "study",
                witness_factory: WitnessFactory | None = None, moderation: ModerationHook | None = None,
                admin_password: str | None = None, waiting_grace_s: float = 15.0,
                initial_ai_wait_s: float = 10.0, warm_up: bool = False, secret: str | None = None,
@@ -195,8 +196,10 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
                redis_prefix: str | None = None) -> FastAPI:
     """The turinglab web app for one study. `db_url` None: $DATABASE_URL or ./turinglab.db.
 
-    Migrations run when the app starts. `human_timing=None` turns the human witnesses'
-    designed delay off (benchmarks only: it breaks the blinding of timing).
+    Migrations run when the app starts. Human witnesses' replies follow the study's
+    `rules.human_witness_timing` ("relay": as typed; "equalised": held to `rules.human_witness_delay`);
+    under "equalised" a `human_timing` Timing replaces that delay and None turns it off (benchmarks
+    only: it breaks the blinding of timing).
     `admin_password` None: read $TURINGLAB_ADMIN_PASSWORD. `warm_up` loads the local model at start.
     `secret` signs the participants' form tokens (None: $TURINGLAB_SECRET, else random per process);
     `trusted_origins` (and $TURINGLAB_TRUSTED_ORIGINS, comma-separated) are origins besides the

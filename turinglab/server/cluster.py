@@ -730,7 +730,7 @@ class ClusterHub(Hub):
             gid, witness, judged, conf = json.loads(raw)
             if gid in self.counted:
                 continue
-            self.room.stats.record(witness, judged, conf)
+            self.room.stats.record(witness, judged, conf, self.confidence_scale)
         self.counted.update(json.loads(raw)[0] for raw in new)
 
     # ---- leases and takeover ---------------------------------------------------------------
@@ -807,7 +807,7 @@ class ClusterHub(Hub):
         for name, ident in info.seats.items():
             if ident.kind == "ai":
                 spec = specs[ident.witness]
-                seats[name] = SeatInfo(ident, self.witness_factory(spec, int(self.seeds.integers(2**31))), spec)
+                seats[name] = self.ai_seat(ident, spec)
             else:
                 seats[name] = SeatInfo(ident)
         s = ResumedSession(self, info.id, info.format, info.interrogator_id, seats, info.started_ms,

@@ -30,6 +30,7 @@ from turinglab.server.content_filter import ContentFilter
 from turinglab.server.session import GameSession, SeatInfo, StoreAway
 from turinglab.server.pgwriter import PgWriter
 from turinglab.store.api import NewGame, Store, UnknownId
+from turinglab.witnesses import persona_draw
 from turinglab.witnesses.base import GameContext, Turn, Witness
 
 log = logging.getLogger("turinglab.server")
@@ -214,7 +215,7 @@ class Person:
 
 class Hub:
     def __init__(self, study: Study, store: Store, *, clock: Clock | None = None, rng_seed: int | None = None,
-                 human_timing: Timing | None = Timing(), witness_factory: WitnessFactory | None = None,
+                 human_timing: Timing | None | str = "study", witness_factory: WitnessFactory | None = None,
                  content_filter: ContentFilter | None = None, waiting_grace_s: float = 15.0,
                  initial_ai_wait_s: float = 10.0, writers: int | None = None,
                  study_id: int | None = None) -> None:
@@ -223,7 +224,13 @@ class Hub:
         self.now: Clock = clock or wall_clock
         seed = rng_seed if rng_seed is not None else secrets.randbits(32)
         self.seeds = np.random.default_rng(seed)
-        self.human_timing = human_timing
+        # human witnesses' replies: relayed as typed, or ("equalised") held to the study's delay;
+        # a Timing given here replaces that delay (tests, benchmarks), None turns it off
+        rules = study.rules
+        self.human_relay = rules.human_witness_timing == "relay"
+        self.human_timing = None if self.human_relay else (
+            rules.human_witness_delay if human_timing == "study" else human_timing)
+        self.confidence_scale = (rules.confidence_min, rules.confidence_max)
         self.witness_factory = witness_factory or default_witness_factory
         self.filter = content_filter or ContentFilter(study.content_filter)
         self.waiting_grace_s = waiting_grace_s
@@ -285,7 +292,7 @@ class Hub:
             for seat, ident in g.seats.items():
                 if ident.kind == "ai" and ident.witness:
                     judged = judged_human(g.format, g.verdict.choice, seat)
-                    self.room.stats.record(ident.witness, judged, g.verdict.confidence)
+                    self.room.stats.record(ident.witness, judged, g.verdict.confidence, self.confidence_scale)
 
     def warm_up(self) -> None:
         """Load the local model now (in the background), so the first game's replies are not
@@ -610,6 +617,16 @@ class Hub:
             except TimeoutError:
                 pass
 
+    def ai_seat(self, ident: Identity, spec: WitnessSpec) -> SeatInfo:
+        """An AI seat of a new game: its witness built from a fresh seed, with a persona drawn from
+        that seed when the study draws personas per game (Jones & Bergen)."""
+        seed = int(self.seeds.integers(2**31))
+        persona = None
+        if self.study.draws_persona(spec):
+            persona = persona_draw.draw(seed)
+            spec = spec.model_copy(update={"persona": {**spec.persona, **persona}})
+        return SeatInfo(ident, self.witness_factory(spec, seed), spec, persona)
+
     async def _start_in_turn(self, m: Match, gid: str | None = None) -> None:
         async with self.start_turns:
             await self._start(m, gid)
@@ -627,7 +644,7 @@ class Hub:
                 ident = Identity(slot.kind, slot.witness, slot.participant_id, slot.selection_prob)
                 if slot.kind == "ai":
                     spec = specs[slot.witness]
-                    seats[name] = SeatInfo(ident, self.witness_factory(spec, int(self.seeds.integers(2**31))), spec)
+                    seats[name] = self.ai_seat(ident, spec)
                 else:
                     seats[name] = SeatInfo(ident)
             gid = gid or "g" + secrets.token_hex(8)  # a cluster's matchmaker names the game

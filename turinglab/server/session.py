@@ -49,6 +49,7 @@ class SeatInfo:
     identity: Identity
     witness: Witness | None = None  # AI seats
     spec: WitnessSpec | None = None
+    persona: dict[str, Any] | None = None  # drawn for this game (stored, never sent to a player)
 
 
 @dataclass
@@ -70,7 +71,8 @@ class GameSession:
                  seats: dict[str, SeatInfo], now_ms: int, seed: int) -> None:
         self.hub = hub
         self.id = game_id
-        self.game = Game.start(fmt, hub.study.rules, now_ms)
+        personas = {k: s.persona for k, s in seats.items() if s.persona is not None}
+        self.game = Game.start(fmt, hub.study.rules, now_ms, personas=personas or None)
         self.seats = seats
         self.interrogator = interrogator
         self.seat_of = {interrogator: INTERROGATOR}
@@ -386,7 +388,8 @@ class GameSession:
 
     async def _witness_message(self, pid: str, conv: str, f: proto.MessageIn, now: int) -> None:
         q = self._last_question(conv)
-        release = now if q is None else max(q.t_ms + max(now - q.t_ms, self._designed_ms(conv, len(f.text), q)),
+        relay = self.hub.human_relay and self.seats[conv].spec is None  # shown as typed (the presets)
+        release = now if q is None or relay else max(q.t_ms + max(now - q.t_ms, self._designed_ms(conv, len(f.text), q)),
                                             self._not_before(q))
         if release <= now:
             e = await self._apply_send(pid, conv, conv, f.text, f.client_id, now)
@@ -626,7 +629,7 @@ class GameSession:
             for name, s in self.seats.items():
                 if s.identity.kind == "ai":
                     judged = ev.judged_human(self.game.format, v["choice"], name)
-                    self.hub.room.stats.record(s.identity.witness, judged, v["confidence"])
+                    self.hub.room.stats.record(s.identity.witness, judged, v["confidence"], self.hub.confidence_scale)
         await self.hub.game_over(self)
         current = asyncio.current_task()
         for t in list(self.tasks):
