@@ -459,7 +459,7 @@ class ClusterHub(Hub):
         try:
             f = proto.parse(raw)
         except proto.BadFrame as exc:
-            await self.send(pid, proto.error("bad_frame", str(exc), exc.client_id))
+            await self.send(pid, proto.error(exc.code, str(exc), exc.client_id))
             return
         t = f.type  # type: ignore[attr-defined]
         cid = getattr(f, "client_id", None)

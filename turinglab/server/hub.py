@@ -544,7 +544,7 @@ class Hub:
         try:
             f = parsed if parsed is not None else proto.parse(raw)
         except proto.BadFrame as exc:
-            await self.send(pid, proto.error("bad_frame", str(exc), exc.client_id))
+            await self.send(pid, proto.error(exc.code, str(exc), exc.client_id))
             return
         t = f.type  # type: ignore[attr-defined]
         if t == "ping":

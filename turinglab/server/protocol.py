@@ -88,9 +88,10 @@ class BadFrame(ValueError):
     """A frame that is not valid JSON or does not match the protocol; the text says why.
     `client_id`: the frame's own, when it had a usable one (the browser puts the text back)."""
 
-    def __init__(self, message: str, client_id: str | None = None) -> None:
+    def __init__(self, message: str, client_id: str | None = None, code: str = "bad_frame") -> None:
         super().__init__(message)
         self.client_id = client_id
+        self.code = code  # the error frame's code: bad_frame, or bad_verdict for a verdict's fields
 
 
 _MESSAGE_KEYS = frozenset({"type", "conv", "text", "client_id"})
@@ -136,7 +137,9 @@ def parse(raw: str) -> BaseModel:
             parts.append(f"{loc}: {err['msg']}")
         cid = data.get("client_id")
         cid = cid if type(cid) is str and 1 <= len(cid) <= 64 and storable(cid) else None
-        raise BadFrame(f"bad {data['type']!r} frame: " + "; ".join(parts), cid) from None
+        # a verdict frame whose choice or confidence is not a usable answer is a bad verdict
+        code = "bad_verdict" if data["type"] == "verdict" else "bad_frame"
+        raise BadFrame(f"bad {data['type']!r} frame: " + "; ".join(parts), cid, code) from None
 
 
 def error(code: str, message: str, client_id: str | None = None) -> dict[str, Any]:

@@ -582,6 +582,8 @@ class GameSession:
             conv = (f.conv or "A") if seat == INTERROGATOR else seat
             out = self.game.apply(Paste(seat, f.length, conv), self.hub.now())
             await self._commit(out.events)
+        if not out.ok:  # paste_blocked (recorded), or a paste out of the game's time
+            await self._send(pid, proto.error(out.code or "refused", out.detail or "refused"))
 
     async def on_verdict(self, pid: str, f: proto.VerdictIn) -> None:
         async with self.locked():
