@@ -144,7 +144,14 @@ class Allocation(_Strict):
     ai_fallback_noise_mu: float = 1.0
     ai_fallback_noise_sigma: Annotated[float, Field(ge=0)] = 7.0
     wait_match_window: Annotated[int, Field(gt=0)] = 5  # AI games wait the mean of the last N human waits
-    witness_policy: Literal["thompson", "uniform"] = "thompson"
+    witness_policy: Literal["thompson", "uniform", "groups"] = "thompson"
+    # "groups" (Jones & Bergen 2025's pre-registration): the AI witnesses are split into groups; an
+    # interrogator meets the groups in turn, in random order (each group once before any twice),
+    # and a witness of the group uniformly
+    witness_groups: tuple[tuple[str, ...], ...] = ()
+    # games per participant (every seat); after them the participant is done (phase `done`, the
+    # completion link). None: no limit
+    session_rounds: Annotated[int | None, Field(gt=0)] = None
     # three-player: a game needs two people at once. A participant left waiting alone sees how
     # many are here; after lone_wait_s, lone_then "end" ends their part (thanks + the completion
     # link), "wait" keeps them waiting (they may stop at any time)
@@ -192,6 +199,18 @@ class Study(_Strict):
         if unknown:
             raise ValueError(f"allocation.capacity names no witness {', '.join(map(repr, unknown))}; "
                              f"use the codenames of this study's witnesses ({', '.join(names) or 'none'})")
+        grouped = [c for g in a.witness_groups for c in g]
+        if a.witness_policy == "groups" and not a.witness_groups:
+            raise ValueError("allocation.witness_policy 'groups' needs allocation.witness_groups, e.g. "
+                             "[[ELIZA], [Local-NO-PERSONA], [Local-PERSONA]]")
+        bad = sorted({c for c in grouped if c not in names} | {c for c in grouped if grouped.count(c) > 1})
+        if bad or any(not g for g in a.witness_groups):
+            raise ValueError(f"allocation.witness_groups: every group needs witnesses of this study, each in one "
+                             f"group only; check {', '.join(map(repr, bad)) or 'the empty group'} "
+                             f"(witnesses: {', '.join(names) or 'none'})")
+        if a.witness_policy == "groups" and set(grouped) != set(names):
+            raise ValueError(f"allocation.witness_groups leaves out {', '.join(sorted(set(names) - set(grouped)))}; "
+                             "put every witness of the study in a group")
         if a.overflow_witness is not None:
             if a.overflow_witness not in names:
                 raise ValueError(f"allocation.overflow_witness {a.overflow_witness!r} is not one of this study's "

@@ -287,6 +287,9 @@ class Hub:
             if g.format == "three-player" and g.interrogator_id:
                 rot = self.room.interrogated
                 rot[g.interrogator_id] = rot.get(g.interrogator_id, 0) + 1
+            for ident in g.seats.values():  # witness groups: which group each interrogator met
+                if ident.kind == "ai" and ident.witness and g.interrogator_id:
+                    self.room.note_faced(g.interrogator_id, ident.witness)
             if g.verdict is None:
                 continue
             for seat, ident in g.seats.items():
@@ -454,8 +457,15 @@ class Hub:
             return s.phase()
         if pid in self.room.waiting or pid in self.starting:
             return "waiting"
+        if self.session_complete(pid):
+            return "done"
         p = self.people.get(pid)
         return "alone" if p is not None and p.alone else "idle"
+
+    def session_complete(self, pid: str) -> bool:
+        """The participant has played the study's `allocation.session_rounds` games (every seat)."""
+        n = self.study.allocation.session_rounds
+        return n is not None and self.played.get(pid, 0) >= n
 
     def lone_info(self, pid: str) -> dict[str, Any] | None:
         """Three-player waiting: how many people are here of the two a game needs, and when the
@@ -586,6 +596,9 @@ class Hub:
             await self.send_state(pid)
             return
         self.session_of.pop(pid, None)
+        if self.session_complete(pid):  # every round played: the state says `done` (completion link)
+            await self.send_state(pid)
+            return
         p.alone = False
         fresh = pid not in self.room.waiting
         entry = self.room.join(pid, self.now())

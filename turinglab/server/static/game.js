@@ -126,6 +126,7 @@
     if (st.phase === "idle") show("s-idle");
     else if (st.phase === "waiting") { showLone(); show("s-waiting"); }
     else if (st.phase === "alone") show("s-alone");
+    else if (st.phase === "done") show("s-done");
     else if (st.phase === "game") { buildGame(g); show("s-game"); }
     else if (st.phase === "verdict") {
       buildGame(g);
