@@ -90,3 +90,10 @@ async def test_a_session_of_8_rounds_rotates_roles_and_then_is_done(sqlite_url):
             (ai,) = [x for x in g.seats.values() if x.kind == "ai"]
             assert ai.selection_prob in (1.0, 1 / 2, 1 / 3)
             assert g.verdict is not None and -100 <= g.verdict.confidence <= 100
+
+
+def test_a_cluster_refuses_the_sessions_it_cannot_keep(sqlite_url):
+    from turinglab.server.app import create_app
+
+    with pytest.raises(ValueError, match="single server process"):
+        create_app(preset_2025("cl"), sqlite_url, redis_url="redis://127.0.0.1:6379/9")

@@ -219,8 +219,9 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
     hub_kw: dict[str, Any] = {}
     hub_class = Hub
     if redis_url:
-        from turinglab.server.cluster import ClusterHub, check_cluster_db, shared_secret
+        from turinglab.server.cluster import ClusterHub, check_cluster_db, check_cluster_study, shared_secret
 
+        check_cluster_study(study)
         check_cluster_db(store.url)
         hub_class = ClusterHub
         hub_kw = {"redis_url": redis_url, "prefix": redis_prefix or f"turinglab:{study.name}"}

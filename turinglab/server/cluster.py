@@ -902,7 +902,16 @@ def check_cluster_db(db_url: str) -> None:
                          "postgresql+psycopg://USER@HOST/DB (SQLite serves one process only)")
 
 
-__all__ = ["ClusterHub", "Person", "check_cluster_db", "shared_secret"]
+def check_cluster_study(study: Any) -> None:
+    """The sessions of rounds and the witness groups (jones-bergen-2025) are kept by one worker only."""
+    a = study.allocation
+    if a.session_rounds is not None or a.witness_policy == "groups":
+        raise ValueError("allocation.session_rounds and witness_policy 'groups' (the jones-bergen-2025 sessions) "
+                         "run on a single server process for now: serve without --workers/--redis, or set "
+                         "session_rounds: null and another witness_policy in the study file")
+
+
+__all__ = ["ClusterHub", "Person", "check_cluster_db", "check_cluster_study", "shared_secret"]
 
 
 SERVE_ENV = "TURINGLAB_CLUSTER_SERVE"  # the settings of `turinglab serve --workers N` for each worker process
