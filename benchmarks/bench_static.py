@@ -133,7 +133,7 @@ def serve(port: int, url: str, name: str) -> None:
     """The judge pages of the submit study, as `turinglab serve --study` runs them (this process)."""
     import uvicorn
 
-    from turinglab.server.judge import create_static_app
+    from turinglab.server.judging.pages import create_static_app
 
     from turinglab.server.tuning import tune_gc
 

@@ -46,6 +46,9 @@ def by_game_index(games: pd.DataFrame, alpha: float, cap: int = 5) -> pd.DataFra
     return pd.DataFrame(rows)
 
 
+FEW_GAMES = 3  # per-interrogator d′ from fewer games of a witness kind than this is flagged
+
+
 def dprime_table(games: pd.DataFrame) -> dict:
     """Signal detection: 'signal' = an AI witness, 'hit' = judged AI.
 
@@ -79,7 +82,9 @@ def dprime_table(games: pd.DataFrame) -> dict:
             "n_noise": n_noise,
             "per_interrogator_mean": float(np.mean(per)) if len(per) else np.nan,
             "per_interrogator_median": float(np.median(per)) if len(per) else np.nan,
-            "n_interrogators": int(len(agg))}
+            "n_interrogators": int(len(agg)),
+            # d′ from 1-2 games of a kind is mostly the smoothing: how many interrogators that is
+            "n_few_games": int(((agg["n_sig"] < FEW_GAMES) | (agg["n"] - agg["n_sig"] < FEW_GAMES)).sum())}
 
 
 def confidence_prob(conf: pd.Series) -> pd.Series:

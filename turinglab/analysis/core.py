@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from turinglab.analysis import accuracy, models, resample, tables
+from turinglab.analysis import accuracy, models, passes, resample, tables
 from turinglab.analysis.flags import Exclusions, apply_exclusions
 from turinglab.analysis.clustered import add_cluster_tests
 from turinglab.analysis.extra import more
@@ -25,6 +25,7 @@ class Options:
     max_games_mixed: int = 5_000
     max_games_gee: int = 300_000
     include_bots: bool = False  # games flagged `bot` are left out of every analysis but the leaderboard
+    pass_decisions: str = "holm"  # the family of pass decisions: "holm" (adjusted) or "per-witness" (confirmatory each)
 
 
 @dataclass
@@ -73,7 +74,8 @@ class Analysis:
             out[f"compare.{r.a}|{r.b}.p_value"] = r.p_value
             out[f"compare.{r.a}|{r.b}.p_holm"] = r.p_holm
         for r in self.criteria.itertuples(index=False):
-            for c in ("machine_success", "ms_low", "ms_high", "threshold", "p_value", "humanness", "hu_low", "hu_high"):
+            for c in ("machine_success", "ms_low", "ms_high", "threshold", "p_value", "humanness", "hu_low", "hu_high",
+                      "p_holm", "se_cluster", "p_cluster"):
                 out[f"criteria.{r.witness}.{c}"] = getattr(r, c)
         for r in self.accuracy.itertuples(index=False):
             for c in ("k", "n", "rate", "low", "high"):
@@ -94,6 +96,9 @@ class Analysis:
                 for r in t.itertuples(index=False):
                     for c in ("estimate", "se", "p_value"):
                         out[f"{name}.{r.term}.{c}"] = getattr(r, c)
+        for c, v in (self.regressions.get("random_effects") or {}).items():
+            if c != "singular":
+                out[f"mixed.random_effects.{c}"] = v
         for r in self.bootstrap.itertuples(index=False):
             for c in ("estimate", "low", "high"):
                 out[f"bootstrap.{r.quantity}.{c}"] = getattr(r, c)
@@ -178,7 +183,7 @@ def analyse(
     tick("success rates")
     comp = tables.comparisons(sr, fmt, opt.alpha)
     tick("comparisons")
-    crit = tables.criteria(sr, fmt, opt.alpha)
+    crit = passes.add_companions(tables.criteria(sr, fmt, opt.alpha), df, fmt, opt.alpha, opt.pass_decisions)
     tick("criteria")
     acc = accuracy.accuracy_table(games, opt.alpha)
     idx = accuracy.by_game_index(games, opt.alpha)
@@ -194,7 +199,7 @@ def analyse(
     timing = timing_table(games if fmt == "two-player" else df)  # three-player: both seats
     tick("timing")
     comp = add_cluster_tests(comp, df, opt.alpha)
-    ext = more(df, games, sr, participants, tags, messages, witnesses, bots, fmt, opt.alpha)
+    ext = more(df, games, sr, participants, tags, messages, witnesses, bots, fmt, opt.alpha, opt.pass_decisions)
     tick("further analyses")
     return Analysis(
         study=str(df["study"].iloc[0]), format=fmt, options=opt, exclusions=excl,

@@ -85,7 +85,8 @@ def export(loaded, out_dir: str | Path, options: Options | None = None, salt: st
     if out.exists() and any(out.iterdir()):
         raise FileExistsError(f"{out} is not empty; choose a new directory for the export")
     out.mkdir(parents=True, exist_ok=True)
-    opt = options or Options(exclude=tuple(f for f in loaded.exclusions if "flag_" + f in loaded.judgements.columns))
+    opt = options or Options(exclude=tuple(f for f in loaded.exclusions if "flag_" + f in loaded.judgements.columns),
+                             pass_decisions=loaded.pass_decisions)
     salt = salt or secrets.token_hex(16)
     j = loaded.judgements.copy()
     for c in ("interrogator_id", "witness_participant_id"):

@@ -5,14 +5,16 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from turinglab.analysis import jb, tables
+from turinglab.analysis import jb, passes, tables
 from turinglab.analysis import leaderboard as lb
 
 
-def first_game_criteria(sr: pd.DataFrame, fmt: str, alpha: float) -> pd.DataFrame:
-    """Giunti's criteria on interrogators' first games only."""
+def first_game_criteria(sr: pd.DataFrame, fmt: str, alpha: float, df: pd.DataFrame | None = None,
+                        family: str = "holm") -> pd.DataFrame:
+    """Giunti's criteria on interrogators' first games only (with the companions of `passes`)."""
     first = sr[["witness", "kind", "k_first", "n_first"]].rename(columns={"k_first": "k", "n_first": "n"})
-    return tables.criteria(first, fmt, alpha)
+    crit = tables.criteria(first, fmt, alpha)
+    return crit if df is None else passes.add_companions(crit, df, fmt, alpha, family, first_only=True)
 
 
 def leaderboard_rows(df: pd.DataFrame, bots: pd.DataFrame) -> pd.DataFrame:
@@ -23,7 +25,8 @@ def leaderboard_rows(df: pd.DataFrame, bots: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True)
 
 
-def more(df, games, sr, participants, tags, messages, witnesses, bots, fmt: str, alpha: float) -> dict:
+def more(df, games, sr, participants, tags, messages, witnesses, bots, fmt: str, alpha: float,
+         family: str = "holm") -> dict:
     stage = jb.verdict_kind(games)
     tagged = tags if tags is not None and not tags.empty else None
     idx = games["game_index"].clip(upper=5).astype(int).map(lambda i: "5+" if i == 5 else str(i))
@@ -31,7 +34,7 @@ def more(df, games, sr, participants, tags, messages, witnesses, bots, fmt: str,
         "by_index_kind": jb.by_index_kind(games, alpha),
         "distribution": jb.demographic_distribution(games, participants),
         "dprime_reg": jb.dprime_regression(games, participants, alpha),
-        "first_criteria": first_game_criteria(sr, fmt, alpha),
+        "first_criteria": first_game_criteria(sr, fmt, alpha, df, family),
         "participation": jb.participation(df),
         "roster": jb.roster(sr, witnesses),
         "length": jb.length_table(df, messages, fmt),
@@ -41,7 +44,7 @@ def more(df, games, sr, participants, tags, messages, witnesses, bots, fmt: str,
         "reason_top": jb.tag_top(tagged, "reason", alpha, games=games),
         "reason_by_verdict": jb.tags_by(tagged, "reason", games, stage, alpha, top_n=5),
         "strategy_by_index": jb.tags_by(tagged, "strategy", games, idx, alpha, top_n=5),
-        "kappa": jb.kappas(tagged),
+        "kappa": jb.kappas(None if tagged is None else tagged[tagged["game_id"].isin(set(df["game_id"]))]),
         "leaderboard": lb.leaderboard(leaderboard_rows(df, bots), alpha),
         "bot_games": int(bots["game_id"].nunique()) if len(bots) else 0,
     }
@@ -73,7 +76,8 @@ def extra_numbers(a) -> dict[str, float | None]:
         out["dprime_reg.n"] = reg["n"]
         out["dprime_reg.r2"] = reg.get("r2")
     put_rows("criteria_first", e.get("first_criteria"), "witness",
-             ("machine_success", "ms_low", "ms_high", "threshold", "p_value", "humanness", "hu_low", "hu_high"))
+             ("machine_success", "ms_low", "ms_high", "threshold", "p_value", "humanness", "hu_low", "hu_high",
+              "p_holm", "se_cluster", "p_cluster"))
     put_rows("participation", e.get("participation"), "role",
              ("participants", "games", "mean", "sd", "median", "max", "one", "two_to_four", "five_plus"))
     put_rows("roster", e.get("roster"), "witness", ("k", "n"))

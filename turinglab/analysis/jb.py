@@ -330,8 +330,14 @@ def verdict_kind(games: pd.DataFrame) -> pd.Series:
     return pd.Series([f"{a} · {b}" for a, b in zip(v, k)], index=games.index)
 
 
+KAPPA_NOTE = ("κ is computed over the analysed games both taggers tagged (excluded games are left out). Raw agreement "
+              "is the share of those games given the same category; κ corrects it for the agreement expected by chance "
+              "from each tagger's category shares, so with one dominant category κ can be low although raw agreement is high.")
+
+
 def kappas(tags: pd.DataFrame | None) -> pd.DataFrame:
-    """Cohen's kappa for each taxonomy that exactly two taggers coded (sub- and top-level)."""
+    """Cohen's kappa for each taxonomy that exactly two taggers coded (sub- and top-level); pass the
+    tags of the analysed games only (see KAPPA_NOTE)."""
     from turinglab.analysis.taxonomy import agreement
 
     cols = ["taxonomy", "level", "tagger_a", "tagger_b", "games", "agreement", "kappa", "note"]

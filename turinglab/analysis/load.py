@@ -30,6 +30,7 @@ class Loaded:
     games: pd.DataFrame  # one row per stored game (with or without a verdict), flags as stored
     verdicts: pd.DataFrame  # one row per verdict, as given (choice, confidence, reason, correct, forced)
     witness_specs: tuple = ()  # the study file's AI witnesses (codename, kind, model), played or not
+    pass_decisions: str = "holm"  # the study file's pass_decisions (see analysis.passes)
 
 
 class LoadError(ValueError):
@@ -166,6 +167,6 @@ def load(url: str | None = None, study: str | int | None = None, *, include_bots
         tags = coerce(pd.DataFrame(tag_rows), TAG_COLUMNS, "tags") if tag_rows else empty(TAG_COLUMNS)
         return Loaded(info.id, info.name, info.study.format, tuple(info.study.exclusions), df, parts, msgs,
                       tags, no_verdict, pd.DataFrame(game_rows), pd.DataFrame(verdict_rows),
-                      tuple(info.study.witnesses))
+                      tuple(info.study.witnesses), getattr(info.study, "pass_decisions", None) or "holm")
     finally:
         store.close()

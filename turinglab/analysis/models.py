@@ -1,7 +1,13 @@
 """Regressions of interrogator accuracy on games played and demographics.
 
 Binomial GLMM by maximum likelihood (Laplace, gpboost) with a random intercept and a random
-games-played slope per interrogator: conditional (per-interrogator) effects. Beside it a GEE
+games-played slope per interrogator, uncorrelated (gpboost fixes their correlation at 0, lme4's
+`(1 + game_index || interrogator)`); games played is centred at its mean so that this
+restriction does not depend on where games are counted from. Conditional (per-interrogator)
+effects; the random-effect variances are reported and a variance at its boundary (0) is called
+a singular fit, as lme4 does. If the fit's SEs are undefined, the random-intercept-only fit is
+used instead and the notes say so. benchmarks/bench_glmm.py checks it against lme4's glmer.
+Beside it a GEE
 (binomial, exchangeable working correlation, groups = interrogator; robust SEs): marginal
 (population-average) effects, smaller in size than the conditional ones when interrogators differ.
 """
@@ -53,10 +59,13 @@ def design(games: pd.DataFrame, participants: pd.DataFrame | None) -> tuple[pd.D
                     terms.append(f"C({col})")
                     used.append(col)
     d = d.dropna().reset_index(drop=True)
+    centre = float(d["game_index"].mean()) if len(d) else 0.0
+    d["game_index"] = d["game_index"] - centre
+    d.attrs["game_index_centre"] = centre
     return d, "correct ~ " + " + ".join(terms), used
 
 
-LABELS = {"Intercept": "intercept (human witness, first game)", "game_index": "games played (per game)",
+LABELS = {"Intercept": "intercept (human witness, mean games played)", "game_index": "games played (per game, centred)",
           "ai_witness": "AI witness (ref: human)", "game_index:ai_witness": "games played × AI witness",
           "age_decades": "age (per decade)", "llm_knowledge": "LLM knowledge (per point)",
           "chatbot_freq": "chatbot use (per point)"}
@@ -75,30 +84,57 @@ def label(term: str) -> str:
 _REFS: dict[str, str] = {}
 
 
-def glmm(d: pd.DataFrame, formula: str, alpha: float = 0.05) -> pd.DataFrame:
-    """Binomial GLMM by maximum likelihood (Laplace approximation, gpboost): random intercept and
-    random game_index slope per interrogator. SEs from the ML fit; Wald z, p and intervals."""
+SINGULAR_VAR = 1e-6  # an intercept variance below this is at its boundary: a singular fit
+SINGULAR_LL = 1e-3  # ... and a slope variance that improves the log-likelihood by less than this
+
+
+def _gpboost_fit(d: pd.DataFrame, X: pd.DataFrame, y: np.ndarray, slope: bool):
     import gpboost as gpb  # slow import (optuna): only when a mixed model is fitted
+
+    codes, _ = pd.factorize(d["interrogator"])
+    kw = {"group_rand_coef_data": d["game_index"].to_numpy(float), "ind_effect_group_rand_coef": [1]} if slope else {}
+    m = gpb.GPModel(group_data=codes, likelihood="bernoulli_logit", num_parallel_threads=1, **kw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m.fit(y=y, X=X.to_numpy(), params={"trace": False})
+    c = np.asarray(m.get_coef(std_err=True, format_pandas=False), float).reshape(2, -1)
+    var = np.asarray(m.get_cov_pars(format_pandas=False), float).ravel()
+    return c[0], c[1], var, float(m.get_current_neg_log_likelihood())
+
+
+def glmm(d: pd.DataFrame, formula: str, alpha: float = 0.05) -> pd.DataFrame:
+    """Binomial GLMM by maximum likelihood (Laplace approximation, gpboost): uncorrelated random
+    intercept and game_index slope per interrogator. SEs from the ML fit; Wald z, p and intervals.
+
+    attrs: intercept_var, slope_var (None if the fallback dropped the slope), singular (a variance
+    at 0), fallback (why the random-intercept-only fit was used, or "").
+    """
     import patsy
 
     y, X = patsy.dmatrices(formula, d, return_type="dataframe")
-    codes, _ = pd.factorize(d["interrogator"])
-    m = gpb.GPModel(group_data=codes, group_rand_coef_data=d["game_index"].to_numpy(float),
-                    ind_effect_group_rand_coef=[1], likelihood="bernoulli_logit", num_parallel_threads=1)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        m.fit(y=y.to_numpy().ravel(), X=X.to_numpy(), params={"trace": False})
-    c = np.asarray(m.get_coef(std_err=True, format_pandas=False), float).reshape(2, -1)
-    est, se = c[0], c[1]
+    yv = y.to_numpy().ravel()
+    est, se, var, nll = _gpboost_fit(d, X, yv, slope=True)
+    est0, se0, var0, nll0 = _gpboost_fit(d, X, yv, slope=False)
+    # gpboost's variances never reach 0 exactly (log scale): the slope variance is at its boundary when
+    # the likelihood is no better than without it; the intercept variance, when it is below SINGULAR_VAR
+    singular = bool(nll0 - nll < SINGULAR_LL or var[0] < SINGULAR_VAR)
+    fallback = ""
+    if not np.all(np.isfinite(se)):
+        est, se, var = est0, se0, np.r_[var0[:1], np.nan]
+        fallback = ("the random-slope fit gave undefined SEs (a variance at its boundary), so the "
+                    "random-intercept-only fit is reported")
     z = est / se
     q = norm.isf(alpha / 2)
     out = pd.DataFrame({
         "term": list(X.columns), "label": [label(t) for t in X.columns], "estimate": est, "se": se, "z": z,
         "p_value": 2 * norm.sf(np.abs(z)), "low": est - q * se, "high": est + q * se,
     })
-    var = np.asarray(m.get_cov_pars(format_pandas=False), float).ravel()
+    out.attrs["intercept_var"] = float(var[0])
+    out.attrs["slope_var"] = float(var[1]) if np.isfinite(var[1]) else None
     out.attrs["interrogator_sd"] = float(np.sqrt(var[0]))
-    out.attrs["slope_sd"] = float(np.sqrt(var[1]))
+    out.attrs["slope_sd"] = float(np.sqrt(var[1])) if np.isfinite(var[1]) else None
+    out.attrs["singular"] = singular
+    out.attrs["fallback"] = fallback
     return out
 
 
@@ -135,6 +171,7 @@ def regressions(games: pd.DataFrame, participants: pd.DataFrame | None, alpha: f
     """Fit both models unless the data are too small or too large; say which and why."""
     d, formula, used = design(games, participants)
     out: dict = {"formula": formula, "n_games": len(d), "n_interrogators": int(d["interrogator"].nunique()),
+                 "game_index_centre": d.attrs.get("game_index_centre", 0.0),
                  "demographics": used, "mixed": None, "gee": None, "notes": []}
     if len(d) < 20 or d["correct"].nunique() < 2:
         out["notes"].append("too few games (or no variation in accuracy) to fit a regression")
@@ -152,6 +189,14 @@ def regressions(games: pd.DataFrame, participants: pd.DataFrame | None, alpha: f
         try:
             out["mixed"] = glmm(dm, formula, alpha)
             out["mixed_n_games"] = len(dm)
+            at = out["mixed"].attrs
+            out["random_effects"] = {"intercept_var": at["intercept_var"], "slope_var": at["slope_var"],
+                                     "singular": at["singular"]}
+            if at["fallback"]:
+                out["notes"].append("mixed model: " + at["fallback"])
+            if at["singular"]:
+                out["notes"].append("mixed model: singular fit (a random-effect variance is estimated at 0, the "
+                                    "boundary); the fixed effects are those of the model without that variance")
         except Exception as exc:  # noqa: BLE001 - a failed fit is reported, not fatal
             out["notes"].append(f"mixed model failed: {type(exc).__name__}: {exc}")
     if len(d) <= max_games_gee:

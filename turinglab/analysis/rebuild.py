@@ -1,6 +1,7 @@
 """Rebuild every number of this export's report from its CSV files.
 
-    python rebuild.py            # compare with report_numbers.json; exit 1 on any mismatch
+    python rebuild.py            # compare with report_numbers.json; exit 1 on any mismatch, and say how
+                                 # many of the report's numbers were rebuilt (rebuilt/total) and which not
     python rebuild.py --json     # print the rebuilt numbers
 
 Written independently of turinglab.analysis: it needs pandas, numpy and turinglab.stats (and
@@ -78,6 +79,65 @@ def boot_ratio(num: np.ndarray, den: np.ndarray, n_boot: int, seed: int, alpha: 
     return np.nanquantile(r, alpha / 2, axis=0), np.nanquantile(r, 1 - alpha / 2, axis=0)
 
 
+def cluster_test(y_a, c_a, y_b=None, c_b=None):
+    """(SE, p) of mean(y_a) = 0.5 (y_b None) or = mean(y_b): CR1 sandwich over interrogators, t with G - 1 df."""
+    from scipy.stats import t as t_dist
+
+    if y_b is None:
+        infl, labels, diff = (y_a - y_a.mean()) / len(y_a), c_a, y_a.mean() - 0.5
+    else:
+        if not len(y_a) or not len(y_b):
+            return math.nan, math.nan
+        infl = np.r_[(y_a - y_a.mean()) / len(y_a), -(y_b - y_b.mean()) / len(y_b)]
+        labels, diff = np.r_[c_a, c_b], y_a.mean() - y_b.mean()
+    codes, uniq = pd.factorize(labels)
+    g = len(uniq)
+    if g < 2:
+        return math.nan, math.nan
+    se = math.sqrt(g / (g - 1) * float(np.sum(np.bincount(codes, weights=infl, minlength=g) ** 2)))
+    if se == 0:
+        return se, (1.0 if diff == 0 else 0.0)
+    return se, float(2 * t_dist.sf(abs(diff / se), g - 1))
+
+
+def criteria(out: dict, d: pd.DataFrame, prefix: str, alpha: float, three: bool) -> None:
+    """Giunti's criteria per AI witness on the rows d, Holm over them, and the cluster-robust companion."""
+    from statsmodels.stats.multitest import multipletests
+
+    y = d["judged_human"].to_numpy(dtype=float)
+    w_all = d["witness"].astype(str).to_numpy()
+    c_all = d["interrogator_id"].astype(str).to_numpy()
+    h = (d["witness_kind"] == "human").to_numpy()
+    k_h, n_h = int(y[h].sum()), int(h.sum())
+    ai = {}
+    for w in sorted(set(w_all[(d["witness_kind"] == "ai").to_numpy()])):
+        m = w_all == w
+        ai[w] = (int(y[m].sum()), int(m.sum()))
+    crit_p = {}
+    for w, (k, n) in ai.items():
+        if n == 0:
+            continue
+        if three:
+            r = stats.three_player(k, n, alpha=alpha).to_dict()
+        elif n_h:
+            r = stats.two_player(k, n, k_h, n_h, alpha=alpha).to_dict()
+        else:
+            continue
+        thr = r["threshold"]["estimate"] if isinstance(r["threshold"], dict) else r["threshold"]
+        for key, v in (("machine_success", r["machine_success"]["estimate"]), ("ms_low", r["machine_success"]["low"]),
+                       ("ms_high", r["machine_success"]["high"]), ("threshold", thr), ("p_value", r["p_value"]),
+                       ("humanness", r["humanness"]["estimate"]), ("hu_low", r["humanness"]["low"]),
+                       ("hu_high", r["humanness"]["high"])):
+            put(out, f"{prefix}.{w}.{key}", v)
+        crit_p[w] = r["p_value"]
+        m = w_all == w
+        se, pc = cluster_test(y[m], c_all[m], *((None, None) if three else (y[h], c_all[h])))
+        put(out, f"{prefix}.{w}.se_cluster", se), put(out, f"{prefix}.{w}.p_cluster", pc)
+    if crit_p:
+        for w, ph in zip(crit_p, multipletests(list(crit_p.values()), alpha=alpha, method="holm")[1]):
+            put(out, f"{prefix}.{w}.p_holm", ph)
+
+
 def sums(codes, n_c, groups, n_g, values):
     return np.bincount(codes * n_g + groups, weights=values, minlength=n_c * n_g).reshape(n_c, n_g)
 
@@ -116,36 +176,37 @@ def rebuild(meta: dict) -> dict:
     ai = sorted(((w, v) for w, v in sr.items() if v[0] == "ai"), key=lambda x: -x[1][1] / x[1][2])
     hum = [v for v in sr.values() if v[0] == "human"]
     # comparisons (two-player only), Holm over the family
-    if not three:
-        from scipy.stats import boschloo_exact, fisher_exact
-        from statsmodels.stats.multitest import multipletests
+    from statsmodels.stats.multitest import multipletests
 
+    y_all = df["judged_human"].to_numpy(dtype=float)
+    c_all = df["interrogator_id"].astype(str).to_numpy()
+    ps: list = []
+    if not three:
         pairs = [(a, ("Human", hum[0])) for a in ai] if hum else []
         pairs += [(ai[i], ai[q]) for i in range(len(ai)) for q in range(i + 1, len(ai))]
         keys, ps = [], []
         for (wa, (_, ka, na)), (wb, (_, kb, nb)) in pairs:
-            table = [[ka, kb], [na - ka, nb - kb]]  # scipy: each column is one sample
-            test = boschloo_exact if (na + 1) * (nb + 1) <= 20_000 else fisher_exact
-            ps.append(float(test(table, alternative="two-sided").pvalue))
+            ps.append(stats.two_sample_test(ka, na, kb, nb)[0])  # the test the criterion uses
             keys.append(f"compare.{wa}|{wb}")
         if ps:
             holm = multipletests(ps, alpha=alpha, method="holm")[1]
             for key, pv, ph in zip(keys, ps, holm):
                 put(out, f"{key}.p_value", pv), put(out, f"{key}.p_holm", ph)
-    # Giunti's criteria
-    for w, (_, k, n) in ai:
-        if three:
-            d = stats.three_player(k, n, alpha=alpha).to_dict()
-        elif hum:
-            d = stats.two_player(k, n, hum[0][1], hum[0][2], alpha=alpha).to_dict()
-        else:
-            continue
-        thr = d["threshold"]["estimate"] if isinstance(d["threshold"], dict) else d["threshold"]
-        for key, v in (("machine_success", d["machine_success"]["estimate"]), ("ms_low", d["machine_success"]["low"]),
-                       ("ms_high", d["machine_success"]["high"]), ("threshold", thr), ("p_value", d["p_value"]),
-                       ("humanness", d["humanness"]["estimate"]), ("hu_low", d["humanness"]["low"]),
-                       ("hu_high", d["humanness"]["high"])):
-            put(out, f"criteria.{w}.{key}", v)
+    # Giunti's criteria, Holm over the pass decisions, and the cluster-robust companion: all games, first games
+    criteria(out, df, "criteria", alpha, three)
+    criteria(out, df[df["game_index"] == 1], "criteria_first", alpha, three)
+    if not three and ps:
+        cl = []
+        for (wa, _), (wb, _) in pairs:
+            ma, mb = (df["witness"] == wa).to_numpy(), (df["witness"] == wb).to_numpy()
+            cl.append(cluster_test(y_all[ma], c_all[ma], y_all[mb], c_all[mb]))
+        pc = np.array([c[1] for c in cl], float)
+        holm = np.full(len(pc), math.nan)
+        if np.isfinite(pc).any():
+            holm[np.isfinite(pc)] = multipletests(pc[np.isfinite(pc)], alpha=alpha, method="holm")[1]
+        for key, (se, p_), ph in zip(keys, cl, holm):
+            put(out, f"{key}.se_cluster", se), put(out, f"{key}.p_cluster", p_), put(out, f"{key}.p_cluster_holm", ph)
+    put(out, "bot_games", j.loc[tf(j["flag_bot"]), "game_id"].nunique() if "flag_bot" in j else 0)
 
     # accuracy
     rate(out, "accuracy.all games", int(games["correct"].sum()), len(games), alpha)
@@ -156,6 +217,9 @@ def rebuild(meta: dict) -> dict:
     idx = games["game_index"].clip(upper=5)
     for i, g in games.groupby(idx):
         rate(out, f"by_index.{'5+' if i == 5 else i}", int(g["correct"].sum()), len(g), alpha)
+    if not three:
+        for (kind, i), g in games.groupby([games["witness_kind"], idx]):
+            rate(out, f"by_index_kind.{kind}.{'5+' if i == 5 else i}", int(g["correct"].sum()), len(g), alpha)
     # d'
     if three:
         put(out, "dprime.pooled", stats.dprime_2afc(float(games["correct"].mean())))
@@ -248,6 +312,25 @@ def rebuild(meta: dict) -> dict:
             put(out, f"ipw.{w}.naive", a.loc[a["witness"] == w, "judged_human"].mean())
             put(out, f"ipw.{w}.ipw", num[:, i].sum() / den[:, i].sum())
             put(out, f"ipw.{w}.low", lo[i]), put(out, f"ipw.{w}.high", hi[i])
+    # leaderboard: each witness's "judged human" rate over every seat it held, ranked (rate, then n)
+    lb = pd.DataFrame([(w, int(g["judged_human"].sum()), len(g)) for w, g in df.groupby("witness")], columns=["w", "k", "n"])
+    lb["rate"] = lb["k"] / lb["n"]
+    lb = lb.sort_values(["rate", "n"], ascending=[False, False]).reset_index(drop=True)
+    for rank, r in enumerate(lb.itertuples(index=False), 1):
+        iv = stats.interval(int(r.k), int(r.n), alpha=alpha)
+        for c, v in (("rank", rank), ("k", r.k), ("n", r.n), ("rate", r.rate), ("low", iv.low), ("high", iv.high)):
+            put(out, f"leaderboard.{fmt}.{r.w}.{c}", v)
+    # participation: games per participant, as interrogator and as human witness
+    one = df.drop_duplicates("game_id")
+    hw = df[df["witness_kind"] == "human"].dropna(subset=["witness_participant_id"])
+    for role, s_ in (("interrogator", one.groupby("interrogator_id").size()),
+                     ("human witness", hw.groupby("witness_participant_id")["game_id"].nunique())):
+        vals = {"participants": len(s_), "games": s_.sum(), "mean": s_.mean() if len(s_) else math.nan,
+                "sd": s_.std(ddof=1) if len(s_) > 1 else math.nan, "median": s_.median() if len(s_) else math.nan,
+                "max": s_.max() if len(s_) else 0, "one": (s_ == 1).sum(), "two_to_four": s_.between(2, 4).sum(),
+                "five_plus": (s_ >= 5).sum()}
+        for c, v in vals.items():
+            put(out, f"participation.{role}.{c}", v)
     # game length by witness kind
     seats = games if not three else df  # three-player: both witnesses of each game
     for kind in ("human", "ai"):
@@ -259,8 +342,8 @@ def rebuild(meta: dict) -> dict:
 
 
 def regress(out: dict, games: pd.DataFrame, parts: pd.DataFrame, alpha: float, meta: dict) -> None:
-    """correct ~ game_index [* ai_witness] [+ demographics]; ML binomial GLMM (Laplace, gpboost) with a
-    random intercept and games-played slope per interrogator; GEE."""
+    """correct ~ game_index [* ai_witness] [+ demographics], games played centred; ML binomial GLMM (Laplace,
+    gpboost) with uncorrelated random intercept and games-played slope per interrogator; GEE."""
     import patsy
     import statsmodels.api as sm
     import statsmodels.formula.api as smf
@@ -287,6 +370,7 @@ def regress(out: dict, games: pd.DataFrame, parts: pd.DataFrame, alpha: float, m
                 d[col] = v.where(v.isin(keep))
                 terms.append(f"C({col})")
     d = d.dropna().reset_index(drop=True)
+    d["game_index"] = d["game_index"] - d["game_index"].mean()  # centred, as the report's model
     formula = "correct ~ " + " + ".join(terms)
     if len(d) < 20 or d["correct"].nunique() < 2:
         return
@@ -302,14 +386,23 @@ def regress(out: dict, games: pd.DataFrame, parts: pd.DataFrame, alpha: float, m
             import gpboost as gpb
 
             y, X = patsy.dmatrices(formula, dm, return_type="dataframe")
-            m = gpb.GPModel(group_data=pd.factorize(dm["interrogator"])[0],
-                            group_rand_coef_data=dm["game_index"].to_numpy(float), ind_effect_group_rand_coef=[1],
-                            likelihood="bernoulli_logit", num_parallel_threads=1)
-            m.fit(y=y.to_numpy().ravel(), X=X.to_numpy(), params={"trace": False})
-            c = np.asarray(m.get_coef(std_err=True, format_pandas=False), float).reshape(2, -1)
+
+            def fit(slope: bool):
+                kw = {"group_rand_coef_data": dm["game_index"].to_numpy(float), "ind_effect_group_rand_coef": [1]}
+                m = gpb.GPModel(group_data=pd.factorize(dm["interrogator"])[0], likelihood="bernoulli_logit",
+                                num_parallel_threads=1, **(kw if slope else {}))
+                m.fit(y=y.to_numpy().ravel(), X=X.to_numpy(), params={"trace": False})
+                c = np.asarray(m.get_coef(std_err=True, format_pandas=False), float).reshape(2, -1)
+                return c, np.asarray(m.get_cov_pars(format_pandas=False), float).ravel()
+
+            c, var = fit(True)
+            if not np.all(np.isfinite(c[1])):  # the stated fallback: the random-intercept-only fit
+                c, var = fit(False)
+                var = np.r_[var[:1], np.nan]
             for t, mu, s in zip(X.columns, c[0], c[1]):
                 put(out, f"mixed.{t}.estimate", mu), put(out, f"mixed.{t}.se", s)
                 put(out, f"mixed.{t}.p_value", 2 * norm.sf(abs(mu / s)))
+            put(out, "mixed.random_effects.intercept_var", var[0]), put(out, "mixed.random_effects.slope_var", var[1])
         if len(d) <= meta["max_games_gee"]:
             r = smf.gee(formula, "interrogator", d, family=sm.families.Binomial(),
                         cov_struct=sm.cov_struct.Exchangeable()).fit()
@@ -332,10 +425,13 @@ def main() -> int:
         print(json.dumps(new, indent=1, sort_keys=True))
         return 0
     old = saved["numbers"]
-    bad = [k for k in sorted(set(old) | set(new)) if not (k in old and k in new and close(old[k], new[k], k))]
+    bad = [k for k in sorted(set(old) | set(new)) if k in new and not (k in old and close(old[k], new[k], k))]
     for k in bad[:50]:
         print(f"MISMATCH {k}: report {old.get(k, 'missing')} rebuilt {new.get(k, 'missing')}")
-    print(f"rebuilt {len(new)} numbers; the report has {len(old)}; {len(bad)} differ or are missing")
+    left = sorted(set(old) - set(new))
+    sections = sorted({k.split(".")[0] for k in left})
+    print(f"rebuilt {len(set(old) & set(new)) - len(bad)}/{len(old)} of the report's numbers; {len(bad)} differ; "
+          f"{len(left)} not rebuilt by this script" + (f" (sections: {', '.join(sections)})" if left else ""))
     return 1 if bad else 0
 
 

@@ -18,7 +18,8 @@ import pandas as pd
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup, escape
 
-from turinglab.analysis import tables
+from turinglab.analysis import passes, tables
+from turinglab.analysis.jb import KAPPA_NOTE
 from turinglab.analysis.core import Analysis
 from turinglab.analysis.figures import Figure, all_figures, save
 
@@ -86,20 +87,36 @@ def methods(a: Analysis, esc: Callable[[str], str] = str) -> list[str]:
     reg = a.regressions
     if reg.get("mixed") is not None:
         sub = "; ".join(n for n in reg.get("notes", []) if "subsample" in n)
+        re = reg.get("random_effects") or {}
+        inter = " and a games-played × witness-kind term" if "game_index:ai_witness" in reg.get("formula", "") else ""
+        sv = re.get("slope_var")
         mixed = ("a binomial generalised linear mixed model fitted by maximum likelihood (Laplace approximation, gpboost) "
-                 "with a random intercept and a random games-played slope per interrogator, as Jones & Bergen fit, and a "
-                 "games-played × witness-kind term; Wald SEs, p-values and intervals from the ML fit. Its coefficients are "
-                 "conditional (for a given interrogator), while the GEE's are marginal (averaged over interrogators) and so "
-                 "nearer zero when interrogators differ" + (f" ({sub})" if sub else ""))
+                 "with a random intercept and a random games-played slope per interrogator, uncorrelated (their "
+                 "correlation is fixed at 0, lme4's (1 + games || interrogator); Jones & Bergen's glmer default "
+                 f"estimates it), games played centred at its mean ({f(reg.get('game_index_centre'), 2)})" + inter +
+                 "; Wald SEs, p-values and intervals from the ML fit. Random-effect variances (logit scale): "
+                 f"intercept {f(re.get('intercept_var'))}, slope {f(sv) if sv is not None else 'not fitted'}"
+                 + ("; singular fit (a variance at 0)" if re.get("singular") else "") +
+                 ". Its coefficients are conditional (for a given interrogator), while the GEE's are marginal "
+                 "(averaged over interrogators) and so nearer zero when interrogators differ" + (f" ({sub})" if sub else ""))
+        fb = "; ".join(n for n in reg.get("notes", []) if "undefined SEs" in n)
+        if fb:
+            mixed += f" ({fb})"
     else:
         why = "; ".join(n for n in reg.get("notes", []) if "mixed" in n) or "not fitted"
         mixed = f"no mixed-effects model ({why})"
     gee = ("a GEE cross-check (binomial, exchangeable working correlation, groups = interrogator, robust SEs)"
            if reg.get("gee") is not None else "no GEE (" + ("; ".join(n for n in reg.get("notes", []) if "GEE" in n) or "not fitted") + ")")
-    comp = ("No two-sample tests: in three-player games P(S_m) = 1 − P(S_h) (Giunti)."
+    comp = ("No two-sample tests: in three-player games P(S_m) = 1 − P(S_h) (Giunti). "
+            "Pass criteria: the machine's SR against 0.5, the two-sided exact binomial test (Sterne) and the decision "
+            "from the Sterne set."
             if a.format == "three-player" else
-            f"Witnesses are compared with exact tests of two independent binomials (Boschloo if small, else Fisher; two-sided), Holm-adjusted. "
-            f"Pass criteria: the machine's SR against the human witnesses' SR, two-sided exact (Boschloo) test, which gives the p-value and the decision, and the interval of their ratio.")
+            "Pass criteria and comparisons between witnesses use one test of two independent binomials "
+            f"(turinglab.stats.two_sample_test, two-sided): {tests_used(a)}. In the criteria it gives the p-value and "
+            "the decision; the interval of the ratio of SRs is descriptive. Comparisons are Holm-adjusted over their family.")
+    comp += " " + family_text(a)
+    if a.format == "three-player":
+        comp += " " + passes.CLOSED_NOTE.format(pct=pct)
     return [
         f"Study “{esc(a.study)}”, {a.format} format: {a.n_games} games with a verdict, {a.n_interrogators} interrogators. "
         f"Significance level α = {o.alpha} ({pct}% intervals). {excl}",
@@ -120,6 +137,45 @@ def methods(a: Analysis, esc: Callable[[str], str] = str) -> list[str]:
         "Precision: rates, proportions and their intervals to 3 decimals; coefficients, d′, κ, z and ratios to 2; "
         "p-values to 3 (or < 0.001); seconds to 1.",
     ]
+
+
+def few_games_text(dp: dict) -> str:
+    """The flag on per-interrogator d′ when many interrogators met a witness kind only once or twice."""
+    from turinglab.analysis.accuracy import FEW_GAMES
+
+    few, n = dp.get("n_few_games", 0), dp.get("n_interrogators", 0)
+    if not few:
+        return ""
+    return (f" Caution: {few} of these {n} interrogators met a witness kind fewer than {FEW_GAMES} times, so their d′ "
+            "rests on 1–2 games per class and mostly reflects the (x+0.5)/(n+1) smoothing; read the per-interrogator "
+            "mean and median as rough.")
+
+
+def tests_used(a: Analysis) -> str:
+    """Which two-sample test each row got: Boschloo below the cell limit, the score test above it."""
+    from turinglab.stats.criteria import BOSCHLOO_MAX_CELLS
+
+    names = list(a.criteria.get("test", pd.Series(dtype=str))) + list(a.comparisons.get("test", pd.Series(dtype=str)))
+    n_score = sum(str(t).startswith("score") for t in names)
+    text = f"Boschloo's exact unconditional test up to {BOSCHLOO_MAX_CELLS:,} cells (n_a × n_b)"
+    if n_score:
+        text += (f"; above that, for {n_score} of the {len(names)} rows (named in each table), the score test "
+                 "(Miettinen–Nurminen), because Boschloo's would take more than a few seconds")
+    return text
+
+
+def family_text(a: Analysis) -> str:
+    m = len(a.criteria)
+    companion = (" Each pass decision also gets a cluster-robust companion: the machine's SR against the threshold with "
+                 "a sandwich SE over interrogators (t with G−1 df), since the exact tests treat an interrogator's games "
+                 "as independent; both are shown.")
+    if a.options.pass_decisions == "per-witness":
+        return (f"The {m} pass decisions are per-witness confirmatory, as the study file declares (pass_decisions: "
+                "per-witness): each is made at α and none is adjusted for the others (Holm-adjusted p shown for "
+                "reference)." + companion)
+    return (f"The {m} pass decisions form one family, adjusted by Holm's step-down (ordered by p, the r-th of m is "
+            "decided at α/(m − r) by the same rule, and once one is inconclusive so are the rest; column "
+            "“decision (Holm)”)." + companion)
 
 
 class Numbering:
@@ -256,7 +312,11 @@ def context(a: Analysis) -> dict:
         "by_index": _records(a.by_index), "calibration": _records(a.calibration),
         "reg": reg, "reg_tables": reg_tables, "bootstrap": _records(a.bootstrap),
         "ipw": _records(a.ipw), "demographics": _records(a.demographics), "ipw_text": ipw_text(), "timing": _records(a.timing),
-        "tags": tag_summary(a), "reasons": reason_sample(a), "boschloo_max": tables.BOSCHLOO_MAX_CELLS,
+        "tags": tag_summary(a), "reasons": reason_sample(a), "boschloo_max": f"{tables.BOSCHLOO_MAX_CELLS:,}",
+        "few_games": few_games_text(a.dprime),
+        "closed_note": passes.CLOSED_NOTE.format(pct=int(round(100 * (1 - a.options.alpha))))
+        if a.format == "three-player" else "",
+        "family_text": family_text(a),
         "x": further(a), "missing_notes": missing_kind_notes(a),
     }
 
@@ -289,7 +349,7 @@ def further(a: Analysis) -> dict:
         "reason_by_verdict": _records(e.get("reason_by_verdict")), "strategy_by_index": _records(e.get("strategy_by_index")),
         "kappa": _records(e.get("kappa")), "board": _records(board.get("table")),
         "bt": bt, "board_notes": board.get("notes", []),
-        "bot_games": e.get("bot_games", 0),
+        "bot_games": e.get("bot_games", 0), "kappa_note": KAPPA_NOTE,
     }
 
 
@@ -355,12 +415,15 @@ def render_markdown(a: Analysis, fig_dir_name: str, figs: list[Figure]) -> str:
         return table(title, [first_col, "accuracy", "correct", "n", f"{pct}% interval"],
                      [[e(r[key]), f(r["rate"]), r["k"], r["n"], iv(r)] for r in rows])
 
-    crit_header = ["witness", "machine SR", "n", f"{pct}% interval (SR)", "threshold", "p", "decision", "humanness",
+    crit_header = ["witness", "machine SR", "n", f"{pct}% interval (SR)", "threshold", "test", "p", "decision", "p (Holm)",
+                   "decision (Holm)", "p cluster-robust", "decision cluster-robust", "humanness",
                    f"{pct}% interval (humanness)"]
 
     def crit_rows(rows):
         return [[e(r["witness"]), f(r["machine_success"]), r["n"], iv(r, "ms_low", "ms_high"), f(r["threshold"]),
-                 p(r["p_value"]), f"**{r['decision']}**", f(r["humanness"], 2), iv(r, "hu_low", "hu_high", 2)] for r in rows]
+                 e(r.get("test", "")), p(r["p_value"]), f"**{r['decision']}**", p(r.get("p_holm")),
+                 r.get("decision_family", ""), p(r.get("p_cluster")), r.get("decision_cluster", ""),
+                 f(r["humanness"], 2), iv(r, "hu_low", "hu_high", 2)] for r in rows]
 
     parts = [f"# Turing test report: {e(a.study)}",
              f"*{a.format} format · {a.n_games} games · {a.n_interrogators} interrogators · α = {a.options.alpha} · turinglab {c['version']}*",
@@ -376,6 +439,8 @@ def render_markdown(a: Analysis, fig_dir_name: str, figs: list[Figure]) -> str:
              fig("success_rates"), fig("first_games"), "## Pass criteria (Giunti)"]
     if c["criteria"]:
         parts.append(table("Pass criteria, all games", crit_header, crit_rows(c["criteria"])))
+        if a.format == "three-player":
+            parts.append(passes.CLOSED_NOTE.format(pct=pct))
         if x["first_criteria"]:
             parts.append(table("Pass criteria, interrogators' first games only", crit_header, crit_rows(x["first_criteria"])))
     else:
@@ -384,19 +449,21 @@ def render_markdown(a: Analysis, fig_dir_name: str, figs: list[Figure]) -> str:
     if a.format == "three-player":
         parts.append("None: in three-player games P(S_m) = 1 − P(S_h), so two-sample tests do not apply.")
     elif c["comparisons"]:
-        parts.append("Exact tests treat games as independent; the cluster-robust test (sandwich SE over interrogators, "
+        parts.append("The test is the one the pass criteria use (named per row). "
+                     "Exact tests treat games as independent; the cluster-robust test (sandwich SE over interrogators, "
                      "t with G−1 df) allows for an interrogator's games being alike. Both Holm-adjusted.")
         parts.append(table("Comparisons between witnesses: exact and cluster-robust tests",
                            ["a", "b", "SR a − SR b", "exact test", "p exact", "p exact (Holm)", "SE cluster-robust",
                             "p cluster-robust", "p cluster-robust (Holm)"],
-                           [[e(r["a"]), e(r["b"]), f(r["diff"]), r["method"], p(r["p_value"]), p(r["p_holm"]),
+                           [[e(r["a"]), e(r["b"]), f(r["diff"]), e(r.get("test") or r["method"]), p(r["p_value"]), p(r["p_holm"]),
                              f(r.get("se_cluster")), p(r.get("p_cluster")), p(r.get("p_cluster_holm"))] for r in c["comparisons"]]))
     parts.append("## Interrogator accuracy")
     parts.append(rates("Interrogator accuracy overall and by witness kind", "games", "group", c["accuracy"]))
     dp = a.dprime
     parts.append(f"d′ (2AFC) = {f(dp['pooled'], 2)}." if dp.get("design") == "2AFC" else
                  f"d′ (pooled) = {f(dp['pooled'], 2)}; per interrogator who met both kinds (n = {dp.get('n_interrogators')}): "
-                 f"mean {f(dp.get('per_interrogator_mean'), 2)}, median {f(dp.get('per_interrogator_median'), 2)}.")
+                 f"mean {f(dp.get('per_interrogator_mean'), 2)}, median {f(dp.get('per_interrogator_median'), 2)}."
+                 + few_games_text(dp))
     parts.append(fig("confusion"))
     parts.append(rates("Accuracy by the interrogator's game number", "game number", "game_index", c["by_index"]))
     parts.append(fig("by_game_index"))
@@ -477,6 +544,7 @@ def render_markdown(a: Analysis, fig_dir_name: str, figs: list[Figure]) -> str:
                                ["taxonomy", "level", "taggers", "games both tagged", "raw agreement", "κ", "note"],
                                [[r["taxonomy"], r["level"], e(f"{r['tagger_a']} / {r['tagger_b']}" if r["tagger_b"] else ""),
                                  r["games"], f(r["agreement"]), f(r["kappa"], 2), e(r["note"])] for r in x["kappa"]]))
+            parts.append(KAPPA_NOTE)
         for key, word in (("strategy_top", "strategies"), ("reason_top", "reasons")):
             if x[key]:
                 parts.append(table(f"Most frequent {word} (share of tagged games)",
@@ -520,7 +588,8 @@ def settings(a: Analysis) -> dict:
     """The methods' settings (what the numbers depend on), as in the export's numbers.json."""
     return {"alpha": a.options.alpha, "exclude": list(a.options.exclude), "n_boot": a.options.n_boot,
             "seed": a.options.seed, "format": a.format, "study": a.study,
-            "max_games_mixed": a.options.max_games_mixed, "max_games_gee": a.options.max_games_gee}
+            "max_games_mixed": a.options.max_games_mixed, "max_games_gee": a.options.max_games_gee,
+            "pass_decisions": a.options.pass_decisions}
 
 
 def _model_terms(t: pd.DataFrame | None) -> dict | None:
@@ -567,5 +636,5 @@ def write_numbers(a: Analysis, path: str | Path) -> Path:
     """Every reported number, keyed, as JSON (what the export's rebuild.py checks)."""
     path = Path(path)
     meta = settings(a)
-    path.write_text(json.dumps({"meta": meta, "numbers": a.numbers()}, indent=1, sort_keys=True))
+    path.write_text(json.dumps({"meta": meta, "numbers": {**a.numbers(), **a.extra_numbers()}}, indent=1, sort_keys=True))
     return path

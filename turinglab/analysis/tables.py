@@ -8,13 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy.stats import boschloo_exact, fisher_exact
 from statsmodels.stats.multitest import multipletests
 
+from turinglab.stats.criteria import BOSCHLOO_MAX_CELLS  # noqa: F401  (n_a * n_b above which the score test is used)
+
 HUMAN = "Human"
-# Boschloo's exact test is the more powerful unconditional test, but its cost grows with
-# (n1+1)(n2+1); above this size Fisher's exact (conditional) test is used instead.
-BOSCHLOO_MAX_CELLS = 20_000
 
 
 def counts(df: pd.DataFrame, first_only: bool = False) -> pd.DataFrame:
@@ -66,11 +64,12 @@ def success_table(df: pd.DataFrame, alpha: float) -> pd.DataFrame:
 
 
 def two_sample(k1: int, n1: int, k2: int, n2: int) -> tuple[str, float]:
-    """Exact two-sided test of two independent binomials: Boschloo when small, else Fisher."""
-    table = [[k1, k2], [n1 - k1, n2 - k2]]  # scipy: each column is one sample
-    if (n1 + 1) * (n2 + 1) <= BOSCHLOO_MAX_CELLS:
-        return "boschloo", float(boschloo_exact(table, alternative="two-sided").pvalue)
-    return "fisher", float(fisher_exact(table, alternative="two-sided").pvalue)
+    """The two-sided test of two independent binomials: `turinglab.stats.two_sample_test`, the
+    same test the two-player criterion uses. Returns ("boschloo" | "score", p)."""
+    from turinglab import stats
+
+    p, name = stats.two_sample_test(k1, n1, k2, n2)
+    return ("boschloo" if name.startswith("Boschloo") else "score"), p
 
 
 def comparisons(sr: pd.DataFrame, fmt: str, alpha: float) -> pd.DataFrame:
@@ -80,7 +79,7 @@ def comparisons(sr: pd.DataFrame, fmt: str, alpha: float) -> pd.DataFrame:
     human's success in a game are one event seen twice, P(S_m) = 1 - P(S_h).
     p-values are Holm-adjusted over the whole family.
     """
-    cols = ["a", "b", "k_a", "n_a", "k_b", "n_b", "diff", "method", "p_value", "p_holm", "significant"]
+    cols = ["a", "b", "k_a", "n_a", "k_b", "n_b", "diff", "method", "test", "p_value", "p_holm", "significant"]
     if fmt != "two-player" or sr.empty:
         return pd.DataFrame(columns=cols)
     ai = sr[sr["kind"] == "ai"].reset_index(drop=True)
@@ -96,10 +95,14 @@ def comparisons(sr: pd.DataFrame, fmt: str, alpha: float) -> pd.DataFrame:
     for a, b in pairs:
         if a["n"] == 0 or b["n"] == 0:
             continue
-        method, p = two_sample(int(a["k"]), int(a["n"]), int(b["k"]), int(b["n"]))
+        from turinglab import stats
+
+        p, name = stats.two_sample_test(int(a["k"]), int(a["n"]), int(b["k"]), int(b["n"]))
+        method = "boschloo" if name.startswith("Boschloo") else "score"
         rows.append({"a": a["witness"], "b": b["witness"], "k_a": int(a["k"]), "n_a": int(a["n"]),
                      "k_b": int(b["k"]), "n_b": int(b["n"]), "diff": a["k"] / a["n"] - b["k"] / b["n"],
-                     "method": method, "p_value": p})
+                     "method": method, "test": name,
+                     "p_value": p})
     out = pd.DataFrame(rows, columns=cols[:-2])
     if out.empty:
         return pd.DataFrame(columns=cols)
@@ -114,7 +117,7 @@ def criteria(sr: pd.DataFrame, fmt: str, alpha: float) -> pd.DataFrame:
     from turinglab import stats
 
     cols = ["witness", "k", "n", "machine_success", "ms_low", "ms_high", "threshold", "p_value",
-            "decision", "humanness", "hu_low", "hu_high"]
+            "decision", "humanness", "hu_low", "hu_high", "test"]
     ai = sr[sr["kind"] == "ai"]
     hum = sr[sr["kind"] == "human"]
     rows = []
@@ -128,8 +131,11 @@ def criteria(sr: pd.DataFrame, fmt: str, alpha: float) -> pd.DataFrame:
                 continue  # no human witnesses: no two-player threshold to compare with
             res = stats.two_player(int(r.k), int(r.n), int(hum.iloc[0]["k"]), int(hum.iloc[0]["n"]), alpha=alpha)
         ms, hu = res.machine_success, res.humanness
+        test = (f"two-sided exact binomial test of P(S_m) = 0.5 (Sterne); decision from the {1 - alpha:.0%} Sterne set"
+                if fmt == "three-player" else res.test)
         thr = getattr(res.threshold, "estimate", res.threshold)
         rows.append({"witness": r.witness, "k": int(r.k), "n": int(r.n), "machine_success": ms.estimate,
                      "ms_low": ms.low, "ms_high": ms.high, "threshold": float(thr), "p_value": float(res.p_value),
-                     "decision": res.decision, "humanness": hu.estimate, "hu_low": hu.low, "hu_high": hu.high})
+                     "decision": res.decision, "humanness": hu.estimate, "hu_low": hu.low, "hu_high": hu.high,
+                     "test": test})
     return pd.DataFrame(rows, columns=cols)

@@ -34,8 +34,8 @@ from turinglab.witnesses import timing
 from turinglab.witnesses.base import GameContext, Turn, Witness
 from turinglab.witnesses.guard import classify, is_refusal
 
-REGENERATE_TRIES = 2  # as server/session.py AI_REGENERATE_TRIES
-LATE_TOLERANCE_S = 0.1  # as server/session.py LATE_TOLERANCE_MS
+REGENERATE_TRIES = 2  # as server/live/ai_seat.py REGENERATE_TRIES
+LATE_TOLERANCE_S = 0.1  # as server/live/ai_seat.py LATE_TOLERANCE_MS
 
 
 @dataclass
@@ -119,7 +119,7 @@ async def _game(witness: Witness, spec: WitnessSpec, i: int, turns: int, max_cha
 
 async def _reply(witness: Witness, spec: WitnessSpec, history: list[Turn], ctx: GameContext, q: str, max_chars: int,
                  check_filter, res: ProbeResult, rng: random.Random, rules: Rules, cat: str) -> str:  # noqa: ANN001
-    """One reply as a live game makes it (server/session.py `_ai_reply`): the guard refuses a
+    """One reply as a live game makes it (server/live/ai_seat.py `AISeat.answer`): the guard refuses a
     blocked or persona-breaking reply, which is asked for again (steered) while the mean designed
     delay of the first reply has not passed, at most REGENERATE_TRIES times; then the fallback."""
     t0 = time.monotonic()
@@ -173,7 +173,7 @@ async def _reply(witness: Witness, spec: WitnessSpec, history: list[Turn], ctx: 
 
 
 async def _fallback_text(spec: WitnessSpec, history: list[Turn], ctx: GameContext, q: str | None = None) -> str:
-    """What the live game shows when the guard's tries are used up (server/session.py): the spec's
+    """What the live game shows when the guard's tries are used up (server/live/ai_seat.py): the spec's
     fallback (ELIZA, lowercased as LLMWitness does, or its fixed text), else a neutral line."""
     fb = (spec.fallback or "").strip()
     if fb.lower() == "eliza":

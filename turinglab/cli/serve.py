@@ -98,7 +98,7 @@ def serve(
     _check_port(host, port)  # before the database is created or a model loaded
 
     if workers > 1 or redis:
-        from turinglab.server.cluster import serve_cluster
+        from turinglab.server.workers import serve_cluster
 
         serve_cluster(study, db, redis, workers, host, port, warm_up, fail)
         return
@@ -108,7 +108,7 @@ def serve(
 
     static = _static_to_serve(study, db) if study else None
     if static is not None:
-        from turinglab.server.judge import create_static_app
+        from turinglab.server.judging.pages import create_static_app
 
         try:
             web = create_static_app(static, db)

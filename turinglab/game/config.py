@@ -187,6 +187,9 @@ class Study(_Strict):
     # what participants see in the page header and tab title (None: a neutral title, never `name`)
     display_name: Annotated[str | None, Field(min_length=1, max_length=80)] = None
     no_consent_url: str | None = None  # where "I do not agree" leads, e.g. Prolific's no-consent code link
+    # the pass decisions of several AI witnesses: one family adjusted by Holm ("holm", the default when
+    # unset) or each a per-witness confirmatory test ("per-witness"); the report says which
+    pass_decisions: Literal["holm", "per-witness"] | None = None
 
     @model_validator(mode="after")
     def _unique_codenames(self) -> "Study":
@@ -236,7 +239,10 @@ class Study(_Strict):
 
 def canonical_json(study: BaseModel) -> str:
     """The study (live or static) as canonical JSON: sorted keys, defaults filled in, no whitespace."""
-    return json.dumps(study.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+    data = study.model_dump(mode="json")
+    if "pass_decisions" in data and data["pass_decisions"] is None:  # unset: the hash of studies written before the key
+        data.pop("pass_decisions")
+    return json.dumps(data, sort_keys=True, separators=(",", ":"))
 
 
 def config_hash(study: BaseModel) -> str:

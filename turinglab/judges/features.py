@@ -18,6 +18,7 @@ import re
 import numpy as np
 import pandas as pd
 
+from turinglab.judges.errors import FeaturesError
 from turinglab.judges.vectors import glove, tokens
 
 WORD_SETS = ("sqdiff", "glove", "cosine", "lexical")
@@ -29,10 +30,6 @@ SUFFIXES = ("ing", "ed", "s", "ly", "tion", "sion", "er", "est", "ness", "ment",
             "less", "ity", "ize", "ism", "ist")
 LEXICAL_NAMES = ["log_rank", "oov", "n_chars", "n_tokens", "capitalized", "has_digit", "has_space_or_hyphen",
                  "cue_log_rank", "same_prefix4", "contains_cue", "len_ratio"] + [f"suffix_{s}" for s in SUFFIXES]
-
-
-class FeaturesError(ValueError):
-    pass
 
 
 def parse_sets(spec: str | None, task: str) -> tuple[str, ...]:

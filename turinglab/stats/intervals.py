@@ -17,7 +17,9 @@ corresponding two-sided exact test. They are computed exactly, without a grid:
    two one-sided limits, so the accepted set is closed.
 
 Only p0 that could possibly be accepted are examined (pmf(k) * (n + 1) * (1 + 1e-7) >= alpha
-for Sterne, the Clopper-Pearson interval for Blaker), which keeps the work near sqrt(n). For
+for Sterne, the Clopper-Pearson interval for Blaker). For Sterne that range still holds ~sqrt(n)
+breakpoints, so it is cut into chunks that are surely rejected or accepted by bounds on the
+p-value (see _sterne_chunked) and only the chunks near the bounds are walked: ~log(n) work. For
 k = 0 (k = n) every p0 with pmf(k) >= alpha is accepted without looking, so the examined range
 holds only a few dozen outcomes even at n = 10^9.
 """
@@ -46,6 +48,8 @@ from .results import IntervalSet
 
 METHODS = ("sterne", "blaker", "clopper-pearson", "wilson", "jeffreys")
 _XTOL = 1e-14
+_WAYS = 8  # parts a chunk is cut into
+_CHUNK = 64  # breakpoints a chunk may hold before it goes through the exact walk
 
 
 def check_method(method: str) -> str:
@@ -166,26 +170,79 @@ def _blaker_breakpoints(k: int, n: int, a: float, b: float) -> np.ndarray:
 
 
 def _accepted_pieces(k: int, n: int, alpha: float, kind: str) -> list[tuple[float, float]]:
-    states = None
+    if kind == "blaker":
+        a, b = _clopper_pearson(k, n, alpha / (1 + RTOL))
+        return _merge(_exact_pieces(k, n, alpha, kind, a, b))
     sure: list[tuple[float, float]] = []
+    a, b = _sterne_range(k, n, alpha)
+    # the p-value is at least pmf(k); at k = 0 (k = n) that alone accepts [0, c] ([1 - c, 1])
+    if k == 0:
+        c = float(-np.expm1(math.log(alpha) / n))
+        if c < b:
+            sure, a = [(0.0, c)], c
+    elif k == n:
+        c = float(np.exp(math.log(alpha) / n))
+        if c > a:
+            sure, b = [(c, 1.0)], c
+    return _merge(sure + _sterne_chunked(k, n, alpha, a, b))
+
+
+def _sterne_chunked(k: int, n: int, alpha: float, a: float, b: float) -> list[tuple[float, float]]:
+    """Sterne's accepted set in [a, b] without visiting every breakpoint.
+
+    As p grows, outcomes below k only join the counted set A(p) and outcomes above k only
+    leave it, so on [u, v] every A(p) lies between A(u) & A(v) and A(u) | A(v); with F
+    falling and S rising in p, the p-value on [u, v] is at most F(max lo; u) + S(min hi - 1; v)
+    and at least F(min lo; v) + S(max hi - 1; u) (widened by one outcome for float ties).
+    Chunks are halved until they are surely rejected, surely accepted, or hold at most
+    CHUNK breakpoints; only those last ones go through the exact walk. The work is then
+    ~log(n) bisections instead of ~sqrt(n) breakpoints.
+    """
+    u = np.array([a])
+    v = np.array([b])
+    lu, hu = sterne_split(k, n, np.maximum(u, 1e-300), 0.0)
+    lv, hv = sterne_split(k, n, np.minimum(v, 1 - 1e-16), 0.0)
+    out: list[tuple[float, float]] = []
+    exact: list[tuple[float, float]] = []
+    for _ in range(80):
+        if u.size == 0:
+            break
+        lmax, hmin = np.maximum(lu, lv) + 1, np.minimum(hu, hv) - 1
+        lmin, hmax = np.minimum(lu, lv) - 1, np.maximum(hu, hv) + 1
+        upper = np.where(hmin <= lmax + 1, 1.0, cdf(lmax, n, u) + sf(hmin - 1, n, v))
+        lower = np.where(hmax <= lmin + 1, 1.0, cdf(lmin, n, v) + sf(hmax - 1, n, u))
+        nbp = np.abs(lv - lu) + np.abs(hv - hu)
+        accept = lower >= alpha * (1 + 1e-12)
+        reject = (upper < alpha * (1 - 1e-12)) & ~accept
+        small = ~accept & ~reject & ((nbp <= _CHUNK) | (v - u <= 1e-13 * v))
+        out += list(zip(u[accept].tolist(), v[accept].tolist()))
+        exact += list(zip(u[small].tolist(), v[small].tolist()))
+        split = ~(accept | reject | small)
+        u, v, lu, hu, lv, hv = (x[split] for x in (u, v, lu, hu, lv, hv))
+        # cut each into _WAYS parts at once (fewer rounds of the vectorised bisection)
+        f = np.arange(1, _WAYS) / _WAYS
+        m = (u[:, None] + (v - u)[:, None] * f).ravel()
+        lm, hm = sterne_split(k, n, m, 0.0) if m.size else (m.astype(np.int64), m.astype(np.int64))
+        lm, hm = lm.reshape(-1, _WAYS - 1), hm.reshape(-1, _WAYS - 1)
+        pts = np.column_stack([u, m.reshape(-1, _WAYS - 1), v])
+        los, his = np.column_stack([lu, lm, lv]), np.column_stack([hu, hm, hv])
+        u, v = pts[:, :-1].ravel(), pts[:, 1:].ravel()
+        lu, hu, lv, hv = los[:, :-1].ravel(), his[:, :-1].ravel(), los[:, 1:].ravel(), his[:, 1:].ravel()
+    for x, y in list(zip(u.tolist(), v.tolist())) + exact:
+        out += _exact_pieces(k, n, alpha, "sterne", x, y)
+    return out
+
+
+def _exact_pieces(k: int, n: int, alpha: float, kind: str, a: float, b: float) -> list[tuple[float, float]]:
+    """The accepted parts of [a, b], breakpoint by breakpoint (unmerged)."""
+    states = None
     if kind == "sterne":
-        a, b = _sterne_range(k, n, alpha)
-        # the p-value is at least pmf(k); at k = 0 (k = n) that alone accepts [0, c] ([1 - c, 1])
-        if k == 0:
-            c = float(-np.expm1(math.log(alpha) / n))
-            if c < b:
-                sure, a = [(0.0, c)], c
-        elif k == n:
-            c = float(np.exp(math.log(alpha) / n))
-            if c > a:
-                sure, b = [(c, 1.0)], c
         bp, bj = _sterne_breakpoints(k, n, a, b)
         edges = np.unique(np.concatenate([[a], bp, [b]]))
         if len(edges) > 2:
             states = _walk_states(k, n, edges, bp, bj)
         split = sterne_split
     else:
-        a, b = _clopper_pearson(k, n, alpha / (1 + RTOL))
         edges = np.unique(np.concatenate([[a], _blaker_breakpoints(k, n, a, b), [b]]))
         split = blaker_split
     s, e = edges[:-1], edges[1:]
@@ -219,7 +276,7 @@ def _accepted_pieces(k: int, n: int, alpha: float, kind: str) -> list[tuple[floa
     if inside.any():
         pmin[inside] = counted_pvalue(lo[inside], hi[inside], n, pstar[inside])
     whole = (ps >= alpha) & (pe >= alpha) & (pmin >= alpha)
-    out: list[tuple[float, float]] = sure + list(zip(s[whole].tolist(), e[whole].tolist()))
+    out: list[tuple[float, float]] = list(zip(s[whole].tolist(), e[whole].tolist()))
     partial = ~whole & ((ps >= alpha) | (pe >= alpha))
     for i in np.flatnonzero(partial):  # only pieces where the p-value crosses alpha
         lo_i, hi_i, s_i, e_i = int(lo[i]), int(hi[i]), float(s[i]), float(e[i])
@@ -230,7 +287,7 @@ def _accepted_pieces(k: int, n: int, alpha: float, kind: str) -> list[tuple[floa
             out.append((s_i, optimize.brentq(f, s_i, left_end, xtol=_XTOL)))
         if pe[i] >= alpha:
             out.append((optimize.brentq(f, right_start, e_i, xtol=_XTOL), e_i))
-    return _merge(out)
+    return out
 
 
 def _merge(pieces: list[tuple[float, float]]) -> list[tuple[float, float]]:

@@ -1,5 +1,5 @@
 """The rows of the store's write path, shared by `Store` (synchronous) and the server's
-PostgreSQL writer (`turinglab/server/pgwriter.py`): new games, the locked game rows an append
+PostgreSQL writer (`turinglab/server/live/pgwriter.py`): new games, the locked game rows an append
 derives status and flags on, and inserts that take a whole batch in one statement."""
 
 from __future__ import annotations

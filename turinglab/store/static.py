@@ -527,7 +527,7 @@ def _study_info(r: StaticStudyRow) -> StaticStudyInfo:
                            r.created_ms)
 
 
-# --- added for the judge pages (server/judge.py): every session of a study, for /admin ---
+# --- added for the judge pages (server/judging/pages.py): every session of a study, for /admin ---
 
 def _judge_sessions(self: StaticMixin, study_id: int) -> list[JudgeSessionInfo]:
     """Every judge session of the study, oldest first, with its stored trial count (`done`)."""

@@ -1,0 +1,171 @@
+"""Capacity-aware allocation (issue: the local witness is never late): the estimate, and the
+waiting room that never starts an AI game on a witness at its limit (another witness with room, the
+overflow witness, or a longer masked wait), with the selection probability of the draw it made."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from pydantic import ValidationError
+
+from turinglab.game.config import Allocation, Study, WitnessSpec
+from turinglab.matchmaking import WaitingRoom, WitnessStats
+from turinglab.matchmaking.capacity import Capacity, Estimate, shortest_delay_s
+from turinglab.server.live.hub import build_capacity
+
+ELIZA = WitnessSpec(codename="Eliza", kind="eliza")
+LOCAL = WitnessSpec(codename="Sierra", kind="local")
+LOCAL2 = WitnessSpec(codename="Tango", kind="local")
+
+
+def make(witnesses, seed=1, **alloc) -> WaitingRoom:
+    s = Study(name="t", witnesses=witnesses, allocation=Allocation(human_ratio=0.0, witness_policy="uniform", **alloc))
+    r = WaitingRoom(s, np.random.default_rng(seed), WitnessStats.for_codenames([w.codename for w in witnesses]),
+                    initial_ai_wait_ms=1000)
+    r.capacity = build_capacity(s)
+    return r
+
+
+def test_estimate_follows_the_formula_and_live_timings():
+    e = Estimate(t1_s=None, delay_s=4.0, headroom=0.7, fixed=None)
+    assert e.limit == 1  # unmeasured: one game at a time
+    cap = Capacity(estimates={"m": e}, alpha=0.5)
+    cap.observe("m", 0.5, 1)
+    assert e.t1_s == 0.5 and e.limit == math.floor(0.7 * 4.0 / 0.5) == 5
+    cap.observe("m", 3.0, 2)  # two at once took 3 s: 1.5 s each alone
+    assert e.t1_s == pytest.approx(0.5 * 0.5 + 0.5 * 1.5) and e.limit == math.floor(2.8 / 1.0)
+    assert Estimate(t1_s=0.01, delay_s=4, headroom=0.7, fixed=2).limit == 2  # the study file's number wins
+    assert shortest_delay_s(1.0, 0.3, 2.5, 0.25) > 1.0 + 0.3 * 10
+
+
+def test_a_streamed_witness_is_limited_by_its_first_words():
+    """With deadline-aware generation only the first words can be late: the limit follows the
+    time to the first words once it is measured, per reply alone (divided by the concurrency)."""
+    e = Estimate(t1_s=None, delay_s=4.0, headroom=0.7, fixed=None)
+    cap = Capacity(estimates={"m": e}, alpha=0.5)
+    cap.observe("m", 3.0, 1)  # a whole reply: 3 s, no first-words timing (not streamed)
+    assert e.first_s is None and e.limit == 1
+    cap.observe("m", 3.0, 1, first_s=0.8)
+    assert e.first_s == 0.8 and e.limit == math.floor(0.7 * 4.0 / 0.8) == 3
+    cap.observe("m", 4.0, 2, first_s=2.4, cut=True)  # two at once: 1.2 s each alone
+    assert e.first_s == pytest.approx(0.5 * 0.8 + 0.5 * 1.2) and e.limit == 2 and e.cut == 1
+    assert e.to_dict()["first_s"] == 1.0 and e.to_dict()["cut"] == 1
+    e.ceiling = 1  # the local model's slots: one game's prompt cache each
+    assert e.limit == 1
+
+
+def test_default_rules_and_validation():
+    s = Study(name="t", witnesses=[ELIZA, LOCAL])
+    assert s.capacity_of("Sierra") == "auto" and s.capacity_of("Eliza") == "unlimited"
+    assert set(build_capacity(s).estimates) == {"Sierra"}
+    with pytest.raises(ValidationError, match="names no witness 'Nope'"):
+        Study(name="t", witnesses=[LOCAL], allocation=Allocation(capacity={"Nope": 2}))
+    with pytest.raises(ValidationError, match="has a capacity limit"):
+        Study(name="t", witnesses=[LOCAL], allocation=Allocation(overflow_witness="Sierra"))
+    with pytest.raises(ValidationError, match="is not one of this study's witnesses"):
+        Study(name="t", witnesses=[LOCAL], allocation=Allocation(overflow_witness="Eliza"))
+
+
+def test_full_witness_is_not_drawn_and_the_participant_waits_until_a_game_ends():
+    r = make([LOCAL, LOCAL2], capacity={"Sierra": 1, "Tango": 1})
+    for i in range(3):
+        r.join(f"p{i}", 0)
+    got = r.poll(1000)
+    assert len(got) == 2  # one game per witness; the third participant waits
+    names = sorted(m.seats["A"].witness for m in got)
+    assert names == ["Sierra", "Tango"]
+    second = got[1].seats["A"]
+    assert second.selection_prob == 1.0  # drawn among the one witness with room: probability recorded as 1
+    assert got[0].seats["A"].selection_prob == pytest.approx(0.5)
+    assert "p2" in r.waiting and r.next_wakeup() is None  # stalled: no busy wake-ups
+    assert r.capacity.deferred == 1 and r.capacity.reallocated == 1
+    assert r.poll(5000) == []
+    r.release(got[0].seats["A"].witness)
+    m = r.poll(6000)
+    assert len(m) == 1 and m[0].interrogator == "p2" and m[0].seats["A"].witness == got[0].seats["A"].witness
+    assert m[0].waited_ms["p2"] == 6000
+    assert r.capacity.in_use == {"Sierra": 1, "Tango": 1}
+
+
+def test_overflow_witness_plays_only_when_the_others_are_full():
+    r = make([LOCAL, ELIZA], capacity={"Sierra": 1}, overflow_witness="Eliza")
+    for i in range(4):
+        r.join(f"p{i}", 0)
+    got = r.poll(1000)
+    assert [m.seats["A"].witness for m in got] == ["Sierra", "Eliza", "Eliza", "Eliza"]
+    assert r.capacity.overflowed == 3 and r.capacity.deferred == 0
+    r.release("Sierra")
+    r.join("p9", 2000)
+    assert [m.seats["A"].witness for m in r.poll(10_000)] == ["Sierra"]
+
+
+def test_three_player_waits_for_an_ai_with_room():
+    s = Study(name="t", format="three-player", witnesses=[LOCAL], allocation=Allocation(capacity={"Sierra": 1}))
+    r = WaitingRoom(s, np.random.default_rng(0), WitnessStats.for_codenames(["Sierra"]))
+    r.capacity = build_capacity(s)
+    for i in range(4):
+        r.join(f"p{i}", 0)
+    assert len(r.poll(0)) == 1  # the second pair waits: the only AI witness is busy
+    assert set(r.waiting) == {"p2", "p3"} and r.capacity.deferred == 2
+    r.release("Sierra")
+    m = r.poll(100)
+    assert len(m) == 1 and set(m[0].participants) == {"p2", "p3"}
+
+
+def test_unlimited_witnesses_are_unchanged():
+    """Without limits the room draws exactly as before (same seed, same witnesses and probabilities)."""
+    a = make([ELIZA, WitnessSpec(codename="E2", kind="eliza")], seed=5)
+    b = make([ELIZA, WitnessSpec(codename="E2", kind="eliza")], seed=5)
+    b.capacity = None
+    for r in (a, b):
+        for i in range(30):
+            r.join(f"p{i}", i)
+    ga, gb = a.poll(10_000), b.poll(10_000)
+    assert [(m.interrogator, m.seats["A"].witness, m.seats["A"].selection_prob) for m in ga] == \
+           [(m.interrogator, m.seats["A"].witness, m.seats["A"].selection_prob) for m in gb]
+
+
+def _phase(p) -> str | None:  # noqa: ANN001 - the player's latest phase
+    states = [f for f in p.frames if f.get("type") == "state"]
+    return states[-1].get("phase") if states else None
+
+
+async def test_server_starts_no_game_past_the_limit_and_the_next_when_one_ends(sqlite_url):
+    """Three participants, all assigned AI games, one witness that may play one game at a time:
+    one game starts, two wait (masked wait), and the end of the game starts the next."""
+    import asyncio
+
+    from turinglab.game.config import Rules, Timing
+    from turinglab.server.app import create_app
+    from turinglab.server.testing import WsPlayer, serve_in_thread
+
+    fast = Timing(base_s=0.05, s_per_char=0.002, gamma_shape=1.0, gamma_scale=0.01)
+    eliza = WitnessSpec(codename="Eliza", kind="eliza", fallback=None, timing=fast)
+    s = Study(name="cap", rules=Rules(time_limit_s=20, typing_min_s=0.1, typing_jitter_s=0.1), witnesses=[eliza],
+              allocation=Allocation(human_ratio=0.0, capacity={"Eliza": 1}))
+    app = create_app(s, sqlite_url, rng_seed=3, human_timing=fast, initial_ai_wait_s=0.1)
+    with serve_in_thread(app) as base:
+        ps = [await (await WsPlayer.create(base)).connect() for _ in range(3)]
+        for p in ps:
+            await p.phase("idle")
+            await p.send({"type": "join"})
+        await asyncio.sleep(1.5)
+        playing = [p for p in ps if _phase(p) == "game"]
+        assert len(playing) == 1, [_phase(p) for p in ps]
+        assert sum(_phase(p) == "waiting" for p in ps) == 2
+        hub = app.state.hub
+        assert hub.room.capacity.in_use == {"Eliza": 1} and hub.room.capacity.deferred == 2
+        first = playing[0]
+        cid = "c1"
+        await first.send({"type": "message", "conv": "A", "text": "hello there", "client_id": cid})
+        await first.next("ack", client_id=cid)
+        await first.next("message", timeout=10)
+        await first.send({"type": "verdict", "choice": "ai", "confidence": 80, "reason": "eliza"})
+        await first.phase("reveal")
+        await asyncio.sleep(1.0)
+        assert sum(_phase(p) == "game" for p in ps if p is not first) == 1
+        assert hub.room.capacity.in_use == {"Eliza": 1}
+        for p in ps:
+            await p.close()

@@ -1,0 +1,157 @@
+"""The AI seat (server/live/ai_seat.py) driven from plain asyncio, without a websocket or a store:
+the real ELIZA witness, the real content filter and persona guard, and deterministic test
+doubles for an LLM."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from datetime import datetime, timezone
+
+from turinglab.game.config import Timing, WitnessSpec
+from turinglab.server.content_filter import ContentFilter
+from turinglab.server.live.ai_seat import LAST_RESORT, REGENERATE_TRIES, AISeat, ElizaFallback, Refusal, wall_ms
+from turinglab.witnesses.base import GameContext, Reply, Turn, Witness
+from turinglab.witnesses.registry import available, build_witness
+
+SLOW = Timing(base_s=5.0, s_per_char=0.002, gamma_shape=1.0, gamma_scale=0.01)  # a roomy regeneration budget
+BREAK = "As an AI language model, I don't have a favourite film."
+
+
+def ctx() -> GameContext:
+    now = datetime.now(timezone.utc)
+    return GameContext("g-test", now, now, 300, 300, "A")
+
+
+def ask(text: str) -> list[Turn]:
+    return [Turn("interrogator", text, 0)]
+
+
+class Scripted(Witness):
+    """A deterministic stand-in for an LLM: `reply` and `regenerate` say the next line of their
+    own script (the last line again when it runs out) and count their calls."""
+
+    codename, kind = "Scripted", "local"
+
+    def __init__(self, replies: list[str], again: list[str] | None = None, delay_s: float = 0.0) -> None:
+        self.replies, self.again, self.delay_s = replies, again, delay_s
+        self.calls: list[str] = []
+
+    async def reply(self, history, ctx):
+        self.calls.append("reply")
+        await asyncio.sleep(self.delay_s)
+        return Reply(text=self.replies[min(len(self.calls) - 1, len(self.replies) - 1)])
+
+    async def regenerate(self, history, ctx):
+        if self.again is None:
+            return await self.reply(history, ctx)
+        self.calls.append("regenerate")
+        n = self.calls.count("regenerate")
+        return Reply(text=self.again[min(n - 1, len(self.again) - 1)])
+
+
+def llm_seat(witness: Witness, timing: Timing = SLOW, **kw) -> AISeat:
+    spec = WitnessSpec(codename="Scripted", kind="local", timing=timing)
+    return AISeat(witness, spec, content_filter=ContentFilter(), max_chars=300, **kw)
+
+
+async def test_the_real_eliza_answers_as_itself_with_nothing_refused():
+    spec = available()["eliza"]
+    alone = await build_witness(spec, seed=3).reply(ask("I feel tired of my job"), ctx())
+    seat = AISeat(build_witness(spec, seed=3), spec, content_filter=ContentFilter(), max_chars=300)
+    out = await seat.answer(ask("I feel tired of my job"), ctx(), asked_ms=wall_ms(), deadline_ms=wall_ms() + 60_000)
+    assert out.text == alone.text.strip() and out.text
+    assert out.refusals == [] and not out.fallback and "refused" not in out.trace
+    assert len(out.trace["guard_s"]) == 1
+
+
+async def test_a_persona_break_is_reported_then_regenerated_through_regenerate():
+    model = Scripted([BREAK], again=["dune, saw it twice"])
+    seen: list[tuple[Refusal, list[str]]] = []
+
+    async def record(r: Refusal) -> None:  # reported before the model is asked again
+        seen.append((r, list(model.calls)))
+
+    out = await llm_seat(model).answer(ask("seen any good films?"), ctx(), asked_ms=wall_ms(),
+                                       deadline_ms=wall_ms() + 60_000, on_refusal=record)
+    assert out.text == "dune, saw it twice" and not out.fallback
+    assert model.calls == ["reply", "regenerate"]
+    assert [(r.text, r.code) for r in out.refusals] == [(BREAK, "persona_break")]
+    assert seen == [(out.refusals[0], ["reply"])]
+    assert out.trace["refused"] == ["persona_break"] and len(out.trace["model_s"]) == 2
+
+
+async def test_a_blocked_reply_names_the_word_and_the_next_try_is_shown():
+    model = Scripted(["fuck off", "haha hi, not much going on here"])
+    out = await llm_seat(model).answer(ask("hello there"), ctx(), asked_ms=wall_ms(), deadline_ms=wall_ms() + 60_000)
+    assert out.text == "haha hi, not much going on here"
+    assert [(r.text, r.code) for r in out.refusals] == [("fuck off", "blocked")]
+    assert out.refusals[0].detail  # the blocked word, for the record
+
+
+async def test_after_the_tries_the_fallback_answers_and_a_refused_fallback_gives_the_last_resort():
+    model = Scripted([BREAK])  # never stops breaking
+    eliza_said: list[str] = []
+
+    async def fallback(history, ctx):
+        eliza_said.append("asked")
+        return "please go on."
+
+    out = await llm_seat(model, fallback=fallback).answer(ask("are you a bot?"), ctx(), asked_ms=wall_ms(),
+                                                          deadline_ms=wall_ms() + 60_000)
+    assert model.calls == ["reply"] + ["reply"] * REGENERATE_TRIES  # no regenerate of its own: asked again
+    assert len(out.refusals) == REGENERATE_TRIES + 1 and out.fallback and out.trace["eliza"]
+    assert out.text == "please go on." and eliza_said == ["asked"]
+
+    async def breaking_fallback(history, ctx):
+        return "i am an ai language model"
+
+    out = await llm_seat(Scripted([BREAK]), fallback=breaking_fallback).answer(
+        ask("are you a bot?"), ctx(), asked_ms=wall_ms(), deadline_ms=wall_ms() + 60_000)
+    assert out.text == LAST_RESORT
+
+
+async def test_no_regeneration_once_the_mean_delay_has_passed():
+    model = Scripted([BREAK, "never asked"])
+    fast = Timing(base_s=0.0, s_per_char=0.0, gamma_shape=1.0, gamma_scale=0.001)
+    asked = wall_ms() - 10_000  # the question came long ago: its reply is due already
+    out = await llm_seat(model, timing=fast).answer(ask("where are you from?"), ctx(), asked_ms=asked,
+                                                    deadline_ms=wall_ms() + 60_000)
+    assert model.calls == ["reply"] and out.fallback
+    assert [r.code for r in out.refusals] == ["persona_break"]
+    assert out.text and out.text != BREAK
+
+
+async def test_a_model_slower_than_the_deadline_or_failing_gets_the_real_eliza_fallback():
+    slow = Scripted(["too late"], delay_s=30.0)
+    t0 = time.monotonic()
+    out = await llm_seat(slow).answer(ask("I feel tired of my job"), ctx(), asked_ms=wall_ms(),
+                                      deadline_ms=wall_ms() + 200)  # at least 1 s
+    assert 0.9 <= time.monotonic() - t0 < 10
+    assert out.fallback and out.text and out.text != "too late" and out.text == out.text.lower()
+
+    class Broken(Scripted):
+        async def reply(self, history, ctx):
+            raise RuntimeError("the model server is down")
+
+    out = await llm_seat(Broken([])).answer(ask("hi"), ctx(), asked_ms=wall_ms(), deadline_ms=wall_ms() + 60_000)
+    assert out.fallback and out.text and out.refusals == []
+
+
+def test_a_plain_asyncio_caller_and_the_reply_cap():
+    model = Scripted(["x" * 500])
+    seat = AISeat(model, WitnessSpec(codename="Scripted", kind="local", timing=SLOW), content_filter=ContentFilter(),
+                  max_chars=40)
+    out = asyncio.run(seat.answer(ask("say something long"), ctx(), asked_ms=wall_ms(), deadline_ms=wall_ms() + 5000))
+    assert out.text == "x" * 40 and not out.fallback
+
+
+async def test_the_eliza_fallback_is_lower_case_and_says_something_when_eliza_fails():
+    text = await ElizaFallback()(ask("I AM WORRIED ABOUT MY MOTHER"), ctx())
+    assert text and text == text.lower()
+
+    class Failing(Scripted):
+        async def reply(self, history, ctx):
+            raise RuntimeError("no")
+
+    assert await ElizaFallback(lambda: Failing([]))(ask("hi"), ctx()) == "please go on."

@@ -1,0 +1,1 @@
+"""The static (Zhang-style) judge pages and their trial writer."""

@@ -1,0 +1,380 @@
+"""One running game on the server: the engine, its timers and its witnesses.
+
+Every change goes: engine (`Game.apply`) -> store (awaited, in a thread, in order) -> frames.
+One asyncio lock per game. Timers are asyncio tasks, so they fire whether or not any
+browser is connected. Human and AI witness replies follow one timing rule (docs/protocol.md):
+shown at t_q + max(elapsed, reply_delay(n), typing_delay + typing_min_s), the typing indicator
+at t_q + typing_delay: so "typing…" always shows for at least typing_min_s before a reply.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from typing import Any, Callable
+
+import numpy as np
+
+from turinglab.game import events as ev
+from turinglab.game.engine import Disconnect, Game, GiveVerdict, Hold, Paste, Reconnect, ReportAbuse, Send, Tick, Typing
+from turinglab.game.events import INTERROGATOR, Event
+from turinglab.server.live import protocol as proto
+from turinglab.server.live.ai_seat import AISeat, Refusal
+from turinglab.server.live.host import Held, Host, SeatInfo, StoreAway, _dt
+from turinglab.server.live.stored_game import StoredGame
+from turinglab.server.live.reply_timing import designed_delay, not_before
+from turinglab.server.live.view import participant_view, verdict_correct
+from turinglab.witnesses import timing
+from turinglab.witnesses.base import GameContext, Turn
+
+log = logging.getLogger("turinglab.server")
+
+
+
+class GameSession(StoredGame):
+    """One live game: relays frames, runs its timers and seats, commits every change
+    (stored_game.py), and lets the AI seat (ai_seat.py) write the AI witnesses' replies."""
+
+    def __init__(self, hub: Host, game_id: str, fmt: str, interrogator: str,
+                 seats: dict[str, SeatInfo], now_ms: int, seed: int) -> None:
+        self.hub = hub
+        self.id = game_id
+        personas = {k: s.persona for k, s in seats.items() if s.persona is not None}
+        self.game = Game.start(fmt, hub.study.rules, now_ms, personas=personas or None)
+        self.seats = seats
+        self.interrogator = interrogator
+        self.seat_of = {interrogator: INTERROGATOR}
+        for name, s in seats.items():
+            if s.identity.participant_id:
+                self.seat_of[s.identity.participant_id] = name
+        self.lock = asyncio.Lock()
+        self.rng = np.random.default_rng(seed)
+        self.ids: dict[int, str] = {}  # engine seq of a message -> its public id
+        # (participant, client_id) -> (id, t_ms, text) of an acknowledged message
+        self.acks: dict[tuple[str, str], tuple[str, int, str]] = {}
+        self.held: dict[str, Held] = {}
+        self.typing_on: set[str] = set()
+        self.typing_ms: dict[int, int] = {}  # question seq -> when its typing indicator shows (ms after it)
+        self.typing_shown: dict[int, int] = {}  # question seq -> when it really showed (hub ms; a slow commit delays it)
+        self.tasks: set[asyncio.Task] = set()
+        self.identity = {k: s.identity.to_dict() for k, s in seats.items()}
+        self.stats_recorded = False
+        self.store_away = False  # a write failed; memory is rebuilt from the stored log before the next
+
+    # ---- helpers -----------------------------------------------------------
+    @property
+    def rules(self):
+        return self.game.rules
+
+    def participants(self) -> list[str]:
+        return list(self.seat_of)
+
+    def _ctx(self, seat: str, now_ms: int) -> GameContext:
+        return GameContext(self.id, _dt(self.game.started_ms), _dt(now_ms), self.rules.time_limit_s,
+                           self.rules.max_chars, seat)
+
+    async def _send(self, pid: str, frame: dict[str, Any]) -> None:
+        await self.hub.send(pid, frame)
+
+    async def _broadcast_state(self) -> None:
+        for pid in self.participants():
+            await self.hub.send_state(pid)
+
+    # ---- start ---------------------------------------------------------------
+    async def start(self, stored: bool = False) -> None:
+        """Start the witnesses and the clock (after storing the first events, unless `stored`)."""
+        if not stored:
+            await self._commit(self.game.log)
+        for name, s in self.seats.items():
+            if s.witness is not None:
+                try:
+                    await s.witness.start(self._ctx(name, self.game.started_ms))
+                except Exception:  # noqa: BLE001 - a witness failure must not stop the game
+                    log.exception("game %s: witness %s failed to start", self.id, name)
+        self._spawn(self._clock_task())
+
+    async def _clock_task(self) -> None:
+        """Fire the time limit (and a verdict deadline, if the study has one)."""
+        await self._tick_at(self.game.deadline_ms)
+        await self._verdict_deadline()
+
+    async def _verdict_deadline(self) -> None:
+        grace = self.rules.verdict_grace_s
+        if grace is not None and self.game.state == "awaiting_verdict":
+            await self._tick_at(self.game.closed_ms + round(grace * 1000))
+
+    async def _tick_at(self, due: int) -> None:
+        await asyncio.sleep(max(0.0, (due - self.hub.now()) / 1000))
+
+        async def tick() -> None:  # a timer may wake a little early: the deadline has come
+            await self._commit(self.game.apply(Tick(), max(self.hub.now(), due)).events)
+        await self._retrying(tick)
+        await self._after_change()
+
+    async def _after_change(self) -> None:
+        if self.game.state == "ended":
+            await self.finish()
+        else:
+            await self._broadcast_state()
+
+    # ---- what one participant sees ---------------------------------------------
+    def view(self, pid: str, now_ms: int) -> dict[str, Any]:
+        return participant_view(self, pid, now_ms)
+
+    def phase(self) -> str:
+        return {"in_progress": "game", "awaiting_verdict": "verdict", "ended": "reveal"}[self.game.state]
+
+    def correct(self) -> bool | None:
+        return verdict_correct(self)
+
+    # ---- actions -----------------------------------------------------------------
+    async def on_message(self, pid: str, f: proto.MessageIn) -> None:
+        async with self.locked():
+            seat = self.seat_of[pid]
+            key = (pid, f.client_id)
+            if key in self.acks:  # a resend after a reconnect: acknowledge again, relay nothing
+                mid, t, text = self.acks[key]
+                if text != f.text:  # not a resend: another message under a used id
+                    await self._send(pid, proto.error("client_id_reused", proto.TEXTS["client_id_reused"],
+                                                      f.client_id))
+                    return
+                await self._send(pid, {"type": "ack", "client_id": f.client_id, "id": mid, "t_ms": t})
+                return
+            conv = (f.conv or "A") if seat == INTERROGATOR else seat
+            now = self.hub.now()
+            if seat != INTERROGATOR and conv in self.held and self.game.chat_open:
+                await self._send(pid, proto.error("not_your_turn", proto.TEXTS["not_your_turn"], f.client_id))
+                return
+            blocked = await self.hub.filter.check(f.text)
+            if blocked:
+                await self._commit(self.game.refuse(Send(seat, f.text, conv), "blocked", blocked, now).events)
+                await self._send(pid, proto.error("blocked", proto.TEXTS["blocked"], f.client_id))
+                return
+            if seat == INTERROGATOR:
+                await self._interrogator_message(pid, conv, f, now)
+            else:
+                await self._witness_message(pid, conv, f, now)
+
+    async def _apply_send(self, pid: str, seat: str, conv: str, text: str, client_id: str | None,
+                          now: int, msg_id: str | None = None) -> Event | None:
+        out = self.game.apply(Send(seat, text, conv), now)
+        await self._commit(out.events)
+        if not out.ok:
+            if pid:
+                await self._send(pid, proto.error(out.code or "refused", out.detail or "refused", client_id))
+            return None
+        e = next(x for x in out.events if x.type == ev.MESSAGE)
+        self.ids[e.seq] = msg_id or self._new_id()
+        return e
+
+    async def _interrogator_message(self, pid: str, conv: str, f: proto.MessageIn, now: int) -> None:
+        e = await self._apply_send(pid, INTERROGATOR, conv, f.text, f.client_id, now)
+        if e is None:
+            return
+        mid = self.ids[e.seq]
+        self.acks[(pid, f.client_id)] = (mid, e.t_ms, f.text)
+        self.typing_on.discard(conv)
+        await self._send(pid, {"type": "ack", "client_id": f.client_id, "id": mid, "t_ms": e.t_ms})
+        seat = self.seats[conv]
+        if seat.identity.kind == "human":
+            await self._send(seat.identity.participant_id, {"type": "message", "id": mid, "conv": conv,
+                                                            "from": "them", "text": e.payload["text"], "t_ms": e.t_ms})
+        else:
+            self._spawn(self._ai_reply(conv, e))
+        self.typing_ms[e.seq] = round(1000 * timing.typing_delay(self.rules, self.rng))
+        self._spawn(self._typing(conv, e))
+
+    def _designed_fn(self, conv: str, q: Event) -> Callable[[int], int]:
+        spec = self.seats[conv].spec
+        return designed_delay(spec.timing if spec is not None else self.hub.human_timing, self.rng,
+                              q.payload["text"], self.typing_ms.get(q.seq, 0), self.rules.typing_min_s)
+
+    def _not_before(self, q: Event | None) -> int:
+        return not_before(None if q is None else self.typing_shown.get(q.seq), self.rules.typing_min_s)
+
+    async def _after_typing(self, q: Event | None, step) -> None:
+        """`_retrying(step)` once a reply to `q` may show (`_not_before`), checked under the lock
+        so that an indicator still being stored is waited for."""
+        async def when_due() -> bool:
+            if self.hub.now() < self._not_before(q):
+                return False
+            await step()
+            return True
+        while not await self._retrying(when_due):
+            await asyncio.sleep(max(0.0, (self._not_before(q) - self.hub.now()) / 1000))
+
+    def _last_question(self, conv: str) -> Event | None:
+        msgs = self.game.conversations[conv].messages
+        for m in reversed(msgs):
+            if m.sender == INTERROGATOR:
+                return self.game.log[m.seq]
+        return None
+
+    async def _witness_message(self, pid: str, conv: str, f: proto.MessageIn, now: int) -> None:
+        q = self._last_question(conv)
+        relay = self.hub.human_relay and self.seats[conv].spec is None  # shown as typed (the presets)
+        release = now if q is None or relay else max(q.t_ms + max(now - q.t_ms, self._designed_fn(conv, q)(len(f.text))),
+                                            self._not_before(q))
+        if release <= now:
+            e = await self._apply_send(pid, conv, conv, f.text, f.client_id, now)
+            if e is not None:
+                await self._acked_and_delivered(pid, conv, f.client_id, e)
+            return
+        # stored (as `held`) before it is acknowledged: a verdict or a crash before its release
+        # leaves it in the log, recorded as undelivered when the game ends
+        out = self.game.apply(Hold(conv, f.text, conv, release), now)
+        await self._commit(out.events)
+        if not out.ok:
+            await self._send(pid, proto.error(out.code or "refused", out.detail or "refused", f.client_id))
+            return
+        h = Held(self._new_id(), f.text, out.events[-1].t_ms, release)
+        self.held[conv] = h
+        self.acks[(pid, f.client_id)] = (h.id, h.t_ms, f.text)
+        await self._send(pid, {"type": "ack", "client_id": f.client_id, "id": h.id, "t_ms": h.t_ms})
+        self._spawn(self._release(conv, h))
+
+    async def _acked_and_delivered(self, pid: str, conv: str, client_id: str, e: Event) -> None:
+        mid = self.ids[e.seq]
+        self.acks[(pid, client_id)] = (mid, e.t_ms, e.payload["text"])
+        await self._send(pid, {"type": "ack", "client_id": client_id, "id": mid, "t_ms": e.t_ms})
+        await self._deliver(conv, e)
+
+    async def _deliver(self, conv: str, e: Event) -> None:
+        """Show a witness message to the interrogator (one path for human and AI)."""
+        self.typing_on.discard(conv)
+        await self._send(self.interrogator, {"type": "message", "id": self.ids[e.seq], "conv": conv,
+                                             "from": "them", "text": e.payload["text"], "t_ms": e.t_ms})
+
+    async def _release(self, conv: str, h: Held) -> None:
+        await asyncio.sleep(max(0.0, (h.release_ms - self.hub.now()) / 1000))
+
+        async def release() -> None:
+            c = self.game.conversations[conv]
+            if self.held.get(conv) is not h or c.held is None:  # gone: recorded as undelivered
+                if self.held.get(conv) is h:
+                    del self.held[conv]
+                return
+            e = await self._apply_send("", conv, conv, h.text, None, self.hub.now(), msg_id=h.id)
+            del self.held[conv]
+            if e is not None:
+                await self._deliver(conv, e)
+        await self._after_typing(self._last_question(conv), release)
+
+    async def _typing(self, conv: str, q: Event) -> None:
+        await asyncio.sleep(max(0.0, (q.t_ms + self.typing_ms.get(q.seq, 0) - self.hub.now()) / 1000))
+        try:
+            async with self.locked():
+                if not self.game.chat_open or self._last_question(conv) != q:
+                    return
+                msgs = self.game.conversations[conv].messages
+                if msgs and msgs[-1].seq != q.seq:  # the reply is already shown
+                    return
+                out = self.game.apply(Typing(conv, conv), self.hub.now())
+                await self._commit(out.events)
+                self.typing_on.add(conv)
+                self.typing_shown[q.seq] = self.hub.now()
+                await self._send(self.interrogator, {"type": "typing", "conv": conv})
+        except StoreAway:  # a typing indicator is not worth a retry
+            return
+
+    async def _ai_reply(self, conv: str, q: Event) -> None:
+        """The AI seat answers `q` (ai_seat.py: model, guard, regeneration, fallback); its refused
+        replies are committed as they come, its reply shown by the human rule."""
+        seat = self.seats[conv]
+        assert seat.witness is not None and seat.spec is not None
+        history = [Turn("interrogator" if m.sender == INTERROGATOR else "witness", m.text, m.t_ms)
+                   for m in self.game.conversations[conv].messages]
+        ctx = self._ctx(conv, self.hub.now())
+        designed_ms = self._designed_fn(conv, q)
+        # an LLM witness streams and stops when its next words would come later than designed
+        ctx = dataclasses.replace(ctx, reply_due=lambda n: (q.t_ms + designed_ms(n) - self.hub.now()) / 1000)
+        trace: dict[str, Any] = {"game": self.id, "seat": conv, "start_ms": self.hub.now() - q.t_ms}
+        ai = AISeat(seat.witness, seat.spec, content_filter=self.hub.filter, max_chars=self.rules.max_chars,
+                    fallback=self.hub.fallback_text, capacity=self.hub.room.capacity, now=self.hub.now,
+                    game=self.id, seat=conv)
+
+        async def record(r: Refusal) -> None:
+            async def refuse() -> None:
+                await self._commit(self.game.refuse(Send(conv, r.text, conv), r.code, r.detail, self.hub.now()).events)
+            await self._retrying(refuse)
+        text = (await ai.answer(history, ctx, question=q.payload["text"], asked_ms=q.t_ms,
+                                deadline_ms=self.game.deadline_ms, on_refusal=record, trace=trace)).text
+        # the human rule: shown at t_q + max(elapsed, designed), on the hub clock (not from when
+        # this task started, which is after the question's commit)
+        designed = designed_ms(len(text))
+        ai.timing_record(trace, len(text), self.hub.now() - q.t_ms, designed, self.typing_ms.get(q.seq, 0))
+        await asyncio.sleep(max(0.0, (q.t_ms + designed - self.hub.now()) / 1000))
+        async def send_reply() -> None:
+            e = await self._apply_send("", conv, conv, text, None, self.hub.now())
+            if e is not None:
+                await self._deliver(conv, e)
+        await self._after_typing(q, send_reply)
+
+    async def on_paste(self, pid: str, f: proto.PasteIn) -> None:
+        async with self.locked():
+            seat = self.seat_of[pid]
+            conv = (f.conv or "A") if seat == INTERROGATOR else seat
+            out = self.game.apply(Paste(seat, f.length, conv), self.hub.now())
+            await self._commit(out.events)
+        if not out.ok:  # paste_blocked (recorded), or a paste out of the game's time
+            await self._send(pid, proto.error(out.code or "refused", out.detail or "refused"))
+
+    async def on_verdict(self, pid: str, f: proto.VerdictIn) -> None:
+        async with self.locked():
+            seat = self.seat_of[pid]
+            out = self.game.apply(GiveVerdict(seat, f.choice, f.confidence, f.reason), self.hub.now())
+            await self._commit(out.events)
+        if not out.ok:
+            await self._send(pid, proto.error(out.code or "bad_verdict", out.detail or "refused"))
+            return
+        await self.finish()
+
+    async def on_report(self, pid: str, f: proto.ReportIn) -> None:
+        async with self.locked():
+            seat = self.seat_of[pid]
+            conv = seat if seat != INTERROGATOR else None
+            out = self.game.apply(ReportAbuse(seat, f.reason, conv), self.hub.now())
+            await self._commit(out.events)
+        if not out.ok:
+            await self._send(pid, proto.error(out.code or "refused", out.detail or "refused"))
+            return
+        await self.finish()
+
+    async def on_connection(self, pid: str, connected: bool) -> None:
+        if self.game.state == "ended":
+            return
+        try:
+            async with self.locked():
+                seat = self.seat_of[pid]
+                out = self.game.apply(Reconnect(seat) if connected else Disconnect(seat), self.hub.now())
+                await self._commit(out.events)
+        except StoreAway:  # not recorded (and not kept in memory): nobody was told it was
+            pass
+
+    # ---- the end ---------------------------------------------------------------
+    async def finish(self) -> None:
+        """After the game ended: stats, everyone sees the reveal, timers stop."""
+        async with self.lock:
+            if self.stats_recorded:
+                return
+            self.stats_recorded = True
+            self.held.clear()
+            self.typing_on.clear()
+        v = self.game.verdict
+        if v is not None:
+            for name, s in self.seats.items():
+                if s.identity.kind == "ai":
+                    judged = ev.judged_human(self.game.format, v["choice"], name)
+                    self.hub.room.stats.record(s.identity.witness, judged, v["confidence"], self.hub.confidence_scale)
+        await self.hub.game_over(self)
+        current = asyncio.current_task()
+        for t in list(self.tasks):
+            if t is not current:
+                t.cancel()
+        for s in self.seats.values():
+            if s.witness is not None:
+                try:
+                    await s.witness.close()
+                except Exception:  # noqa: BLE001
+                    log.exception("game %s: witness close failed", self.id)

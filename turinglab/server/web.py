@@ -1,0 +1,136 @@
+"""What the live game's pages (app.py) and the static judge pages (judging/pages.py) share: the
+templates and static files, page rendering, the participant cookie and Prolific ids, the CSRF
+guard and security headers, the survey form and the database ping."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import secrets
+from pathlib import Path
+from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
+
+from fastapi import FastAPI, Request
+from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.staticfiles import StaticFiles
+from fastapi.templating import Jinja2Templates
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from turinglab.game import survey
+from turinglab.store.api import Store
+
+HERE = Path(__file__).parent
+COOKIE = "turinglab_p"
+PROLIFIC = {"PROLIFIC_PID": "prolific_pid", "STUDY_ID": "prolific_study_id", "SESSION_ID": "prolific_session_id"}
+DEFAULT_DISPLAY_NAME = "Human or AI? A chat study"  # the header when the study sets no display_name
+templates = Jinja2Templates(directory=str(HERE / "templates"))  # autoescape is on for .html
+templates.env.globals["survey"] = survey  # the survey form lists the answers from one place
+
+
+
+
+class Survey(BaseModel):
+    """The optional demographic survey (every answer may be left out)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)  # age true or "yes" is not an answer
+    age: Annotated[int | None, Field(ge=survey.AGE_RANGE[0], le=survey.AGE_RANGE[1])] = None
+    gender: Literal[survey.GENDERS] | None = None  # type: ignore[valid-type]
+    education: Literal[survey.EDUCATION] | None = None  # type: ignore[valid-type]
+    chatbot_use: Literal[survey.CHATBOT_USE] | None = None  # type: ignore[valid-type]
+    llm_knowledge: Literal[survey.LLM_KNOWLEDGE] | None = None  # type: ignore[valid-type]
+    prior_visits: Literal[survey.PRIOR_VISITS] | None = None  # type: ignore[valid-type]
+    # Zhang et al. asked judges their native language and country (static judge pages)
+    native_language: Annotated[str | None, Field(min_length=1, max_length=60)] = None
+    country: Annotated[str | None, Field(min_length=1, max_length=60)] = None
+    skipped: bool = False
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _blank_is_none(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            v = " ".join(v.split())  # free text: spaces and line breaks folded
+        return None if v == "" else v
+
+    @field_validator("age", mode="before")
+    @classmethod
+    def _age_from_form(cls, v: Any) -> Any:  # the form sends digits as text
+        return int(v) if isinstance(v, str) and v.isascii() and v.isdigit() and len(v) <= 3 else v
+
+
+CSRF_FIELD, CSRF_HEADER = "csrf", "X-CSRF-Token"
+# every response: no inline script or style, no framing (clickjacking), no referrer to other sites
+SECURITY_HEADERS = {
+    "Content-Security-Policy": ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+                                "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'"),
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "same-origin",
+    "X-Content-Type-Options": "nosniff",
+}
+
+
+class Csrf:
+    """Cross-site request forgery guard for POSTs (and the websocket handshake).
+
+    Two checks: (1) a request that a browser marks as coming from another site (`Sec-Fetch-Site:
+    cross-site`, or an `Origin`/`Referer` whose host is not this server's `Host` nor one of the
+    trusted origins) is refused; a request with none of these headers is not a browser's form
+    post and passes this check. (2) Participant POSTs (consent, survey) must also carry the
+    participant's token: an HMAC of the participant id under the server's secret
+    (`$TURINGLAB_SECRET`, else random per process: a page loaded before a restart must be reloaded).
+    """
+
+    def __init__(self, secret: str | None = None, trusted_origins: tuple[str, ...] = ()) -> None:
+        self.secret = (secret or os.environ.get("TURINGLAB_SECRET") or secrets.token_hex(32)).encode()
+        env = tuple(o for o in os.environ.get("TURINGLAB_TRUSTED_ORIGINS", "").split(",") if o.strip())
+        self.trusted = {urlsplit(o.strip()).netloc.lower() or o.strip().lower() for o in (*trusted_origins, *env)}
+
+    def token(self, pid: str) -> str:
+        return hmac.new(self.secret, b"csrf:" + pid.encode(), hashlib.sha256).hexdigest()[:32]
+
+    def token_ok(self, pid: str, given: str | None) -> bool:
+        return isinstance(given, str) and hmac.compare_digest(given.encode(), self.token(pid).encode())
+
+    def cross_site(self, headers: Any) -> bool:
+        if headers.get("sec-fetch-site") == "cross-site":
+            return True
+        origin = headers.get("origin") or headers.get("referer")
+        if origin is None:
+            return False
+        host = urlsplit(origin).netloc.lower()
+        return not host or host not in {headers.get("host", "").lower(), *self.trusted}
+
+
+def _db_ping(store: Store) -> None:
+    from sqlalchemy import text
+
+    with store.engine.connect() as conn:
+        conn.execute(text("SELECT 1"))
+
+
+async def read_survey(request: Request) -> dict[str, Any] | JSONResponse:
+    """The survey answers of a JSON body, or the 422 that says what was wrong (live and static pages)."""
+    try:
+        answers = Survey.model_validate(await request.json())
+    except ValidationError as exc:
+        msg = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:3])
+        return JSONResponse({"detail": f"survey not saved: {msg}"}, status_code=422)
+    except ValueError:
+        return JSONResponse({"detail": "survey not saved: the body must be a JSON object"}, status_code=422)
+    return answers.model_dump(exclude_none=True)
+
+
+def page_renderers(app: FastAPI, study_name: str):  # noqa: ANN201 - two functions
+    """Mount /static on `app` and return `page(request, template, status, **ctx)` and
+    `message(request, heading, text, status, **kw)` for its pages (headed `study_name`)."""
+    app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
+    base = {"study_name": study_name}
+
+    def page(request: Request, name: str, status: int = 200, **ctx: Any) -> HTMLResponse:
+        return templates.TemplateResponse(request, name, {**base, **ctx}, status_code=status)
+
+    def message(request: Request, heading: str, text: str, status: int = 200, **kw: Any) -> HTMLResponse:
+        return page(request, "message.html", status, heading=heading, text=text, **kw)
+
+    return page, message
