@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.test_server import FAST, RULES, ELIZA, in_game, players, running, say, study
+from tests.server.live.test_server import FAST, RULES, ELIZA, in_game, players, running, say, study
 from turinglab.game.config import Rules, WitnessSpec
 from turinglab.game.study_file import load_preset, parse_study
 from turinglab.matchmaking.thompson import WitnessStats
@@ -20,7 +20,7 @@ from turinglab.store.api import Store
 from turinglab.witnesses import persona, persona_draw
 from turinglab.witnesses.base import Reply, Witness
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "protocol.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "protocol.md"
 
 
 def paper_table() -> list[tuple[str, str, object, object]]:

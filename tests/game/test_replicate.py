@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from tests.test_presets import paper_table, setting
+from tests.game.test_presets import paper_table, setting
 from turinglab.game import replicate as rep
 from turinglab.game.config import Study
 from turinglab.game.study_file import load_preset, parse_study

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.test_browser import ARGS, DESKTOP, PHONE, give_verdict, last_theirs, newcomer, role, shot, type_send
-from tests.test_jb2025 import preset_2025, stand_in_factory
+from tests.server.test_browser import ARGS, DESKTOP, PHONE, give_verdict, last_theirs, newcomer, role, shot, type_send
+from tests.server.live.test_jb2025 import preset_2025, stand_in_factory
 from turinglab.server.app import create_app
 from turinglab.server.testing import serve_in_thread
 from turinglab.store.api import Store
@@ -18,7 +18,7 @@ pytestmark = pytest.mark.browser
 async def test_a_2025_session_in_chromium_with_the_minus_100_to_100_scale(chromium_path, sqlite_url, tmp_path):
     from playwright.async_api import async_playwright
 
-    import tests.test_browser as tb
+    import tests.server.test_browser as tb
 
     tb.SHOTS = tmp_path
     s = preset_2025("b-2025", "completion_url: https://example.org/done?cc=JB25\n")

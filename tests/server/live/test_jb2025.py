@@ -9,7 +9,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from tests.test_server import in_game, players, running
+from tests.server.live.test_server import in_game, players, running
 from turinglab.game.config import WitnessSpec
 from turinglab.game.study_file import parse_study
 from turinglab.matchmaking.room import WaitingRoom

@@ -12,10 +12,10 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from tests.test_server import ELIZA, RULES, in_game, players, running, say, study
+from tests.server.live.test_server import ELIZA, RULES, in_game, players, running, say, study
 from turinglab.game.config import Rules
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 SCHEMA = json.loads((ROOT / "docs" / "protocol_schema.json").read_text(encoding="utf-8"))
 DOC = (ROOT / "docs" / "protocol.md").read_text(encoding="utf-8")
 
@@ -151,7 +151,7 @@ async def test_every_frame_of_a_recorded_three_player_game_matches_the_schema(sq
                                    {"type": "message", "conv": None, "text": "hi", "client_id": "c"},
                                    {"type": "paste", "conv": "B"}])
 def test_inbound_frames_the_server_accepts_match_the_schema(frame):
-    from turinglab.server import protocol as proto
+    from turinglab.server.live import protocol as proto
 
     proto.parse(json.dumps(frame))
     assert not list(validator("browser_to_server").iter_errors(frame))
