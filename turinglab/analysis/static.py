@@ -223,6 +223,24 @@ def analyse_counts(jc: pd.DataFrame, lc: pd.DataFrame, judges: pd.DataFrame | No
                           ba_rows, by_length, by_task, by_group, per_agent_conf, flags, sensitivity, notes, topic)
 
 
+def analyse_stored(store: Any, study: str | int | None, alpha: float) -> tuple[Any, StaticAnalysis]:
+    """(the stored study's `StaticStudyInfo`, its analysis) of a static study in `store` (a Store;
+    `study`: name or id, None for the first); its own exclusions, for conversations topics, and
+    the answers and speakers of `statictests.answers.static_extras`."""
+    from turinglab.statictests.answers import static_extras
+    from turinglab.statictests.summary import judge_counts, judge_table, topic_coverage
+
+    info = store.static_study(study if study is not None else store.static_studies()[0].id)
+    jc, lc = judge_counts(store, info.id, info.study.exclusions.fast_rt_ms)
+    judges = judge_table(store, sorted(jc["judge_id"].unique()))
+    a = analyse_counts(jc, lc, judges, study=info.name, task=info.task, alpha=alpha,
+                       exclusions=info.study.exclusions,
+                       topic_items=topic_coverage(store, info.id) if info.task == "conversation" else None)
+    extras = static_extras(store, info, alpha)
+    a.answers, a.speakers = extras["answers"], extras.get("speakers")
+    return info, a
+
+
 def _topic_rule(main: pd.DataFrame, flags: pd.DataFrame, alpha: float,
                 topic_items: tuple[int, int] | None) -> dict[str, Any]:
     """Zhang's topic-control exclusions as flags, and the results with and without them: all

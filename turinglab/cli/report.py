@@ -22,62 +22,21 @@ def _analysis_options(loaded, exclude: list[str] | None, alpha: float):
     return Options(alpha=alpha, exclude=flags, pass_decisions=getattr(loaded, "pass_decisions", "holm"))
 
 
-def _is_static_study(db: str | None, study: str | None) -> bool:
-    """Does --study name a static study (and no live one)? Without --study: no live study has
-    games and there is exactly one static study."""
-    from turinglab.store import Store, StoreError
-    from turinglab.store.db import existing_database
-
-    try:
-        with Store(existing_database(db)) as st:
-            static = st.static_studies()
-            if not static:
-                return False
-            live = st.studies()
-            if study is None:
-                return len(static) == 1 and not any(st.games(s.id) for s in live)
-            is_live = any(str(s.id) == str(study) or s.name == study for s in live)
-            return not is_live and any(str(s.id) == str(study) or s.name == study for s in static)
-    except StoreError:
-        return False
-
-
-def _ai_judge_results(db: str | None, study: str) -> list:
-    """Cached `judges evaluate` results on exactly this study's items (none if the items are unreadable)."""
-    from turinglab.judges.evaluate import results_for
-    from turinglab.judges.items import ItemsError
-    from turinglab.judges.static import load_study
-
-    try:
-        items, _ = load_study(db, study, with_trials=False)
-        return results_for(items)
-    except (LookupError, ItemsError):
-        return []
-
-
 def _static_report(db: str | None, study: str | None, out: str, alpha: float, fmt: str) -> None:
-    from turinglab.analysis.static import analyse_counts, write_static_report
-    from turinglab.statictests.answers import static_extras
-    from turinglab.statictests.summary import judge_counts, judge_table, topic_coverage
+    from turinglab.analysis.static import analyse_stored, write_static_report
+    from turinglab.judges.static import cached_results
     from turinglab.store import StoreError
 
     if not 0 < alpha < 1:
         fail(f"--alpha must be between 0 and 1 (e.g. 0.05), got {alpha}")
     store = static_store(db, write=False)
     try:
-        info = store.static_study(study if study is not None else store.static_studies()[0].id)
-        jc, lc = judge_counts(store, info.id, info.study.exclusions.fast_rt_ms)
-        judges = judge_table(store, sorted(jc["judge_id"].unique()))
-        a = analyse_counts(jc, lc, judges, study=info.name, task=info.task, alpha=alpha,
-                           exclusions=info.study.exclusions,
-                           topic_items=topic_coverage(store, info.id) if info.task == "conversation" else None)
-        extras = static_extras(store, info, alpha)
-        a.answers, a.speakers = extras["answers"], extras.get("speakers")
+        info, a = analyse_stored(store, study, alpha)
     except (StoreError, ValueError) as exc:
         fail(str(exc))
     finally:
         store.close()
-    paths = write_static_report(a, out, fmt, ai_results=_ai_judge_results(db, info.name))
+    paths = write_static_report(a, out, fmt, ai_results=cached_results(db, info.name))
     console.print(f"wrote {paths[0]} (static study {info.name}: {a.n_trials} trials, {a.n_judges} judges; "
                   f"{a.sensitivity['judges_flagged']} judges flagged"
                   + (f"; topic rule: {a.topic['judges_flagged']} judges and {a.topic['topic_wrong']} trials flagged"
@@ -98,7 +57,9 @@ def report(
     """Analyse a study's games and write the report (tables, figures, methods)."""
     if fmt not in ("html", "md", "json"):
         fail(f"--format must be html, md or json, got {fmt!r}")
-    if _is_static_study(db, study):
+    from turinglab.store.inspect import names_static_study
+
+    if names_static_study(db, study):
         if fmt == "json":
             fail("--format json is for live studies; a static study's numbers: turinglab static summary --json")
         return _static_report(db, study, out, alpha, fmt)
@@ -213,8 +174,6 @@ def tag(
         for code, name in tx.codes(taxonomy).items():
             console.print(f"{code:4} {name}", markup=False, highlight=False)
         return
-    import pandas as pd
-
     from turinglab.store import Store, StoreError
     from turinglab.store.api import UnknownId
     from turinglab.store.db import existing_database
@@ -225,11 +184,8 @@ def tag(
         fail(str(exc))
     try:
         if target == "agreement":
-            rows = [{"game_id": t.game_id, "taxonomy": t.taxonomy, "category": t.category, "tagger": t.tagger}
-                    for t in store.tags(taxonomy=taxonomy)]
-            df = pd.DataFrame(rows, columns=["game_id", "taxonomy", "category", "tagger"])
             try:
-                r = tx.agreement(df, taxonomy, a, b, level)
+                r = tx.stored_agreement(store, taxonomy, a, b, level)
             except ValueError as exc:
                 fail(str(exc))
             console.print(f"{taxonomy} ({r['level']}): {r['tagger_a']} vs {r['tagger_b']} on {r['games']} games: "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from turinglab.cli.common import console, database_location, fail
+from turinglab.cli.common import console, database_location, fail, read_study
 
 
 app = typer.Typer()  # root command
@@ -27,23 +27,11 @@ def _static_to_serve(study: str, db: str | None):  # noqa: ANN202 - StaticStudy 
     of a static study in the database when no such file exists; None for a live study file."""
     from pathlib import Path
 
-    import yaml
-
-    from turinglab.game.study_file import StudyFileError
-    from turinglab.statictests.config import load_static_study, preset_names
+    from turinglab.statictests.config import load_if_static
 
     p = Path(study)
     if p.is_file():
-        try:
-            data = yaml.safe_load(p.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, yaml.YAMLError):
-            return None  # the live study loader says what is wrong
-        if isinstance(data, dict) and ("task" in data or data.get("preset") in preset_names()):
-            try:
-                return load_static_study(p)
-            except StudyFileError as exc:
-                fail(str(exc))
-        return None
+        return read_study(load_if_static, p)
     if p.suffix.lower() in (".yaml", ".yml") or "/" in study:
         fail(f"--study {study}: no such file; give a study YAML file or the name of a static study "
              "(see `turinglab static import`)")
@@ -122,15 +110,9 @@ def serve(
         tune_gc()  # full collections of the start-up objects paused the judge pages for 0.1-0.4 s
         uvicorn.run(web, host=host, port=port, log_level="info")
         return
-    if study:
-        from turinglab.game.study_file import StudyFileError, load_study
+    from turinglab.game.study_file import load_study
 
-        try:
-            chosen = load_study(study)
-        except StudyFileError as exc:
-            fail(str(exc))
-    else:
-        chosen = default_study()
+    chosen = read_study(load_study, study) if study else default_study()
     from turinglab.server.app import WitnessSetupError, create_app
 
     _log_progress()  # the local model's first start (assembling, checking, loading) says what it does

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from turinglab.cli.common import DB_HELP, console, fail, static_store
+from turinglab.cli.common import DB_HELP, console, fail, read_study, static_store
 
 
 app = typer.Typer(no_args_is_help=True, help="Static Turing tests: import items and judge trials, summarise them.")
@@ -28,7 +28,6 @@ def static_import(
     RESULTS --responses LOOKUP (correct_answers_lookup.ipynb or correct_answers.json)."""
     from pathlib import Path
 
-    from turinglab.game.study_file import StudyFileError
     from turinglab.statictests.config import TASKS, load_static_study, preset_study
     from turinglab.statictests.zhang import (
         ImportProblem,
@@ -58,10 +57,7 @@ def static_import(
     img = Path(images).resolve() if images else None
     if img is not None and not img.is_dir():
         fail(f"--images {images}: no such folder; give the folder holding the image files")
-    try:
-        cfg = load_static_study(study_file) if study_file else preset_study(study, task)
-    except StudyFileError as exc:
-        fail(str(exc))
+    cfg = read_study(load_static_study, study_file) if study_file else read_study(preset_study, study, task)
     cfg = cfg.model_copy(update={"name": study, "task": task, **({"image_dir": str(img)} if img else {})})
     try:
         if results is not None:  # Zhang's conversation judge results, the truth from the look-up

@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from turinglab.cli.common import DB_HELP, console, err_console, fail
+from turinglab.cli.common import DB_HELP, console, err_console, fail, read_study
 
 
 chat_app = typer.Typer()  # root commands, registered in this order: chat ... bots
@@ -30,14 +30,11 @@ def chat(
     one witness reply per line (the game id goes to stderr); a line
     `/verdict human|ai CONFIDENCE [reason]` gives the verdict.
     """
-    from turinglab.game.study_file import StudyFileError, load_preset, load_study
+    from turinglab.game.study_file import load_preset, load_study
     from turinglab.cli.chat_terminal import ChatError, run_chat
     from turinglab.store import StoreError
 
-    try:
-        spec = load_study(study) if study else load_preset("jones-bergen-2023")
-    except StudyFileError as exc:
-        fail(str(exc))
+    spec = read_study(load_study, study) if study else read_study(load_preset, "jones-bergen-2023")
     script = no_delay and not sys.stdin.isatty()
     try:
         # the default preset may change between releases: then it simply becomes a new version
@@ -132,12 +129,9 @@ def witness_probe(
     filter_words: tuple[str, ...] = ()
     max_chars, rules = 300, None
     if study:
-        from turinglab.game.study_file import StudyFileError, load_study
+        from turinglab.game.study_file import load_study
 
-        try:
-            s = load_study(study)
-        except StudyFileError as exc:
-            fail(str(exc))
+        s = read_study(load_study, study)
         found = [w for w in s.witnesses if w.codename.lower() == name.lower()]
         if not found:
             fail(f"study {study} has no witness {name!r}; its witnesses: {', '.join(w.codename for w in s.witnesses)}")
@@ -225,15 +219,9 @@ def bots(
         from turinglab.server.testing import serve_in_thread
         from turinglab.store.db import StoreError
 
-        if study:
-            from turinglab.game.study_file import StudyFileError, load_study
+        from turinglab.game.study_file import load_study
 
-            try:
-                chosen = load_study(study)
-            except StudyFileError as exc:
-                fail(str(exc))
-        else:
-            chosen = default_study()
+        chosen = read_study(load_study, study) if study else default_study()
         token = token or secrets.token_hex(16)  # known only to this process and its server
         try:
             web = create_app(chosen, db, bot_token=token, warm_up=True)
