@@ -98,11 +98,42 @@ def export_cmd(
 
     loaded = analysis_load(db, study)
     try:
-        res = export(loaded, out)
+        res = export(loaded, out, key=_export_key(db))
     except FileExistsError as exc:
         fail(str(exc))
     rows = ", ".join(f"{k} {v}" for k, v in res["rows"].items())
     console.print(f"wrote {res['out']} ({rows}); check it with: python {out}/rebuild.py")
+
+
+def _export_key(db: str | None) -> bytes:
+    """The export key of the database (issue 24): $TURINGLAB_EXPORT_KEY, else kept in the database."""
+    from turinglab.analysis.pseudonyms import export_key
+    from turinglab.store import Store
+    from turinglab.store.db import existing_database
+
+    with Store(existing_database(db)) as store:
+        return export_key(store)
+
+
+@app.command("export-payment-ids")
+def export_payment_ids(
+    out: str = typer.Option(..., "--out", help="New CSV file for the RAW Prolific ids (for payment only; never share it)."),
+    db: str = typer.Option(None, "--db", help="Database URL (default: $DATABASE_URL or ./turinglab.db)."),
+    study: str = typer.Option(None, "--study", help="Study id or name."),
+) -> None:
+    """Write the RAW Prolific participant/study/session ids beside each participant's pseudonym."""
+    from turinglab.analysis.export import payment_ids
+    from turinglab.store import Store
+    from turinglab.store.db import existing_database
+
+    loaded = analysis_load(db, study)
+    with Store(existing_database(db)) as store:
+        try:
+            n = payment_ids(store, out, loaded.study_id)
+        except FileExistsError as exc:
+            fail(str(exc))
+    console.print(f"wrote {out}: RAW ids of {n} participants, for payment only; keep it out of the dataset and of git",
+                  highlight=False)
 
 
 @app.command("demo-data")

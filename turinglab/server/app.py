@@ -23,6 +23,9 @@ from turinglab.server.web import (
     read_survey,
 )
 from turinglab.store.api import Store
+from turinglab.server.guards import (  # noqa: F401 - TokenBucket and the start limit are used here
+    START_BURST, START_PER_S, HealthLog, PerAddress, TokenBucket, returning, too_many_starts,
+)
 
 BOT_HEADER = "X-Turinglab-Bot"
 DEFAULT_CONSENT = (
@@ -37,26 +40,6 @@ log = logging.getLogger("turinglab.server")
 
 
 RATE_BURST, RATE_PER_S = 20, 5.0  # frames a participant may send at once / per second after that (all connections)
-
-
-class TokenBucket:
-    """A flood guard per participant, shared by all their connections (frames beyond it get
-    `rate_limited` and are not processed)."""
-
-    def __init__(self, capacity: float, per_s: float) -> None:
-        self.capacity, self.per_s = capacity, per_s
-        self.tokens, self.t = capacity, time.monotonic()
-
-    def take(self) -> bool:
-        now = time.monotonic()
-        self.tokens = min(self.capacity, self.tokens + (now - self.t) * self.per_s)
-        self.t = now
-        if self.tokens >= 1:
-            self.tokens -= 1
-            return True
-        return False
-
-
 def _duration(seconds: float) -> str:
     if seconds % 60 == 0:
         n = int(seconds // 60)
@@ -88,7 +71,7 @@ def check_witnesses(study: Study, witness_factory: WitnessFactory | None = None)
 def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None = None,
                rng_seed: int | None = None, human_timing: Timing | None | str = "study",
                witness_factory: WitnessFactory | None = None, moderation: ModerationHook | None = None,
-               admin_password: str | None = None, waiting_grace_s: float = 15.0,
+               admin_password: str | None = None, admin_accounts: str | None = None, waiting_grace_s: float = 15.0,
                initial_ai_wait_s: float = 10.0, warm_up: bool = False, secret: str | None = None,
                trusted_origins: tuple[str, ...] = (), openapi: bool | None = None,
                bot_token: str | None = None, redis_url: str | None = None,
@@ -99,7 +82,8 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
     `rules.human_witness_timing` ("relay": as typed; "equalised": held to `rules.human_witness_delay`);
     under "equalised" a `human_timing` Timing replaces that delay and None turns it off (benchmarks
     only: it breaks the blinding of timing).
-    `admin_password` None: read $TURINGLAB_ADMIN_PASSWORD. `warm_up` loads the local model at start.
+    `admin_password` None: read $TURINGLAB_ADMIN_PASSWORD (the account `admin`); `admin_accounts`
+    None: $TURINGLAB_ADMIN_ACCOUNTS (a file of named accounts, turinglab/server/admin_auth.py). `warm_up` loads the local model at start.
     `secret` signs the participants' form tokens (None: $TURINGLAB_SECRET, else random per process);
     `trusted_origins` (and $TURINGLAB_TRUSTED_ORIGINS, comma-separated) are origins besides the
     request's own `Host` whose POSTs are accepted (e.g. the public URL behind a proxy that rewrites Host).
@@ -160,6 +144,11 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
         return resp
     app.state.study = study
     app.state.store = store
+    from turinglab.server.logs import install
+
+    install()  # participant tokens out of the logs, every kind of line at a bounded rate
+    health = app.state.health_log = HealthLog()
+    starts = app.state.start_limit = PerAddress()
     csrf = app.state.csrf = Csrf(secret, trusted_origins)
     page, message = page_renderers(app, study.display_name or DEFAULT_DISPLAY_NAME)
 
@@ -211,7 +200,11 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
             ids = prolific(request)
             if isinstance(ids, Response):
                 return ids
-            return to_player(await hub(request).new_person(ids, request.cookies.get(COOKIE)), request)
+            # a GET (a link on any site) creates nobody and sets no cookie: the page's button POSTs
+            mine = await returning(request.app.state.store, ids["prolific_pid"], request.cookies.get(COOKIE))
+            if mine is not None:
+                return RedirectResponse(f"/p/{mine}", status_code=303)
+            return page(request, "landing.html", query=f"?{request.url.query}")
         cookie = request.cookies.get(COOKIE)
         if cookie and await hub(request).person(cookie):
             return RedirectResponse(f"/p/{cookie}", status_code=303)
@@ -228,6 +221,9 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
             return ids
         sent = request.headers.get(BOT_HEADER)
         bot = bool(bot_secret and sent and hmac.compare_digest(sent.encode(), bot_secret.encode()))
+        wait = 0.0 if bot else starts.wait(request.client.host if request.client else "?")
+        if wait:
+            return too_many_starts(request, message, wait)
         return to_player(await hub(request).new_person(ids, request.cookies.get(COOKIE), bot=bot), request)
 
     @app.get("/p/{token}", response_class=HTMLResponse)
@@ -273,7 +269,7 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
         p, refused = await posted(request, token, csrf_field)
         if refused:
             return refused
-        log.info("participant %s declined consent", p.id)
+        log.info("participant %s declined consent", p.id)  # logged as a short hash (server/logs.py)
         if study.no_consent_url:
             return RedirectResponse(study.no_consent_url, status_code=303)
         return message(request, "You did not consent",
@@ -314,9 +310,10 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
         would tell a lone participant whether their partner is a human (counts are on /admin)."""
         try:
             await asyncio.to_thread(_db_ping, request.app.state.store)
-        except Exception:  # noqa: BLE001 - any failure means the database is down for us
-            log.exception("health check: the database did not answer")
+        except Exception as exc:  # noqa: BLE001 - any failure means the database is down for us
+            health.failed(exc)
             return JSONResponse({"ok": False, "database": "down"}, status_code=503)
+        health.ok()
         redis_ping = getattr(request.app.state.hub, "redis_ok", None)  # a cluster worker: Redis too
         if redis_ping is not None and not await redis_ping():
             return JSONResponse({"ok": False, "database": "ok", "redis": "down"}, status_code=503)
@@ -361,5 +358,5 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
 
     from turinglab.server.admin import add_admin
 
-    add_admin(app, admin_password, page, message)
+    add_admin(app, admin_password, page, message, admin_accounts)
     return app
