@@ -53,6 +53,7 @@ def report(
     alpha: float = typer.Option(0.05, "--alpha", help="Significance level."),
     fmt: str = typer.Option("html", "--format", help="html (one self-contained file), md (+ a figures folder) or json (every number, keyed)."),
     include_bots: bool = typer.Option(False, "--include-bots", help="Analyse games flagged bot too (by default they are only in the leaderboard)."),
+    audit: bool = typer.Option(True, "--audit/--no-audit", help="Include the blinding audit (`turinglab audit blinding`)."),
 ) -> None:
     """Analyse a study's games and write the report (tables, figures, methods)."""
     if fmt not in ("html", "md", "json"):
@@ -81,6 +82,14 @@ def report(
                         witnesses=loaded.witness_specs, messages=loaded.messages)
         except ValueError as exc:
             fail(str(exc))
+        if audit:
+            from turinglab.analysis.audit import audit_blinding
+
+            bar.update(task, description="blinding audit")
+            try:
+                a.audit = audit_blinding(db, loaded.study_id, alpha=alpha, include_bots=include_bots)
+            except ValueError as exc:  # too few games of a kind: the report says nothing of it
+                err_console.print(f"blinding audit left out: {exc}", markup=False)
         bar.update(task, description="figures and report")
         paths = write_report(a, out, fmt)
         bar.update(task, advance=1)
@@ -145,6 +154,8 @@ def demo_data(
     static: bool = typer.Option(False, "--static", help="Instead: a playable static study for each of Zhang's six tasks."),
     images_dir: str = typer.Option("./turinglab-static-images", "--images-dir", help="--static: where to put the images."),
     zhang_data: str = typer.Option(None, "--zhang-data", help="--static: folder of Zhang's data (word.json...)."),
+    leak: str = typer.Option(None, "--leak", help="A study whose blinding leaks on purpose: late-fallback (AI replies "
+                             "late now and then) or no-typing (AI shows no typing indicator); `turinglab audit blinding` catches it."),
 ) -> None:
     """Play synthetic games with known true rates through the real engine and store (or, with
     --static, build a static study per task from shipped images and Zhang's real data)."""
@@ -153,18 +164,21 @@ def demo_data(
     if static:
         return _demo_static(db, images_dir, zhang_data, seed)
 
-    from turinglab.analysis.demo import TAG_SHARE, DemoSpec, generate
+    from turinglab.analysis.demo import LEAKS, TAG_SHARE, DemoSpec, generate
 
     if games < 1:
         fail(f"--games must be at least 1, got {games}")
+    if leak is not None and leak not in LEAKS:
+        fail(f"--leak must be one of {', '.join(LEAKS)}, got {leak!r}")
     spec = DemoSpec(n_games=games, seed=seed, format="three-player" if three_player else "two-player",
-                    tag_share=TAG_SHARE)
+                    tag_share=TAG_SHARE, leak=leak)
     with Progress(console=err_console, transient=True) as bar:
         task = bar.add_task("playing demo games", total=games)
         res = generate(db, spec, progress=lambda i: bar.update(task, completed=i))
     rates = ", ".join(f"{k} {v:.2f}" for k, v in res["true_rates"].items())
     human = "" if three_player else f", Human {res['human_rate']:.2f}"
-    console.print(f"study {res['study_id']} ({res['study']}): {games} games; true rates judged human: {rates}{human}")
+    leaked = f"; leaks on purpose: {LEAKS[leak]}" if leak else ""
+    console.print(f"study {res['study_id']} ({res['study']}): {games} games; true rates judged human: {rates}{human}{leaked}")
 
 
 def _demo_static(db: str | None, images_dir: str, zhang_data: str | None, seed: int) -> None:

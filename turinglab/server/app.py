@@ -8,9 +8,9 @@ import logging
 import os
 import time
 from contextlib import asynccontextmanager
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import FastAPI, Form, Request, WebSocket
+from fastapi import FastAPI, Request, WebSocket
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.websockets import WebSocketDisconnect
 
@@ -19,8 +19,8 @@ from turinglab.server.live import protocol as proto
 from turinglab.server.content_filter import ContentFilter, ModerationHook
 from turinglab.server.live.hub import Clock, Hub, WitnessFactory
 from turinglab.server.web import (
-    COOKIE, CSRF_FIELD, CSRF_HEADER, DEFAULT_DISPLAY_NAME, PROLIFIC, SECURITY_HEADERS, Csrf, _db_ping, page_renderers,
-    read_survey,
+    COOKIE, CSRF_HEADER, DEFAULT_DISPLAY_NAME, PROLIFIC, SECURITY_HEADERS, Csrf, _db_ping,
+    add_consent_routes, add_survey_route, page_renderers,
 )
 from turinglab.store.api import Store
 from turinglab.server.guards import (  # noqa: F401 - TokenBucket and the start limit are used here
@@ -249,50 +249,23 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
                         secure=request.url.scheme == "https")
         return resp
 
-    @app.post("/p/{token}/consent")
-    async def consent(request: Request, token: str, agree: Annotated[str | None, Form()] = None,
-                      csrf_field: Annotated[str | None, Form(alias=CSRF_FIELD)] = None) -> Response:
-        p, refused = await posted(request, token, csrf_field)
-        if refused:
-            return refused
-        if agree != "yes":
-            return message(request, "Consent needed", "Tick the box to agree before you continue.", 400,
-                           link=f"/p/{p.id}", link_text="Back to the consent form")
-        await hub(request).consent(p.id)
-        return RedirectResponse(f"/p/{p.id}", status_code=303)
+    async def record_consent(p: Any) -> None:
+        await app.state.hub.consent(p.id)
 
-    @app.post("/p/{token}/decline")
-    async def decline(request: Request, token: str,
-                      csrf_field: Annotated[str | None, Form(alias=CSRF_FIELD)] = None) -> Response:
-        """ "I do not agree": nothing is played; to the study's no-consent link (e.g. Prolific's
-        no-consent code), else a page saying that nothing was recorded."""
-        p, refused = await posted(request, token, csrf_field)
-        if refused:
-            return refused
-        log.info("participant %s declined consent", p.id)  # logged as a short hash (server/logs.py)
-        if study.no_consent_url:
-            return RedirectResponse(study.no_consent_url, status_code=303)
-        return message(request, "You did not consent",
-                       "Thank you for considering the study. You have not taken part, and no chat or answers "
-                       "of yours were recorded. You can close this page.")
+    add_consent_routes(
+        app, posted, message, consented=record_consent, no_consent_url=study.no_consent_url,
+        declined_text="Thank you for considering the study. You have not taken part, and no chat or answers "
+                      "of yours were recorded. You can close this page.",
+        on_decline=lambda p: log.info("participant %s declined consent", p.id))  # logged as a short hash
 
     @app.get("/favicon.ico")
     async def favicon() -> Response:
         return RedirectResponse("/static/favicon.svg", status_code=301)
 
-    @app.post("/p/{token}/survey")
-    async def survey(request: Request, token: str) -> Response:
-        p = await hub(request).person(token)
-        if p is None:
-            return JSONResponse({"detail": "unknown participant link"}, status_code=404)
-        refused = forged(request, p.id, json=True)
-        if refused:
-            return refused
-        answers = await read_survey(request)
-        if isinstance(answers, JSONResponse):
-            return answers
-        await hub(request).survey(p.id, answers)
-        return JSONResponse({"ok": True})
+    async def save_survey(p: Any, answers: dict[str, Any]) -> None:
+        await app.state.hub.survey(p.id, answers)
+
+    add_survey_route(app, lambda token: app.state.hub.person(token), forged, save_survey)
 
     @app.get("/p/{token}/done", response_class=HTMLResponse)
     async def done(request: Request, token: str) -> Response:

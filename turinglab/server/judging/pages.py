@@ -27,13 +27,14 @@ from dataclasses import replace
 from collections import Counter
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import FastAPI, Form, Request
+from fastapi import FastAPI, Request
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse, Response
 
 from turinglab.server.web import (
-    COOKIE, CSRF_FIELD, CSRF_HEADER, PROLIFIC, Csrf, _db_ping, page_renderers, read_survey, templates,
+    COOKIE, CSRF_FIELD, CSRF_HEADER, PROLIFIC, Csrf, _db_ping, add_consent_routes, add_survey_route, page_renderers,
+    templates,
 )
 from turinglab.server.guards import HealthLog, PerAddress, returning, too_many_starts
 from turinglab.server.judging.trial_writer import TrialWriter
@@ -357,29 +358,14 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
             return None, not_found(request)
         return p, forged(request, p.id, csrf_field)
 
-    @app.post("/p/{token}/consent")
-    async def consent(request: Request, token: str, agree: Annotated[str | None, Form()] = None,
-                      csrf_field: Annotated[str | None, Form(alias=CSRF_FIELD)] = None) -> Response:
-        p, refused = await posted(request, token, csrf_field)
-        if refused:
-            return refused
-        if agree != "yes":
-            return message(request, "Consent needed", "Tick the box to agree before you continue.", 400,
-                           link=f"/p/{p.id}", link_text="Back to the consent form")
+    async def record_consent(p: Any) -> None:
         if p.consent_ms is None:
             await asyncio.to_thread(store.update_participant, p.id, consent_ms=now())
-        return RedirectResponse(f"/p/{p.id}", status_code=303)
 
-    @app.post("/p/{token}/decline")
-    async def decline(request: Request, token: str,
-                      csrf_field: Annotated[str | None, Form(alias=CSRF_FIELD)] = None) -> Response:
-        p, refused = await posted(request, token, csrf_field)
-        if refused:
-            return refused
-        if study.no_consent_url:
-            return RedirectResponse(study.no_consent_url, status_code=303)
-        return message(request, "You did not consent", "Thank you for considering the study. You have not "
-                       "taken part, and no answers of yours were recorded. You can close this page.")
+    add_consent_routes(
+        app, posted, message, consented=record_consent, no_consent_url=study.no_consent_url,
+        declined_text="Thank you for considering the study. You have not taken part, and no answers of yours "
+                      "were recorded. You can close this page.")
 
     @app.post("/p/{token}/answer")
     async def answer(request: Request, token: str) -> Response:
@@ -520,20 +506,11 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
         return FileResponse(path, media_type=IMAGE_TYPES[path.suffix.lower()],
                             headers={"Cache-Control": "private, max-age=3600"})
 
-    @app.post("/p/{token}/survey")
-    async def survey(request: Request, token: str) -> Response:
-        p = await judge(token)
-        if p is None:
-            return JSONResponse({"detail": "unknown participant link"}, status_code=404)
-        refused = forged(request, p.id, json=True)
-        if refused:
-            return refused
-        answers = await read_survey(request)
-        if isinstance(answers, JSONResponse):
-            return answers
+    async def save_survey(p: Any, answers: dict[str, Any]) -> None:
         await asyncio.to_thread(store.update_participant, p.id, demographics=answers)
         consented.pop(p.id, None)
-        return JSONResponse({"ok": True})
+
+    add_survey_route(app, judge, forged, save_survey)
 
     @app.get("/p/{token}/done", response_class=HTMLResponse)
     async def done(request: Request, token: str) -> Response:
