@@ -40,6 +40,7 @@ class Survey(BaseModel):
     education: Literal[survey.EDUCATION] | None = None  # type: ignore[valid-type]
     chatbot_use: Literal[survey.CHATBOT_USE] | None = None  # type: ignore[valid-type]
     llm_knowledge: Literal[survey.LLM_KNOWLEDGE] | None = None  # type: ignore[valid-type]
+    prior_visits: Literal[survey.PRIOR_VISITS] | None = None  # type: ignore[valid-type]
     # Zhang et al. asked judges their native language and country (static judge pages)
     native_language: Annotated[str | None, Field(min_length=1, max_length=60)] = None
     country: Annotated[str | None, Field(min_length=1, max_length=60)] = None
