@@ -20,7 +20,7 @@ from turinglab.server.content_filter import ContentFilter, ModerationHook
 from turinglab.server.live.hub import Clock, Hub, WitnessFactory
 from turinglab.server.web import (
     COOKIE, CSRF_HEADER, DEFAULT_DISPLAY_NAME, PROLIFIC, SECURITY_HEADERS, Csrf, _db_ping,
-    add_consent_routes, page_renderers, read_survey,
+    add_consent_routes, add_survey_route, page_renderers,
 )
 from turinglab.store.api import Store
 from turinglab.server.guards import (  # noqa: F401 - TokenBucket and the start limit are used here
@@ -69,7 +69,7 @@ def check_witnesses(study: Study, witness_factory: WitnessFactory | None = None)
 
 
 def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None = None,
-               rng_seed: int | None = None, human_timing: Timing | None = Timing(),
+               rng_seed: int | None = None, human_timing: Timing | None | str = "study",
                witness_factory: WitnessFactory | None = None, moderation: ModerationHook | None = None,
                admin_password: str | None = None, admin_accounts: str | None = None, waiting_grace_s: float = 15.0,
                initial_ai_wait_s: float = 10.0, warm_up: bool = False, secret: str | None = None,
@@ -78,8 +78,10 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
                redis_prefix: str | None = None) -> FastAPI:
     """The turinglab web app for one study. `db_url` None: $DATABASE_URL or ./turinglab.db.
 
-    Migrations run when the app starts. `human_timing=None` turns the human witnesses'
-    designed delay off (benchmarks only: it breaks the blinding of timing).
+    Migrations run when the app starts. Human witnesses' replies follow the study's
+    `rules.human_witness_timing` ("relay": as typed; "equalised": held to `rules.human_witness_delay`);
+    under "equalised" a `human_timing` Timing replaces that delay and None turns it off (benchmarks
+    only: it breaks the blinding of timing).
     `admin_password` None: read $TURINGLAB_ADMIN_PASSWORD (the account `admin`); `admin_accounts`
     None: $TURINGLAB_ADMIN_ACCOUNTS (a file of named accounts, turinglab/server/admin_auth.py). `warm_up` loads the local model at start.
     `secret` signs the participants' form tokens (None: $TURINGLAB_SECRET, else random per process);
@@ -101,8 +103,9 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
     hub_class = Hub
     if redis_url:
         from turinglab.server.live.cluster import ClusterHub
-        from turinglab.server.live.cluster_redis import check_cluster_db, shared_secret
+        from turinglab.server.live.cluster_redis import check_cluster_db, check_cluster_study, shared_secret
 
+        check_cluster_study(study)
         check_cluster_db(store.url)
         hub_class = ClusterHub
         hub_kw = {"redis_url": redis_url, "prefix": redis_prefix or f"turinglab:{study.name}"}
@@ -237,7 +240,8 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
         else:
             r = study.rules
             resp = page(request, "play.html", token=p.id, csrf=csrf.token(p.id), format=study.format,
-                        max_chars=r.max_chars,
+                        max_chars=r.max_chars, conf_min=r.confidence_min, conf_max=r.confidence_max,
+                        rounds=study.allocation.session_rounds,
                         duration=_duration(r.time_limit_s), block_paste=r.block_paste,
                         lone_then=study.allocation.lone_then, lone_wait=_duration(study.allocation.lone_wait_s),
                         completion=bool(study.completion_url))
@@ -258,19 +262,10 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
     async def favicon() -> Response:
         return RedirectResponse("/static/favicon.svg", status_code=301)
 
-    @app.post("/p/{token}/survey")
-    async def survey(request: Request, token: str) -> Response:
-        p = await hub(request).person(token)
-        if p is None:
-            return JSONResponse({"detail": "unknown participant link"}, status_code=404)
-        refused = forged(request, p.id, json=True)
-        if refused:
-            return refused
-        answers = await read_survey(request)
-        if isinstance(answers, JSONResponse):
-            return answers
-        await hub(request).survey(p.id, answers)
-        return JSONResponse({"ok": True})
+    async def save_survey(p: Any, answers: dict[str, Any]) -> None:
+        await app.state.hub.survey(p.id, answers)
+
+    add_survey_route(app, lambda token: app.state.hub.person(token), forged, save_survey)
 
     @app.get("/p/{token}/done", response_class=HTMLResponse)
     async def done(request: Request, token: str) -> Response:

@@ -40,6 +40,7 @@ class Survey(BaseModel):
     education: Literal[survey.EDUCATION] | None = None  # type: ignore[valid-type]
     chatbot_use: Literal[survey.CHATBOT_USE] | None = None  # type: ignore[valid-type]
     llm_knowledge: Literal[survey.LLM_KNOWLEDGE] | None = None  # type: ignore[valid-type]
+    prior_visits: Literal[survey.PRIOR_VISITS] | None = None  # type: ignore[valid-type]
     # Zhang et al. asked judges their native language and country (static judge pages)
     native_language: Annotated[str | None, Field(min_length=1, max_length=60)] = None
     country: Annotated[str | None, Field(min_length=1, max_length=60)] = None
@@ -164,3 +165,22 @@ def add_consent_routes(app: FastAPI, posted, message, *, consented, no_consent_u
         if no_consent_url:
             return RedirectResponse(no_consent_url, status_code=303)
         return message(request, "You did not consent", declined_text)
+
+
+def add_survey_route(app: FastAPI, find, forged, save) -> None:  # noqa: ANN001
+    """POST /p/{token}/survey (JSON), the same for live and judge pages: `find(token)` gives the
+    participant or None, `forged(request, pid, json=True)` a refusal or None, `save(p, answers)` stores."""
+
+    @app.post("/p/{token}/survey")
+    async def survey(request: Request, token: str) -> Response:
+        p = await find(token)
+        if p is None:
+            return JSONResponse({"detail": "unknown participant link"}, status_code=404)
+        refused = forged(request, p.id, json=True)
+        if refused:
+            return refused
+        answers = await read_survey(request)
+        if isinstance(answers, JSONResponse):
+            return answers
+        await save(p, answers)
+        return JSONResponse({"ok": True})

@@ -33,7 +33,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse, Response
 
 from turinglab.server.web import (
-    COOKIE, CSRF_FIELD, CSRF_HEADER, PROLIFIC, Csrf, _db_ping, add_consent_routes, page_renderers, read_survey,
+    COOKIE, CSRF_FIELD, CSRF_HEADER, PROLIFIC, Csrf, _db_ping, add_consent_routes, add_survey_route, page_renderers,
     templates,
 )
 from turinglab.server.guards import HealthLog, PerAddress, returning, too_many_starts
@@ -506,20 +506,11 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
         return FileResponse(path, media_type=IMAGE_TYPES[path.suffix.lower()],
                             headers={"Cache-Control": "private, max-age=3600"})
 
-    @app.post("/p/{token}/survey")
-    async def survey(request: Request, token: str) -> Response:
-        p = await judge(token)
-        if p is None:
-            return JSONResponse({"detail": "unknown participant link"}, status_code=404)
-        refused = forged(request, p.id, json=True)
-        if refused:
-            return refused
-        answers = await read_survey(request)
-        if isinstance(answers, JSONResponse):
-            return answers
+    async def save_survey(p: Any, answers: dict[str, Any]) -> None:
         await asyncio.to_thread(store.update_participant, p.id, demographics=answers)
         consented.pop(p.id, None)
-        return JSONResponse({"ok": True})
+
+    add_survey_route(app, judge, forged, save_survey)
 
     @app.get("/p/{token}/done", response_class=HTMLResponse)
     async def done(request: Request, token: str) -> Response:
@@ -566,15 +557,13 @@ def safe_image(image_dir: Path, name: str | None) -> Path | None:
 
 def add_static_admin(app: FastAPI, password: str | None, message, accounts_file: str | None = None) -> None:  # noqa: ANN001
     """/admin for a static study: judges in progress and done, trials per phase and agent, controls."""
-    from turinglab.server.admin import admin_guard
+    from turinglab.server.admin import admin_guard, guarded
 
     guard = admin_guard(app, password, message, accounts_file)
 
     @app.get("/admin", response_class=HTMLResponse)
+    @guarded(guard)
     async def admin(request: Request) -> Response:
-        denied = await guard(request)
-        if denied:
-            return denied
         store: Store = request.app.state.store
         sid = request.app.state.static_study_id
         info = await asyncio.to_thread(store.static_study, sid)
