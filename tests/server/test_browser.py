@@ -18,6 +18,7 @@ from static_judge_data import chromium_on  # noqa: E402
 
 from turinglab.game.config import Allocation, Rules, Study, Timing, WitnessSpec  # noqa: E402
 from turinglab.server.app import create_app  # noqa: E402
+from turinglab.server.testing import browser_admin_login  # noqa: E402
 from turinglab.store.api import Store  # noqa: E402
 
 pytestmark = pytest.mark.browser
@@ -55,8 +56,9 @@ async def shot(page, name: str) -> None:
 
 async def admin_text(browser, base: str, vp: dict, name: str) -> str:
     """The admin page's text at viewport `vp`, shot as `name`."""
-    admin = await browser.new_context(bypass_csp=True, viewport=vp, http_credentials={"username": "a", "password": "pw"})
+    admin = await browser.new_context(bypass_csp=True, viewport=vp)
     ap = await admin.new_page()
+    await browser_admin_login(ap, base, "pw")
     await ap.goto(base + "/admin")
     text = await ap.text_content("body")
     await shot(ap, name)
@@ -306,8 +308,9 @@ async def test_polish_display_name_decline_alert_slider_reveal_and_live_admin(ch
         await d.wait_for_url("**/static/favicon.svg?no-consent")
         await ctx.close()
         # a live admin page, open before the game starts
-        adm_ctx = await browser.new_context(bypass_csp=True, viewport=DESKTOP, http_credentials={"username": "a", "password": "pw"})
+        adm_ctx = await browser.new_context(bypass_csp=True, viewport=DESKTOP)
         adm = await adm_ctx.new_page()
+        await browser_admin_login(adm, base, "pw")
         await adm.goto(base + "/admin")
         assert "Games in progress (0)" in await adm.text_content("#live")
         a = await newcomer(browser, base, DESKTOP)

@@ -86,6 +86,7 @@ def participants_table(infos) -> pd.DataFrame:
             "education": d.get("education"),
             "chatbot_freq": survey.ordinal(chat, survey.CHATBOT_USE),
             "llm_knowledge": survey.ordinal(know, survey.LLM_KNOWLEDGE),
+            "prior_visits": survey.ordinal(d.get("prior_visits"), survey.PRIOR_VISITS),
         })
     if not rows:
         return empty(PARTICIPANT_COLUMNS)

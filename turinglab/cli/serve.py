@@ -79,9 +79,20 @@ def serve(
                                 "and PostgreSQL); see docs/deploy.md."),
     redis: str = typer.Option(None, "--redis", help="Redis URL shared by every worker of the study (e.g. "
                               "redis://127.0.0.1:6379/0): workers here and on other hosts serve it together."),
+    forwarded_allow_ips: str = typer.Option(None, "--forwarded-allow-ips", help="addresses of the reverse proxies "
+                                            "whose X-Forwarded-For/-Proto are believed, comma-separated (default: "
+                                            "$TURINGLAB_FORWARDED_ALLOW_IPS, else none)"),
 ) -> None:
     """Run the live imitation game, or a static test's judge pages, in the browser (with /admin)."""
+    import os
+
     import uvicorn
+
+    from turinglab.server.proxies import ENV as PROXY_ENV, proxy_settings
+
+    if forwarded_allow_ips is not None:  # the cluster's worker processes read it from the environment
+        os.environ[PROXY_ENV] = forwarded_allow_ips
+    proxy_kw = proxy_settings()
 
     _check_port(host, port)  # before the database is created or a model loaded
 
@@ -108,7 +119,7 @@ def serve(
         from turinglab.server.tuning import tune_gc
 
         tune_gc()  # full collections of the start-up objects paused the judge pages for 0.1-0.4 s
-        uvicorn.run(web, host=host, port=port, log_level="info")
+        uvicorn.run(web, host=host, port=port, log_level="info", **proxy_kw)
         return
     from turinglab.game.study_file import load_study
 
@@ -129,4 +140,5 @@ def serve(
     from turinglab.server.slowclients import protocol_class
     from turinglab.server.testing import WS_MAX_BYTES
 
-    uvicorn.run(web, host=host, port=port, log_level="info", ws_max_size=WS_MAX_BYTES, http=protocol_class())
+    uvicorn.run(web, host=host, port=port, log_level="info", ws_max_size=WS_MAX_BYTES, http=protocol_class(),
+                **proxy_kw)

@@ -112,6 +112,8 @@ def witness_probe(
     games: int = typer.Option(20, "--games", min=1, help="bot games to play"),
     turns: int = typer.Option(5, "--turns", min=1, help="interrogator messages per game"),
     seed: int = typer.Option(0, "--seed", min=0, help="first game's seed (games use seed, seed+1, ...; batches add up)"),
+    strategy: str = typer.Option("default", "--strategy", help="the scripted interrogator's: default or adversarial "
+                                 "(code, arithmetic, letters, translation, injection, strange, accusation)"),
     no_judge: bool = typer.Option(False, "--no-judge", help="skip the LLM judge (no judged-human rate)"),
     db: str | None = typer.Option(None, "--db", help="a store whose human witnesses' replies are compared"),
     as_json: bool = typer.Option(False, "--json", help="print JSON"),
@@ -123,8 +125,12 @@ def witness_probe(
 
     from rich.progress import Progress
 
+    from turinglab.bots.interrogator import KINDS
     from turinglab.bots.probe import probe
     from turinglab.witnesses.registry import UnknownWitness, resolve
+
+    if strategy not in KINDS:
+        fail(f"--strategy must be one of {', '.join(KINDS)}, got {strategy!r}")
 
     filter_words: tuple[str, ...] = ()
     max_chars, rules = 300, None
@@ -154,7 +160,7 @@ def witness_probe(
     with Progress(console=err_console, transient=True) as bar:
         task = bar.add_task(f"probing {spec.codename}", total=games)
         res = probe(spec, games=games, turns=turns, max_chars=max_chars, seed=seed, judge=judge, content_filter=filter_words, rules=rules,
-                    store=store, progress=lambda k: bar.update(task, completed=k))
+                    store=store, progress=lambda k: bar.update(task, completed=k), strategy=strategy)
     out = res.to_json()
     if save:
         from pathlib import Path

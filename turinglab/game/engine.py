@@ -9,13 +9,13 @@ The engine never knows who the witnesses are: identities live in the store.
 
 from __future__ import annotations
 
-import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, Union
 
 from turinglab.game import events as ev
 from turinglab.game.config import Format, Rules
 from turinglab.game.events import INTERROGATOR, SYSTEM, WITNESS_SEATS, Event, State
+from turinglab.textnorm import is_blank
 
 MAX_REASON_CHARS = 2000
 MAX_REFUSED_TEXT = 500  # characters of a refused message kept in the log (with its full length)
@@ -162,8 +162,10 @@ class Game:
     # --- construction ---
 
     @classmethod
-    def start(cls, format: Format, rules: Rules, now_ms: int) -> "Game":
-        """A new game whose log begins with `game_started` at `now_ms`."""
+    def start(cls, format: Format, rules: Rules, now_ms: int,
+              personas: dict[str, dict[str, Any]] | None = None) -> "Game":
+        """A new game whose log begins with `game_started` at `now_ms`; `personas` (seat -> the
+        persona drawn for its AI witness) is stored in that event for analyses, never shown."""
         if format not in ("two-player", "three-player"):
             raise ValueError(f"format must be 'two-player' or 'three-player', got {format!r}")
         game = cls()
@@ -171,7 +173,8 @@ class Game:
             ev.GAME_STARTED,
             SYSTEM,
             now_ms,
-            payload={"format": format, "rules": rules.model_dump(mode="json")},
+            payload={"format": format, "rules": rules.model_dump(mode="json"),
+                     **({"personas": personas} if personas else {})},
         )
         return game
 
@@ -526,11 +529,10 @@ class Game:
 
 
 def _visible(text: str) -> bool:
-    """Whether the text shows anything: not only white space and invisible format characters
-    (zero-width space/joiners, soft hyphen, word joiner, BOM: Unicode category Cf)."""
-    if text.isascii():
-        return bool(text.strip())
-    return any(not c.isspace() and unicodedata.category(c) != "Cf" for c in text)
+    """Whether the text shows anything (turinglab.textnorm, the content filter's normalisation):
+    not only white space, format characters, variation selectors, blank glyphs (Hangul fillers,
+    the Braille blank) or marks with no letter."""
+    return not is_blank(text)
 
 
 def _role(seat: str) -> str:

@@ -48,8 +48,10 @@ def serve_cluster(study: str | None, db: str | None, redis_url: str | None, work
     from turinglab.server.slowclients import protocol_class
     from turinglab.server.testing import WS_MAX_BYTES
 
+    from turinglab.server.proxies import proxy_settings
+
     uvicorn.run("turinglab.server.workers:app_from_env", factory=True, workers=workers, host=host, port=port,
-                log_level="info", ws_max_size=WS_MAX_BYTES, http=protocol_class())
+                log_level="info", ws_max_size=WS_MAX_BYTES, http=protocol_class(), **proxy_settings())
 
 
 def app_from_env():  # noqa: ANN201 - FastAPI

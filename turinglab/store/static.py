@@ -43,8 +43,18 @@ from turinglab.store.models import (
     StaticStudyRow,
     StimulusRow,
 )
+from turinglab.store.textcheck import check_import
 
 TRUTHS = ("human", "machine")
+
+
+class BadImportText(StoreError):
+    """Text an import cannot store (NUL, lone surrogate, too long): `lines`, one per field."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        shown = lines[:20] + ([f"... and {len(lines) - 20} more"] if len(lines) > 20 else [])
+        super().__init__(f"{len(lines)} text problem(s), nothing imported:\n" + "\n".join(shown))
 
 
 @dataclass(frozen=True)
@@ -196,7 +206,11 @@ class StaticMixin:
     def import_static(self, study: StaticStudy, stimuli: Sequence[StimulusIn], responses: Sequence[ResponseIn],
                       judges: Sequence[JudgeIn] = (), trials: Sequence[ImportTrial] = ()) -> int:
         """Register `study` and store its items, judges (new participants) and their trials in ONE
-        transaction: all or nothing. The study must have no items yet. Returns the study id."""
+        transaction: all or nothing. The study must have no items yet. Returns the study id.
+        Every text field is checked first (`textcheck.check_import`): `BadImportText` names them."""
+        bad = check_import(study.name, stimuli, responses, judges, trials)
+        if bad:
+            raise BadImportText(bad)
         with self._tx() as s:
             sid = _register(s, study, False)
             if s.scalar(select(func.count()).select_from(ResponseRow).where(ResponseRow.study_id == sid)):

@@ -19,6 +19,7 @@ sys.path.insert(0, str(Path(__file__).parents[2]))
 import loopback_model  # noqa: E402
 
 from turinglab.game.config import WitnessSpec  # noqa: E402
+from turinglab.server.testing import AdminLogin  # noqa: E402
 from turinglab.witnesses.base import GameContext, Turn  # noqa: E402
 from turinglab.witnesses.deadline import usable  # noqa: E402
 from turinglab.witnesses.llm import DEADLINE_MARGIN_S, LLMWitness  # noqa: E402
@@ -218,7 +219,7 @@ async def test_a_server_game_shows_a_cut_reply_on_time_and_counts_it(streaming, 
         assert (est.replies, est.late, est.cut) == (1, 0, 1), est.to_dict()
         assert ack["t_ms"] > 0 and s.client_left.wait(5)  # the model's generation was stopped
         async with httpx.AsyncClient(base_url=base) as c:  # /admin shows the cut next to the late replies
-            page = (await c.get("/admin", auth=("a", "pw"))).text
+            page = (await c.get("/admin", auth=AdminLogin("pw"))).text
         section = page[page.index("Model capacity"):]
         row = re.search(r"<tr><td>Sierra</td>.*?</tr>", section).group(0)
         assert re.findall(r"<td>([^<]*)</td>", row)[-3:] == ["1", "0", "1"], row  # replies, late, cut

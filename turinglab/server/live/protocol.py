@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, TypeAdapter, ValidationError
+
+from turinglab.textnorm import Seen, see
 
 Conv = Literal["A", "B"]
 MAX_FRAME_TEXT = 20_000  # anything larger is not a chat message (the study limit is far lower)
@@ -52,6 +54,14 @@ class MessageIn(_In):
     conv: Conv | None = None
     text: Annotated[Text, Field(max_length=MAX_FRAME_TEXT)]
     client_id: Annotated[Text, Field(min_length=1, max_length=64)]
+    _seen: Seen | None = PrivateAttr(default=None)
+
+    @property
+    def seen(self) -> Seen:
+        """What a reader sees of the text (textnorm), computed once at the boundary by `parse`."""
+        if self._seen is None:
+            self._seen = see(self.text)
+        return self._seen
 
 
 class PasteIn(_In):
@@ -88,9 +98,10 @@ class BadFrame(ValueError):
     """A frame that is not valid JSON or does not match the protocol; the text says why.
     `client_id`: the frame's own, when it had a usable one (the browser puts the text back)."""
 
-    def __init__(self, message: str, client_id: str | None = None) -> None:
+    def __init__(self, message: str, client_id: str | None = None, code: str = "bad_frame") -> None:
         super().__init__(message)
         self.client_id = client_id
+        self.code = code  # the error frame's code: bad_frame, or bad_verdict for a verdict's fields
 
 
 _MESSAGE_KEYS = frozenset({"type", "conv", "text", "client_id"})
@@ -121,6 +132,7 @@ def parse(raw: str) -> BaseModel:
         if t == "message":
             fast = _fast_message(data)
             if fast is not None:
+                fast._seen = see(fast.text)
                 return fast
         elif t == "ping" and len(data) == 1:
             return _PING
@@ -128,7 +140,7 @@ def parse(raw: str) -> BaseModel:
         got = data.get("type") if isinstance(data, dict) else type(data).__name__
         raise BadFrame(f"unknown frame type {str(got)[:40]!r}; expected one of: {', '.join(TYPES)}")
     try:
-        return _adapter.validate_python(data)
+        frame = _adapter.validate_python(data)
     except ValidationError as exc:
         parts = []
         for err in exc.errors()[:3]:
@@ -136,7 +148,15 @@ def parse(raw: str) -> BaseModel:
             parts.append(f"{loc}: {err['msg']}")
         cid = data.get("client_id")
         cid = cid if type(cid) is str and 1 <= len(cid) <= 64 and storable(cid) else None
-        raise BadFrame(f"bad {data['type']!r} frame: " + "; ".join(parts), cid) from None
+        # a verdict whose choice or confidence is not a usable answer is a bad verdict (text no
+        # database can hold, or a field of another frame, stays a bad frame)
+        fields = {str(e["loc"][1]) if len(e["loc"]) > 1 else "" for e in exc.errors()}
+        answer = fields <= {"choice", "confidence"} and not any(NOT_STORABLE in e["msg"] for e in exc.errors())
+        code = "bad_verdict" if data["type"] == "verdict" and answer else "bad_frame"
+        raise BadFrame(f"bad {data['type']!r} frame: " + "; ".join(parts), cid, code) from None
+    if isinstance(frame, MessageIn):
+        frame._seen = see(frame.text)  # the same normalisation as the fast path
+    return frame
 
 
 def error(code: str, message: str, client_id: str | None = None) -> dict[str, Any]:

@@ -40,7 +40,8 @@ class GameSession(StoredGame):
                  seats: dict[str, SeatInfo], now_ms: int, seed: int) -> None:
         self.hub = hub
         self.id = game_id
-        self.game = Game.start(fmt, hub.study.rules, now_ms)
+        personas = {k: s.persona for k, s in seats.items() if s.persona is not None}
+        self.game = Game.start(fmt, hub.study.rules, now_ms, personas=personas or None)
         self.seats = seats
         self.interrogator = interrogator
         self.seat_of = {interrogator: INTERROGATOR}
@@ -145,7 +146,7 @@ class GameSession(StoredGame):
             if seat != INTERROGATOR and conv in self.held and self.game.chat_open:
                 await self._send(pid, proto.error("not_your_turn", proto.TEXTS["not_your_turn"], f.client_id))
                 return
-            blocked = await self.hub.filter.check(f.text)
+            blocked = await self.hub.filter.check(f.seen)
             if blocked:
                 await self._commit(self.game.refuse(Send(seat, f.text, conv), "blocked", blocked, now).events)
                 await self._send(pid, proto.error("blocked", proto.TEXTS["blocked"], f.client_id))
@@ -212,7 +213,8 @@ class GameSession(StoredGame):
 
     async def _witness_message(self, pid: str, conv: str, f: proto.MessageIn, now: int) -> None:
         q = self._last_question(conv)
-        release = now if q is None else max(q.t_ms + max(now - q.t_ms, self._designed_fn(conv, q)(len(f.text))),
+        relay = self.hub.human_relay and self.seats[conv].spec is None  # shown as typed (the presets)
+        release = now if q is None or relay else max(q.t_ms + max(now - q.t_ms, self._designed_fn(conv, q)(len(f.text))),
                                             self._not_before(q))
         if release <= now:
             e = await self._apply_send(pid, conv, conv, f.text, f.client_id, now)
@@ -315,6 +317,8 @@ class GameSession(StoredGame):
             conv = (f.conv or "A") if seat == INTERROGATOR else seat
             out = self.game.apply(Paste(seat, f.length, conv), self.hub.now())
             await self._commit(out.events)
+        if not out.ok:  # paste_blocked (recorded), or a paste out of the game's time
+            await self._send(pid, proto.error(out.code or "refused", out.detail or "refused"))
 
     async def on_verdict(self, pid: str, f: proto.VerdictIn) -> None:
         async with self.locked():
@@ -362,7 +366,7 @@ class GameSession(StoredGame):
             for name, s in self.seats.items():
                 if s.identity.kind == "ai":
                     judged = ev.judged_human(self.game.format, v["choice"], name)
-                    self.hub.room.stats.record(s.identity.witness, judged, v["confidence"])
+                    self.hub.room.stats.record(s.identity.witness, judged, v["confidence"], self.hub.confidence_scale)
         await self.hub.game_over(self)
         current = asyncio.current_task()
         for t in list(self.tasks):
