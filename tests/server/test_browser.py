@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[1]))
-from static_judge_data import chromium_on  # noqa: E402
+from static_judge_data import BROWSER_ARGS as ARGS, chromium_on  # noqa: E402,F401 - ARGS: test_browser_jb2025 imports it from here
 
 from turinglab.game.config import Allocation, Rules, Study, Timing, WitnessSpec  # noqa: E402
 from turinglab.server.app import create_app  # noqa: E402
