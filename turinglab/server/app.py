@@ -19,8 +19,8 @@ from turinglab.server.live import protocol as proto
 from turinglab.server.content_filter import ContentFilter, ModerationHook
 from turinglab.server.live.hub import Clock, Hub, WitnessFactory
 from turinglab.server.web import (
-    COOKIE, CSRF_HEADER, DEFAULT_DISPLAY_NAME, PROLIFIC, SECURITY_HEADERS, Csrf, _db_ping,
-    add_consent_routes, add_survey_route, page_renderers,
+    COOKIE, DEFAULT_DISPLAY_NAME, PROLIFIC, SECURITY_HEADERS, Csrf, _db_ping,
+    add_consent_routes, add_survey_route, csrf_refusal, page_renderers,
 )
 from turinglab.store.api import Store
 from turinglab.server.guards import (  # noqa: F401 - TokenBucket and the start limit are used here
@@ -166,19 +166,7 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
 
     def forged(request: Request, pid: str | None = None, json: bool = False) -> Response | None:
         """A refusal if this POST came from another site or lacks the participant's token, else None."""
-        if csrf.cross_site(request.headers):
-            why = "it was sent from another site"
-        elif pid is not None and not csrf.token_ok(pid, request.headers.get(CSRF_HEADER)
-                                                    or getattr(request.state, "csrf_field", None)):
-            why = "its form token is missing or out of date (for example, the server restarted)"
-        else:
-            return None
-        log.warning("refused a POST to %s: %s", request.url.path, why)
-        if json:
-            return JSONResponse({"detail": f"not saved: {why}; reload the page and try again"}, status_code=403)
-        link = f"/p/{pid}" if pid else "/"
-        return message(request, "Request refused", f"This request was refused because {why}. "
-                       "Open your personal link again and repeat the step.", 403, link=link, link_text="Reload")
+        return csrf_refusal(csrf, message, request, pid, getattr(request.state, "csrf_field", None), json)
 
     async def posted(request: Request, token: str, csrf_field: str | None) -> tuple[Any, Response | None]:
         """The participant of a form POST, and its refusal (unknown link, forged) or None."""
