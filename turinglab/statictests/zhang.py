@@ -36,6 +36,18 @@ WORD_MODELS = {"word2vec": ("b", "Word2Vec"), "gpt2": ("c", "GPT2"), "gpt3emb": 
                "chatgpt": ("g", "ChatGPT")}  # g: the ChatGPT round (humanjudge_Word_ChatGPT_testphase.json)
 LETTER_JUDGE_NAME = {"a": "", **{v[0]: v[1] for v in WORD_MODELS.values()}}
 PAGE = re.compile(r"(?:^|/)(\d+)_([a-z])_(\d+)(?:\.html)?$")
+
+
+def word_page(at: str, td: dict, problems: list[str], example: str) -> tuple[int, str, int, str] | None:
+    """A word-association trial's page `<cue index>_<letter>_<k>.html` as (index, letter, k, name), or
+    None with the problem added (its message shows `example`)."""
+    m = PAGE.search(str(td.get("page_name", "")))
+    if not m:
+        problems.append(f"{at}: field 'page_name' is {td.get('page_name')!r}; it must end in "
+                        f"<cue index>_<letter>_<k>.html, e.g. .../{example}.html")
+        return None
+    idx, letter, k = int(m.group(1)), m.group(2), int(m.group(3))
+    return idx, letter, k, f"{idx}_{letter}_{k}"
 MAX_SHOWN = 20
 
 
@@ -253,13 +265,10 @@ def parse_judge_trials(data: Any, parsed: Parsed, source: str = "<judge trials>"
         if not isinstance(td, dict) or not isinstance(worker, str) or not worker:
             problems.append(f"{at}: needs 'workerID' (text) and 'trialData' (object); fix the record")
             continue
-        m = PAGE.search(str(td.get("page_name", "")))
-        if not m:
-            problems.append(f"{at}: field 'page_name' is {td.get('page_name')!r}; it must end in "
-                            "<cue index>_<letter>_<k>.html, e.g. .../78_e_0.html")
+        on_page = word_page(at, td, problems, "78_e_0")
+        if on_page is None:
             continue
-        idx, letter, k = int(m.group(1)), m.group(2), int(m.group(3))
-        page = f"{idx}_{letter}_{k}"
+        idx, letter, k, page = on_page
         truth, model = td.get("groundtruth"), td.get("machine_groundtruth") or ""
         answer = str(td.get("response_speaker", "")).lower()
         if idx >= n_stimuli:

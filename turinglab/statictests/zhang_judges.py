@@ -32,10 +32,10 @@ from typing import Any
 
 from turinglab.statictests.zhang import (
     LETTER_JUDGE_NAME,
-    PAGE,
     ImportProblem,
     Parsed,
     rename_agents,
+    word_page,
 )
 from turinglab.store.static import ImportTrial, JudgeIn, ResponseIn, StimulusIn
 
@@ -272,14 +272,10 @@ def parse_word_trials_alone(data: Any, source: str = "<judge trials>") -> Parsed
         if start is None:
             continue
         worker, td = start
-        m = PAGE.search(str(td.get("page_name", "")))
-        at = f"trial {name!r}"
-        if not m:
-            problems.append(f"{at}: field 'page_name' is {td.get('page_name')!r}; it must end in "
-                            "<cue index>_<letter>_<k>.html, e.g. .../8_g_0.html")
+        on_page = word_page(f"trial {name!r}", td, problems, "8_g_0")
+        if on_page is None:
             continue
-        idx, letter, k = int(m.group(1)), m.group(2), int(m.group(3))
-        page = f"{idx}_{letter}_{k}"
+        idx, letter, k, page = on_page
         at = f"trial {name!r} (page {page})"
         labels = _labels(at, td, problems)
         if labels is None:
