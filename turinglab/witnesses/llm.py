@@ -81,8 +81,8 @@ STEER = ("Stay in character: you are a human chatting with a stranger. Answer th
          "model, a program or an assistant; never offer help or ask if they have questions.")
 
 DEADLINE_MARGIN_S = 0.3  # a reply is returned this long before it is due (the server's checks after it)
-# a streamed reply with no usable words by the time a reply this long would be due gives up: the
-# fallback (at least this long, mostly) then answers when the designed reply would have come
+# a streamed reply with no usable words by the time the fallback's own words (at least this long)
+# would be due gives up: the fallback then answers when the designed reply would have come
 GIVE_UP_CHARS = 10
 
 
@@ -167,6 +167,7 @@ class LLMWitness(Witness):
         self._after = ""
         self._warm: asyncio.Task | None = None
         self._eliza: Witness | None = None
+        self._ready_fallback: str | None = None  # the fallback words of the reply in progress (their length: the give-up)
         self._turn = 0
         self._slot = slot  # the local server's slot this witness's requests go to
         self._leased = False
@@ -237,7 +238,8 @@ class LLMWitness(Witness):
         """Seconds from now until a streamed reply without usable words gives up for the fallback:
         when a short reply (GIVE_UP_CHARS) would be due, less the margin, and within `_budget_s`."""
         assert ctx.reply_due is not None
-        return max(0.05, min(self._budget_s(ctx), ctx.reply_due(GIVE_UP_CHARS) - DEADLINE_MARGIN_S))
+        chars = max(GIVE_UP_CHARS, len(self._ready_fallback or ""))
+        return max(0.05, min(self._budget_s(ctx), ctx.reply_due(chars) - DEADLINE_MARGIN_S))
 
     async def _await_warm(self) -> None:
         """Wait for the prompt pre-read, shielded: a reply whose budget runs out (wait_for cancels
@@ -371,6 +373,10 @@ class LLMWitness(Witness):
             self._fill(ctx)
         self._turn += 1
         try:
+            self._ready_fallback = None
+            if ctx.reply_due is not None and self.spec.fallback:
+                # the fallback's words are ready first: the model may take until they would be due
+                self._ready_fallback = await self._fallback_text(history, ctx)
             call = self._stream if ctx.reply_due is not None else self._complete
             raw, resp = await asyncio.wait_for(call(history, ctx, steer), timeout=self._budget_s(ctx))
             text = postprocess(raw, self.spec.postprocess, ctx.max_chars, self.rng)
@@ -412,6 +418,13 @@ class LLMWitness(Witness):
             if isinstance(exc, asyncio.CancelledError):  # never let a stray cancellation out of a witness
                 raise RuntimeError(f"witness {self.codename}: the model call was cancelled") from exc
             raise exc
+        text, self._ready_fallback = self._ready_fallback or await self._fallback_text(history, ctx), None
+        return Reply(
+            text=text, latency_s=time.monotonic() - t0, fallback=True, error=error, meta={"fallback": fb}
+        )
+
+    async def _fallback_text(self, history: list[Turn], ctx: GameContext) -> str:
+        fb = self.spec.fallback or ""
         if fb.strip().lower() == "eliza":
             if self._eliza is None:
                 from turinglab.witnesses.eliza.witness import ElizaWitness
@@ -422,9 +435,7 @@ class LLMWitness(Witness):
             text = postprocess(r.text.lower(), self.spec.postprocess, ctx.max_chars, self.rng)
         else:
             text = postprocess(fb, self.spec.postprocess, ctx.max_chars, self.rng)
-        return Reply(
-            text=text, latency_s=time.monotonic() - t0, fallback=True, error=error, meta={"fallback": fb}
-        )
+        return text
 
     async def close(self, wait: bool = False) -> None:
         """Let go of the client (the shared one stays open for other witnesses; one given to the
