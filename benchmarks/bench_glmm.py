@@ -30,7 +30,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from scipy.stats import binomtest, norm  # noqa: E402
 
-from tests.test_analysis_glmm import FORMULA, study  # noqa: E402
+from tests.analysis.test_analysis_glmm import FORMULA, study  # noqa: E402
 from turinglab.analysis.models import glmm  # noqa: E402
 
 SLOPE = 0.15

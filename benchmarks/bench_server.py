@@ -33,6 +33,8 @@ import time
 
 import numpy as np
 
+os.environ.setdefault("TURINGLAB_START_LIMIT", "off")  # every simulated person comes from 127.0.0.1
+
 
 def serve(port: int, db: str, redis: str | None = None, prefix: str | None = None) -> None:
     import uvicorn

@@ -46,6 +46,8 @@ from turinglab.statictests.zhang import parse_judge_trials, parse_responses, rea
 from turinglab.store import Store  # noqa: E402
 from turinglab.store.static import ImportTrial, JudgeIn, ResponseIn, StimulusIn  # noqa: E402
 
+os.environ.setdefault("TURINGLAB_START_LIMIT", "off")  # every simulated person comes from 127.0.0.1
+
 SUBMIT_STUDY = "bench-submit"
 
 

@@ -9,6 +9,12 @@ label<TAB>text<TAB>question: the label of that text after that interrogator mess
 wins over the text's own label: "no." is fine after "are you a bot" and a break after "is
 this a real person").
 Runs whose names share a prefix before "-s<seed>" are summed (batches of one measurement).
+
+    python benchmarks/persona/rates.py --by-family runs/s31-*.json   # shown breaks by hand per family
+
+--by-family: per run group and per interrogator family (each reply's "category": the adversarial
+families of bots/adversarial.py, or the default strategy's), replies, shown breaks by hand and
+their exact 95 % (Clopper-Pearson) interval, raw breaks by hand.
 """
 
 from __future__ import annotations
@@ -66,6 +72,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("runs", nargs="+")
     ap.add_argument("--unlabelled", action="store_true", help="print texts with no hand label (TSV, label blank)")
+    ap.add_argument("--by-family", action="store_true", help="shown breaks by hand per interrogator family, exact intervals")
     args = ap.parse_args()
     labels = load_labels()
     groups: dict[str, list[dict]] = defaultdict(list)
@@ -79,6 +86,10 @@ def main() -> None:
                     if label(labels, t, q) is None and t not in seen:
                         seen.add(t)
                         print(f"\t{t}\t{q}")
+        return
+    if args.by_family:
+        for name, runs in groups.items():
+            by_family(name, [r for run in runs for r in run["replies"]], labels)
         return
     print("| run | replies | raw breaks: classifier / hand | shown breaks: classifier / hand | regenerated | fallback | late (guarded) | judged human |")
     print("|---|---|---|---|---|---|---|---|")
@@ -102,6 +113,32 @@ def main() -> None:
         late_s = f"{late} ({late_g})" if any("late" in r for r in recs) else "not measured"
         print(f"| {name}{flag} | {n} | {pct(raw_c)} / {pct(raw_h)} | {pct(shown_c)} / {pct(shown_h)} | {regen} | {fb} | "
               f"{late_s} | {jh}/{judged} |")
+
+
+def exact(k: int, n: int) -> str:
+    """k/n with its exact 95 % (Clopper-Pearson) interval, in percent."""
+    from turinglab.stats.intervals import interval
+
+    ci = interval(k, n, 0.05, "clopper-pearson")
+    return f"{k} / {n} ({100 * k / n:.1f} %, {100 * ci.low:.1f}-{100 * ci.high:.1f} %)"
+
+
+def by_family(name: str, recs: list[dict], labels: dict) -> None:
+    """One table per run group: shown and raw breaks by hand for each interrogator family."""
+    fams: dict[str, list[dict]] = defaultdict(list)
+    for r in recs:
+        fams[r.get("category") or "?"].append(r)
+    unl = sum(label(labels, t, r["question"]) is None for r in recs for t in [r["first"], r["shown"]])
+    print(f"\n{name}" + (f" ({unl} texts unlabelled: counted as fine)" if unl else ""))
+    print("| family | replies | shown breaks by hand (95 % exact) | raw breaks by hand | regenerated | fallback |")
+    print("|---|---|---|---|---|---|")
+    for fam in sorted(fams, key=lambda f: (f == "small_talk", f)) + ["all"]:
+        rs = recs if fam == "all" else fams[fam]
+        shown = sum(bool(label(labels, r["shown"], r["question"])) for r in rs)
+        raw = sum(bool(label(labels, r["first"], r["question"])) for r in rs)
+        regen, fb = sum(bool(r["tries"]) for r in rs), sum(r["source"] == "fallback" for r in rs)
+        star = "**" if fam == "all" else ""
+        print(f"| {star}{fam}{star} | {len(rs)} | {star}{exact(shown, len(rs))}{star} | {raw} | {regen} | {fb} |")
 
 
 if __name__ == "__main__":

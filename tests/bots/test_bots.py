@@ -38,6 +38,31 @@ async def test_bots_play_the_whole_flow_and_their_games_are_flagged(sqlite_url):
     assert set(load(sqlite_url, include_bots=False).judgements["game_id"]) == {stranger.game_id}
 
 
+async def test_bots_can_ask_the_adversarial_bank(sqlite_url):
+    """run_bots(strategy="adversarial"): the stored interrogator messages are the adversarial
+    family's (a greeting, then e.g. code, arithmetic, injection), not the default strategy's."""
+    from turinglab.bots import adversarial
+    from turinglab.bots.interrogator import STRATEGIES, ScriptedInterrogator
+    from turinglab.game import events as ev
+
+    with running(study(ratio=0.0, witnesses=(ELIZA,)), sqlite_url, bot_token="tok-9") as base:
+        results = await run_bots(base, "tok-9", 2, parallel=2, turns=4, strategy="adversarial", seed=5)
+    assert [r.error for r in results] == [None, None]
+    default = {q for qs in STRATEGIES.values() for q in qs}
+    with Store(sqlite_url) as store:
+        asked = [e.payload["text"] for g in store.games() for e in store.events(g.id)
+                 if e.type == ev.MESSAGE and e.actor == ev.INTERROGATOR]
+    assert len(asked) == 8 and not default & set(asked)
+    # each bot's script is its seed's adversarial plan (play.py draws the interrogator's seed from the bot's)
+    import random
+
+    expected = [q for i in (0, 1) for _, q in
+                ScriptedInterrogator(random.Random(5 + i).randrange(2**31), "adversarial").questions(4)]
+    assert sorted(asked) == sorted(expected)
+    fams = {f for i in (0, 1) for f, _ in ScriptedInterrogator(random.Random(5 + i).randrange(2**31), "adversarial").questions(4)}
+    assert fams - {"small_talk"} <= set(adversarial.FAMILIES) and len(fams) >= 4
+
+
 async def test_a_bot_header_tells_a_participant_nothing(sqlite_url):
     """With a wrong token, or on a server without one, the start looks exactly as without the header."""
     for token in ("right", None):

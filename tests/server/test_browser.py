@@ -14,7 +14,7 @@ import pytest
 
 from turinglab.game.config import Allocation, Rules, Study, Timing, WitnessSpec
 from turinglab.server.app import create_app
-from turinglab.server.testing import serve_in_thread
+from turinglab.server.testing import browser_admin_login, serve_in_thread
 from turinglab.store.api import Store
 
 pytestmark = pytest.mark.browser
@@ -202,8 +202,9 @@ async def test_play_against_eliza(chromium_path, sqlite_url):
         assert "You were talking to an AI." in body and "You were right." in body
         await shot(page, "eliza-reveal")
         for vp in (PHONE, DESKTOP):
-            admin = await browser.new_context(bypass_csp=True, viewport=vp, http_credentials={"username": "a", "password": "pw"})
+            admin = await browser.new_context(bypass_csp=True, viewport=vp)
             ap = await admin.new_page()
+            await browser_admin_login(ap, base, "pw")
             await ap.goto(base + "/admin")
             assert "Eliza" in await ap.text_content("body")
             await shot(ap, "admin")
@@ -306,8 +307,9 @@ async def test_polish_display_name_decline_alert_slider_reveal_and_live_admin(ch
         await d.wait_for_url("**/static/favicon.svg?no-consent")
         await ctx.close()
         # a live admin page, open before the game starts
-        adm_ctx = await browser.new_context(bypass_csp=True, viewport=DESKTOP, http_credentials={"username": "a", "password": "pw"})
+        adm_ctx = await browser.new_context(bypass_csp=True, viewport=DESKTOP)
         adm = await adm_ctx.new_page()
+        await browser_admin_login(adm, base, "pw")
         await adm.goto(base + "/admin")
         assert "Games in progress (0)" in await adm.text_content("#live")
         a = await newcomer(browser, base, DESKTOP)
@@ -418,8 +420,9 @@ async def test_blocked_ai_reply_regenerated_and_lone_three_player(chromium_path,
         await type_send(page, "hey, how are you")
         assert await last_theirs(page) == "lol hi, just chilling, you?"  # the model again, not ELIZA
         await shot(page, "regen-game")
-        admin = await browser.new_context(bypass_csp=True, viewport=DESKTOP, http_credentials={"username": "a", "password": "pw"})
+        admin = await browser.new_context(bypass_csp=True, viewport=DESKTOP)
         ap = await admin.new_page()
+        await browser_admin_login(ap, base, "pw")
         await ap.goto(base + "/admin")
         assert "Blocked AI outputs: 1" in await ap.text_content("body")
         await shot(ap, "regen-admin")

@@ -14,7 +14,7 @@ from turinglab.game.config import Rules
 from turinglab.game.engine import Disconnect, Game, GiveVerdict, Send
 from turinglab.server.live import protocol as proto
 from turinglab.server.content_filter import ContentFilter
-from turinglab.server.testing import WsPlayer, csrf_token
+from turinglab.server.testing import WsPlayer, browser_admin_login, csrf_token
 from turinglab.store.api import Store
 from tests.server.live.test_server import in_game, players, running, study
 from tests.server.live.test_server_integrity import said
@@ -72,7 +72,7 @@ async def test_the_word_filter_still_matches_whole_words_only():
 
 
 async def test_client_ids_second_verdicts_headers_cookies_openapi_and_close_codes(sqlite_url):
-    with running(study(), sqlite_url) as base:
+    with running(study(), sqlite_url, forwarded_allow_ips="127.0.0.1") as base:  # X-Forwarded-Proto below
         seats = await in_game(await players(base, 2))
         i, w = seats["interrogator"], seats["A"]
         cid = "same-id"
@@ -93,9 +93,9 @@ async def test_client_ids_second_verdicts_headers_cookies_openapi_and_close_code
             assert "connect-src 'self'" in csp and "frame-ancestors 'none'" in csp and "script-src 'self'" in csp
             assert r.headers["referrer-policy"] == "same-origin" and r.headers["x-frame-options"] == "DENY"
             assert (await c.get("/openapi.json")).status_code == 404
-            r = await c.get("/?PROLIFIC_PID=abc", headers={"X-Forwarded-Proto": "https"})
+            r = await c.post("/start?PROLIFIC_PID=abc", headers={"X-Forwarded-Proto": "https"})
             assert "secure" in r.headers["set-cookie"].lower()
-            r = await c.get("/?PROLIFIC_PID=abd")
+            r = await c.post("/start?PROLIFIC_PID=abd")
             assert "secure" not in r.headers["set-cookie"].lower()
             p = await WsPlayer.create(base)
             html = (await c.get(f"/p/{p.pid}")).text
@@ -156,9 +156,9 @@ async def test_the_pages_work_under_the_content_security_policy(chromium_path, s
         await w.wait_for_selector('.msg.theirs:has-text("hello under csp")', timeout=15000)
         await type_send(w, "hi back")
         await i.wait_for_selector('.msg.theirs:has-text("hi back")', timeout=15000)
-        adm = await (await browser.new_context(viewport=DESKTOP, http_credentials={"username": "a",
-                                                                                    "password": "pw"})).new_page()
+        adm = await (await browser.new_context(viewport=DESKTOP)).new_page()
         adm.on("console", lambda m: problems.append(m.text) if "Content Security Policy" in m.text else None)
+        await browser_admin_login(adm, base, "pw")
         await adm.goto(base + "/admin")
         await adm.wait_for_timeout(1500)  # admin.js refreshes with fetch (connect-src 'self')
         assert problems == []

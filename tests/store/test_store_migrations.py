@@ -10,7 +10,8 @@ from turinglab.store import downgrade, make_engine, migrate
 from turinglab.store.models import Base
 
 TABLES = {"studies", "participants", "games", "game_seats", "events", "verdicts", "tags",
-          "static_studies", "static_stimuli", "static_responses", "static_sessions", "static_trials"}
+          "static_studies", "static_stimuli", "static_responses", "static_sessions", "static_trials",
+          "settings"}  # issue 24: the export key
 
 
 def tables(url: str) -> set[str]:

@@ -52,6 +52,14 @@ KNOWLEDGE = list(survey.LLM_KNOWLEDGE)
 TAG_SHARE = 0.3  # `demo-data`: share of demo games two demo taggers code (strategy and reason)
 TAG_AGREE = 0.75  # chance the second tagger copies the first's code (else picks at random)
 TAGGERS = ("demo-tagger-a", "demo-tagger-b")
+# `DemoSpec.leak`: a study whose blinding leaks on purpose (the blinding audit must catch it)
+LATE_SHARE = 0.3
+LATE_AFTER_MS = 30_000  # the local witness's model timeout
+LEAKS = {
+    "late-fallback": f"{LATE_SHARE:.0%} of AI replies come late: the model timed out and the fallback answered "
+                     f"after {LATE_AFTER_MS // 1000} s",
+    "no-typing": "AI witnesses never show the typing indicator",
+}
 
 
 @dataclass
@@ -66,30 +74,45 @@ class DemoSpec:
     study_name: str | None = None
     tag_share: float = 0.0  # share of games two demo taggers code (`demo-data` uses TAG_SHARE)
     topics: bool = False  # each game about one topic of TOPIC_LINES (returned as "topics": {game_id: topic})
+    leak: str | None = None  # one of LEAKS: AI witnesses that give themselves away by timing
 
 
 def demo_study(spec: DemoSpec) -> Study:
     witnesses = tuple(
         WitnessSpec(codename=w, kind="eliza" if w.upper() == "ELIZA" else "local") for w in spec.rates
     )
-    return Study(name=spec.study_name or f"demo-{spec.format}-seed{spec.seed}", format=spec.format,  # type: ignore[arg-type]
+    leak = f"-leak-{spec.leak}" if spec.leak else ""
+    return Study(name=spec.study_name or f"demo-{spec.format}-seed{spec.seed}{leak}", format=spec.format,  # type: ignore[arg-type]
                  witnesses=witnesses, preset=None)
 
 
 def _play(game, rng: np.random.Generator, t: int, witness_seats: list[str], verdict: tuple[str, int, str],
-          lines: tuple[list[str], list[str]] = (INTERROGATOR_LINES, WITNESS_LINES)) -> None:
-    """Alternate canned messages in every conversation, then give the verdict (all through the engine)."""
-    from turinglab.game.engine import GiveVerdict, Send
+          lines: tuple[list[str], list[str]] = (INTERROGATOR_LINES, WITNESS_LINES), *,
+          timing_rng: np.random.Generator | None = None, ai_seats: tuple[str, ...] = (), leak: str | None = None) -> None:
+    """Alternate canned messages in every conversation, then give the verdict (all through the engine).
+    With `timing_rng` each reply's typing indicator shows 1–5 s after the question (always at least
+    1 s before the reply); `leak` makes the `ai_seats` differ (LEAKS). Neither touches `rng`."""
+    from turinglab.game.engine import GiveVerdict, Send, Typing
 
     asks, replies = lines
     rounds = int(rng.integers(2, 7))
     for _ in range(rounds):
+        if leak and t + 2 * 50_000 * len(witness_seats) >= game.deadline_ms:  # late replies: stop in time
+            break
         for seat in witness_seats:
             t += int(rng.integers(3_000, 12_000))
             out = game.apply(Send("interrogator", str(rng.choice(asks)), conversation=seat), t)
             if not out.ok:
                 raise RuntimeError(f"engine refused a demo message: {out.code} {out.detail}")
-            t += int(rng.integers(3_000, 15_000))
+            t_q, gap = t, int(rng.integers(3_000, 15_000))
+            ai = seat in ai_seats
+            if timing_rng is not None:
+                if ai and leak == "late-fallback" and timing_rng.random() < LATE_SHARE:
+                    gap = LATE_AFTER_MS + int(timing_rng.integers(200, 2_500))
+                onset = min(int(timing_rng.integers(1_000, 5_000)), gap - 1_000)
+                if not (ai and leak == "no-typing"):
+                    game.apply(Typing(seat, seat), t_q + onset)
+            t = t_q + gap
             out = game.apply(Send(seat, str(rng.choice(replies)), conversation=seat), t)
             if not out.ok:
                 raise RuntimeError(f"engine refused a demo reply: {out.code} {out.detail}")
@@ -122,9 +145,12 @@ def generate(url: str | None, spec: DemoSpec, progress: Callable[[int], None] | 
         raise ValueError("--games must be at least 1")
     if spec.format not in ("two-player", "three-player"):
         raise ValueError("format must be two-player or three-player")
+    if spec.leak is not None and spec.leak not in LEAKS:
+        raise ValueError(f"unknown leak {spec.leak!r}; choose one of: {', '.join(LEAKS)}")
     rng = np.random.default_rng(spec.seed)
     tag_rng = np.random.default_rng([spec.seed, 7])  # its own stream: the games stay as they were
     topic_rng = np.random.default_rng([spec.seed, 11])  # likewise for the topics
+    timing_rng = np.random.default_rng([spec.seed, 13])  # and for typing indicators and leaks
     topics: dict[str, str] = {}
     study = demo_study(spec)
     codenames = list(spec.rates)
@@ -174,18 +200,20 @@ def generate(url: str | None, spec: DemoSpec, progress: Callable[[int], None] | 
                 wstats.record(name, machine_chosen, conf)
             game_id = store.create_game(study_id, spec.format, seats, inter, t)
             game = Game.start(spec.format, study.rules, t)  # type: ignore[arg-type]
+            how = dict(timing_rng=timing_rng, ai_seats=tuple(k for k, v in seats.items() if v.kind == "ai"),
+                       leak=spec.leak)
             if spec.topics:
                 topics[game_id] = topic = str(topic_rng.choice(list(TOPIC_LINES)))
-                _play(game, rng, t, witness_seats, verdict, TOPIC_LINES[topic])
+                _play(game, rng, t, witness_seats, verdict, TOPIC_LINES[topic], **how)
             else:
-                _play(game, rng, t, witness_seats, verdict)
+                _play(game, rng, t, witness_seats, verdict, **how)
             store.append_events(game_id, game.log)
             if tag_rng.random() < spec.tag_share:
                 _demo_tags(store, game_id, tag_rng, t + 600_000)
             if progress:
                 progress(gi + 1)
         return {"study_id": study_id, "study": study.name, "games": spec.n_games, "format": spec.format,
-                "true_rates": dict(spec.rates), "human_rate": spec.human_rate,
+                "true_rates": dict(spec.rates), "human_rate": spec.human_rate, "leak": spec.leak,
                 **({"topics": topics} if spec.topics else {})}
     finally:
         store.close()

@@ -1,15 +1,15 @@
 """A versioned, pseudonymous dataset of one study: CSV + Parquet, codebook, report numbers,
 the report itself and `rebuild.py`, which recomputes every number from the CSV files.
 
-Participant ids are replaced by salted hashes; the salt is random per export and is not
-written anywhere, so two exports cannot be linked to each other or to the database.
+Every external id (participant ids, which are the participants' login tokens; tagger names) is
+replaced by a keyed hash (turinglab/analysis/pseudonyms.py): the key is $TURINGLAB_EXPORT_KEY or
+the database's own generated key, never in git. Raw Prolific ids, needed only for payment, are
+in a separate, explicitly named file written by `payment_ids` (`turinglab export-payment-ids`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import secrets
 import shutil
 from importlib import resources
 from pathlib import Path
@@ -17,6 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from turinglab.analysis.core import Analysis, Options, analyse
+from turinglab.analysis.pseudonyms import PREFIX, export_key, keyed, pseudonymise
 from turinglab.analysis.report import write_numbers, write_report
 from turinglab.analysis.schema import (
     JUDGEMENT_COLUMNS, OPTIONAL_JUDGEMENT_COLUMNS, PARTICIPANT_COLUMNS, TAG_COLUMNS,
@@ -31,18 +32,24 @@ MESSAGE_COLUMNS = {
     "conversation": ("string", "The conversation (witness seat) the message belongs to."),
     "text": ("string", "Message text as sent (untrusted user text)."),
 }
+PAYMENT_COLUMNS = {
+    "participant_id": "the participant's pseudonym, as in the dataset",
+    "prolific_pid": "RAW Prolific participant id", "prolific_study_id": "RAW Prolific study id",
+    "prolific_session_id": "RAW Prolific session id", "duplicate_prolific_pid": "a second participant under a used PID",
+    "consented": "consent given", "games": "games played in any seat",
+}
 TABLES = {"judgements": JUDGEMENT_COLUMNS, "participants": PARTICIPANT_COLUMNS, "messages": MESSAGE_COLUMNS,
           "tags": TAG_COLUMNS}
 
 
-def pseudonymise(values: pd.Series, salt: str, prefix: str = "P") -> pd.Series:
-    def h(v):
-        if pd.isna(v):
-            return pd.NA
-        return prefix + hashlib.sha256((salt + str(v)).encode()).hexdigest()[:16]
-
-    uniq = {v: h(v) for v in pd.unique(values.dropna())}
-    return values.map(uniq).astype("string")
+PAYMENT_FILE = "payment_ids_RAW.csv"
+PSEUDONYMISATION = ("participant ids (the participants' login tokens) and tagger names are keyed hashes "
+                    "(HMAC-SHA256 under the database's export key, $TURINGLAB_EXPORT_KEY or a key generated "
+                    "and kept in the database, never in git): the same id has the same pseudonym in every table "
+                    "and every export of this database, and without the key no id can be tested against one. "
+                    "No raw external id is in this dataset: the raw Prolific participant, study and session ids, "
+                    "needed only to pay people, are in the separate file " + PAYMENT_FILE + " written by "
+                    "`turinglab export-payment-ids`, which joins them to these pseudonyms and must not be shared")
 
 
 def codebook(study: str, options: Options, counts: dict[str, int], extra_flags: list[str]) -> dict:
@@ -58,7 +65,9 @@ def codebook(study: str, options: Options, counts: dict[str, int], extra_flags: 
     return {
         "dataset_version": EXPORT_VERSION, "turinglab_version": __version__, "study": study,
         "rows": counts,
-        "pseudonymisation": "participant ids and tagger names are salted SHA-256 hashes; the salt was random and discarded",
+        "pseudonymisation": PSEUDONYMISATION,
+        "raw_ids": {"file": PAYMENT_FILE, "written_by": "turinglab export-payment-ids", "columns": PAYMENT_COLUMNS,
+                    "share": "never: for payment only"},
         "default_analysis": {"alpha": options.alpha, "exclude": list(options.exclude), "n_boot": options.n_boot,
                              "seed": options.seed},
         "files": {n: [f"{n}.csv", f"{n}.parquet"] for n in TABLES},
@@ -79,22 +88,23 @@ def codebook_md(cb: dict) -> str:
     return "\n".join(lines)
 
 
-def export(loaded, out_dir: str | Path, options: Options | None = None, salt: str | None = None) -> dict:
-    """Write the dataset of a `load.Loaded` study to `out_dir` (created; must be empty or absent)."""
+def export(loaded, out_dir: str | Path, options: Options | None = None, key: bytes | None = None) -> dict:
+    """Write the dataset of a `load.Loaded` study to `out_dir` (created; must be empty or absent).
+    `key`: the export key (`pseudonyms.export_key(store)`); None: a random one, linking to nothing."""
     out = Path(out_dir)
     if out.exists() and any(out.iterdir()):
         raise FileExistsError(f"{out} is not empty; choose a new directory for the export")
     out.mkdir(parents=True, exist_ok=True)
     opt = options or Options(exclude=tuple(f for f in loaded.exclusions if "flag_" + f in loaded.judgements.columns),
                              pass_decisions=loaded.pass_decisions)
-    salt = salt or secrets.token_hex(16)
+    key = key or export_key()
     j = loaded.judgements.copy()
     for c in ("interrogator_id", "witness_participant_id"):
-        j[c] = pseudonymise(j[c], salt)
+        j[c] = pseudonymise(j[c], key)
     p = loaded.participants.copy()
-    p["participant_id"] = pseudonymise(p["participant_id"], salt)
+    p["participant_id"] = pseudonymise(p["participant_id"], key)
     t = loaded.tags.copy()
-    t["tagger"] = pseudonymise(t["tagger"], salt, prefix="T")
+    t["tagger"] = pseudonymise(t["tagger"], key, prefix=PREFIX["tagger"])
     m = loaded.messages.copy()
     tables = {"judgements": j, "participants": p, "messages": m, "tags": t}
     for name, df in tables.items():
@@ -139,3 +149,25 @@ def read_tables(d: str | Path) -> dict[str, pd.DataFrame]:
 def analyse_export(d: str | Path, options: Options | None = None) -> Analysis:
     t = read_tables(d)
     return analyse(t["judgements"], t["participants"], options, tags=t["tags"])
+
+
+def payment_ids(store, out_file: str | Path, study_id: int | None = None) -> int:
+    """Write the RAW Prolific ids of the study's participants (for payment only), each beside its
+    pseudonym in the dataset; returns the number of rows. Refuses to overwrite a file."""
+    out = Path(out_file)
+    if out.exists():
+        raise FileExistsError(f"{out} exists; choose a new file for the raw ids")
+    key = export_key(store)
+    games = store.games(study_id)
+    played: dict[str, int] = {}
+    for g in games:
+        for pid in {g.interrogator_id, *(i.participant_id for i in g.seats.values())} - {None}:
+            played[pid] = played.get(pid, 0) + 1
+    rows = []
+    for p in store.get_participants(sorted(played)):
+        rows.append({"participant_id": keyed(p.id, key, PREFIX["participant"]), "prolific_pid": p.prolific_pid,
+                     "prolific_study_id": p.prolific_study_id, "prolific_session_id": p.prolific_session_id,
+                     "duplicate_prolific_pid": p.label == "duplicate_prolific_pid",
+                     "consented": p.consent_ms is not None, "games": played[p.id]})
+    pd.DataFrame(rows, columns=list(PAYMENT_COLUMNS)).to_csv(out, index=False)
+    return len(rows)

@@ -374,6 +374,10 @@ def render_html(a: Analysis, figs: list[Figure] | None = None) -> str:
     ctx = context(a)
     num = Numbering({fg.name: fg for fg in figs})
     ctx.update(figs={fg.name: figure_html(fg) for fg in figs}, tab=num.tab, fig=num.fig)
+    if a.audit is not None:
+        from turinglab.analysis.audit_text import html_context
+
+        ctx["audit"] = html_context(a.audit)
     return _env().get_template("report.html.j2").render(**ctx)
 
 
@@ -581,6 +585,10 @@ def render_markdown(a: Analysis, fig_dir_name: str, figs: list[Figure]) -> str:
         parts.append("## Reasons given (sample)")
         parts.append(table("A sample of the reasons given", ["witness", "verdict", "reason"],
                            [[e(r["witness"]), r["verdict"], e(r["reason"])] for r in c["reasons"]]))
+    if a.audit is not None:
+        from turinglab.analysis.audit_text import markdown
+
+        parts.append(markdown(a.audit, e))
     return "\n\n".join(q for q in parts if q) + "\n"
 
 
@@ -610,6 +618,8 @@ def render_json(a: Analysis) -> str:
         "numbers": {**a.numbers(), **a.extra_numbers()},  # the further analyses' numbers are report-only
         "models": {name: _model_terms(reg.get(name)) for name in ("mixed", "gee") if reg.get(name) is not None},
     }
+    if a.audit is not None:
+        doc["blinding_audit"] = a.audit.to_dict()
     return json.dumps(doc, indent=1, sort_keys=True, allow_nan=False)
 
 

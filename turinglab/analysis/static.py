@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import base64
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -195,7 +196,8 @@ def analyse_counts(jc: pd.DataFrame, lc: pd.DataFrame, judges: pd.DataFrame | No
              "rate": k / n if n else float("nan"), "low": lo, "high": hi,
              "boot_low": float(low_b[i]), "boot_high": float(high_b[i]),
              "judges": int((n_mat[:, i] > 0).sum()),
-             "zhang_in_band": bool(ZHANG_BAND[0] <= k / n <= ZHANG_BAND[1]) if n else False}
+             # Zhang's band judges machine agents only: a human row has no band verdict
+             "zhang_in_band": (bool(ZHANG_BAND[0] <= k / n <= ZHANG_BAND[1]) if n else False) if a != "human" else None}
         if a != "human" and n and n_h:
             method = "sterne" if max(n, n_h) <= STERNE_MAX_N else "clopper-pearson"
             g = two_player(k, n, k_h, n_h, alpha, method)
@@ -221,6 +223,24 @@ def analyse_counts(jc: pd.DataFrame, lc: pd.DataFrame, judges: pd.DataFrame | No
     topic = _topic_rule(main, flags, alpha, topic_items) if is_conv else None
     return StaticAnalysis(study, task, alpha, int(main["n"].sum()), int(n_c), conf, agents_df,
                           ba_rows, by_length, by_task, by_group, per_agent_conf, flags, sensitivity, notes, topic)
+
+
+def analyse_stored(store: Any, study: str | int | None, alpha: float) -> tuple[Any, StaticAnalysis]:
+    """(the stored study's `StaticStudyInfo`, its analysis) of a static study in `store` (a Store;
+    `study`: name or id, None for the first); its own exclusions, for conversations topics, and
+    the answers and speakers of `statictests.answers.static_extras`."""
+    from turinglab.statictests.answers import static_extras
+    from turinglab.statictests.summary import judge_counts, judge_table, topic_coverage
+
+    info = store.static_study(study if study is not None else store.static_studies()[0].id)
+    jc, lc = judge_counts(store, info.id, info.study.exclusions.fast_rt_ms)
+    judges = judge_table(store, sorted(jc["judge_id"].unique()))
+    a = analyse_counts(jc, lc, judges, study=info.name, task=info.task, alpha=alpha,
+                       exclusions=info.study.exclusions,
+                       topic_items=topic_coverage(store, info.id) if info.task == "conversation" else None)
+    extras = static_extras(store, info, alpha)
+    a.answers, a.speakers = extras["answers"], extras.get("speakers")
+    return info, a
 
 
 def _topic_rule(main: pd.DataFrame, flags: pd.DataFrame, alpha: float,
@@ -311,12 +331,26 @@ def _bootstrap(k_mat: np.ndarray, c_mat: np.ndarray, n_mat: np.ndarray, agents: 
     return rates, ba
 
 
+def zhang_age_bin(value: Any) -> str | None:
+    """An age ("51") or age band ("36-40", "41-45") -> Zhang's bins "below 35", "35-45", "above 45"
+    (a band by its middle); None when it is neither."""
+    nums = [int(x) for x in re.findall(r"\d+", str(value))] if value is not None else []
+    if not nums or len(nums) > 2:
+        return None
+    age = sum(nums) / len(nums)
+    return "below 35" if age < 35 else "35-45" if age <= 45 else "above 45"
+
+
 def _by_group(main: pd.DataFrame, judges: pd.DataFrame | None, alpha: float) -> pd.DataFrame:
     if judges is None or judges.empty:
         return pd.DataFrame()
     parts = []
+    if "age" in judges.columns:  # the paper's figures bin age: below 35, 35-45, above 45
+        judges = judges.assign(**{"age (Zhang's bins)": judges["age"].map(zhang_age_bin)})
     for var in sorted(c for c in judges.columns if c != "source"):
         col = judges[var].astype(str)
+        if var.startswith("age (Zhang"):
+            col = judges[var].dropna().astype(str)
         if col.nunique() < 2 or col.nunique() > MAX_GROUP_LEVELS:
             continue
         t = _levels(main.assign(group=main["judge_id"].map(col)), "group", alpha)
@@ -410,7 +444,7 @@ def _tables(a: StaticAnalysis) -> list[tuple[str, str, list[str], list[list[Any]
                 ["agent", "n", "judges", "judged human", "rate", f"{pct}% exact", f"{pct}% clustered", "Zhang band",
                  "Giunti", "p", "humanness p_m/p_h"],
                 [[r["agent"], r["n"], r["judges"], r["judged_human"], _fmt(r["rate"]), f"[{_fmt(r['low'])}, {_fmt(r['high'])}]",
-                  f"[{_fmt(r['boot_low'])}, {_fmt(r['boot_high'])}]", "in" if r["zhang_in_band"] else "out",
+                  f"[{_fmt(r['boot_low'])}, {_fmt(r['boot_high'])}]", ("–" if r["zhang_in_band"] is None else "in" if r["zhang_in_band"] else "out"),
                   r.get("giunti_decision", "–") if isinstance(r.get("giunti_decision"), str) else "–",
                   _fmt(r.get("giunti_p")), (f"{_fmt(r.get('humanness'), 2)} [{_fmt(r.get('humanness_low'), 2)}, "
                                             f"{_fmt(r.get('humanness_high'), 2)}]") if r["agent"] != "human" else "–"]
@@ -437,7 +471,14 @@ def _tables(a: StaticAnalysis) -> list[tuple[str, str, list[str], list[list[Any]
     f = a.flags
     s = a.sensitivity
     tp = a.topic
-    intro = (f"{int(f['flag_control'].sum())} judge(s) below the control-accuracy minimum, {int(f['flag_fast'].sum())} "
+    n_ctl = int(f["control_trials"].sum())
+    ctl_line = ""
+    if n_ctl:
+        ok = float((f["control_accuracy"].fillna(0) * f["control_trials"]).sum())
+        acc = f["control_accuracy"].dropna()
+        ctl_line = (f"Control answers: {round(ok)} of {n_ctl} right ({ok / n_ctl:.1%}); per judge mean {acc.mean():.1%}, "
+                    f"lowest {acc.min():.1%}. ")
+    intro = ctl_line + (f"{int(f['flag_control'].sum())} judge(s) below the control-accuracy minimum, {int(f['flag_fast'].sum())} "
              f"with too many fast answers. Without the {s['judges_flagged']} flagged judge(s): {s['trials_without_flagged']} "
              f"trials, balanced accuracy {_fmt(s['balanced_accuracy_without_flagged'])}. Every table above includes them.")
     header = ["judge", "trials", "control trials", "control accuracy", "fast share", "flag control", "flag fast",

@@ -72,3 +72,10 @@ def agreement(tags: pd.DataFrame, taxonomy: str, tagger_a: str | None = None, ta
     kappa = float(cohen_kappa_score(ya, yb))
     return {"taxonomy": taxonomy, "tagger_a": tagger_a, "tagger_b": tagger_b, "level": level,
             "games": int(len(both)), "agreement": float((ya == yb).mean()), "kappa": kappa}
+
+
+def stored_agreement(store, taxonomy: str, a: str | None, b: str | None, level: str) -> dict:  # noqa: ANN001 - Store
+    """`agreement` of the tags stored in `store` (a Store) for this taxonomy."""
+    rows = [{"game_id": t.game_id, "taxonomy": t.taxonomy, "category": t.category, "tagger": t.tagger}
+            for t in store.tags(taxonomy=taxonomy)]
+    return agreement(pd.DataFrame(rows, columns=["game_id", "taxonomy", "category", "tagger"]), taxonomy, a, b, level)

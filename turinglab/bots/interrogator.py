@@ -1,13 +1,18 @@
 """A scripted interrogator: openers and follow-ups drawn from the strategy categories of
 Jones & Bergen's taxonomy of interrogator strategies (small talk, personal details, opinions,
-arithmetic and knowledge, "are you a bot", direct challenges, typos and slang).
+arithmetic and knowledge, "are you a bot", direct challenges, typos and slang); or, with
+strategy="adversarial", the families of bots/adversarial.py (code, long arithmetic, letter counting,
+translation, prompt injection, strange messages, repeated accusations) from a bank drawn per seed.
 
     ScriptedInterrogator(seed=3).questions(5) -> [("small_talk", "hey hows it going"), ...]
+    ScriptedInterrogator(seed=3, strategy="adversarial").questions(5) -> [("small_talk", "hey"), ("code", ...), ...]
 """
 
 from __future__ import annotations
 
 import random
+
+from turinglab.bots import adversarial
 
 STRATEGIES: dict[str, tuple[str, ...]] = {
     "small_talk": ("hey hows it going", "hi! how's your day been", "yo whats up", "hello, what are you up to today",
@@ -29,12 +34,21 @@ STRATEGIES: dict[str, tuple[str, ...]] = {
 _PLAN = ("small_talk", "personal_details", "opinions", "knowledge", "are_you_a_bot", "challenge", "typos_slang")
 
 
+KINDS = ("default", "adversarial")  # the interrogator's strategy sets
+
+
 class ScriptedInterrogator:
-    def __init__(self, seed: int | None = None) -> None:
+    def __init__(self, seed: int | None = None, strategy: str = "default") -> None:
+        if strategy not in KINDS:
+            raise ValueError(f"unknown interrogator strategy {strategy!r}; use one of: {', '.join(KINDS)}")
         self.rng = random.Random(seed)
+        self.strategy = strategy
+        self.bank = adversarial.bank(seed) if strategy == "adversarial" else None
 
     def questions(self, n: int) -> list[tuple[str, str]]:
         """`n` (category, message) pairs: small talk first, the rest drawn across categories."""
+        if self.bank is not None:
+            return adversarial.plan(n, self.rng, self.bank)
         cats = ["small_talk"] + self.rng.sample(_PLAN[1:], k=min(n - 1, len(_PLAN) - 1)) if n > 0 else []
         while len(cats) < n:
             cats.append(self.rng.choice(_PLAN))

@@ -78,8 +78,9 @@ async def _survey(base: str, pid: str, rng: random.Random) -> bool:
 
 
 async def play_one(base: str, token: str | None, seed: int, *, turns: int = 5, llm: LLMInterrogator | None = None,
-                   timeout_s: float = 600.0) -> BotGame:
-    """One bot participant from the start page to the survey."""
+                   timeout_s: float = 600.0, strategy: str = "default") -> BotGame:
+    """One bot participant from the start page to the survey. `strategy`: the scripted
+    interrogator's ("default" or "adversarial", bots/adversarial.py)."""
     from turinglab.server.testing import WsPlayer
 
     rng = random.Random(seed)
@@ -94,7 +95,7 @@ async def play_one(base: str, token: str | None, seed: int, *, turns: int = 5, l
         g = state["game"]
         out.role, out.game_id = g["role"], g["game_id"]
         if out.role == "interrogator":
-            await _interrogate(p, out, rng, turns, llm, g["convs"])
+            await _interrogate(p, out, rng, turns, llm, g["convs"], strategy)
         else:
             await _witness(p, out, rng, g["seat"])
         await p.phase("reveal", timeout=timeout_s)
@@ -108,8 +109,8 @@ async def play_one(base: str, token: str | None, seed: int, *, turns: int = 5, l
 
 
 async def _interrogate(p, out: BotGame, rng: random.Random, turns: int, llm: LLMInterrogator | None,
-                       convs: list[str]) -> None:  # noqa: ANN001
-    script = ScriptedInterrogator(seed=rng.randrange(2**31)).questions(turns)
+                       convs: list[str], strategy: str = "default") -> None:  # noqa: ANN001
+    script = ScriptedInterrogator(seed=rng.randrange(2**31), strategy=strategy).questions(turns)
     transcripts: dict[str, list[tuple[str, str]]] = {c: [] for c in convs}
     for k in range(turns):
         for conv in convs:
@@ -151,13 +152,15 @@ async def _witness(p, out: BotGame, rng: random.Random, seat: str) -> None:  # n
 
 async def run_bots(base: str, token: str | None, games: int, *, parallel: int = 4, turns: int = 5,
                    llm: LLMInterrogator | None = None, seed: int = 0,
-                   progress: Callable[[BotGame], None] | None = None) -> list[BotGame]:
-    """`games` bot participants, `parallel` at a time; each result says its role, game and errors."""
+                   progress: Callable[[BotGame], None] | None = None, strategy: str = "default") -> list[BotGame]:
+    """`games` bot participants, `parallel` at a time; each result says its role, game and errors.
+    `strategy`: the scripted interrogators' ("default" or "adversarial")."""
+    ScriptedInterrogator(0, strategy)  # an unknown strategy fails before any bot starts
     sem = asyncio.Semaphore(parallel)
 
     async def one(i: int) -> BotGame:
         async with sem:
-            r = await play_one(base, token, seed + i, turns=turns, llm=llm)
+            r = await play_one(base, token, seed + i, turns=turns, llm=llm, strategy=strategy)
         if progress:
             progress(r)
         return r

@@ -95,7 +95,7 @@ def _summary(xs: list[float]) -> dict[str, float] | None:
 
 
 async def _game(witness: Witness, spec: WitnessSpec, i: int, turns: int, max_chars: int, check_filter,
-                res: ProbeResult, rules: Rules) -> None:  # noqa: ANN001
+                res: ProbeResult, rules: Rules, strategy: str = "default") -> None:  # noqa: ANN001
     now = datetime.now(timezone.utc)
     ctx = GameContext(game_id=f"probe-{i}", started_at=now, now=now, time_limit_s=300, max_chars=max_chars)
     rng = random.Random(i)
@@ -103,7 +103,7 @@ async def _game(witness: Witness, spec: WitnessSpec, i: int, turns: int, max_cha
     history: list[Turn] = []
     shown: list[tuple[str, str]] = []
     try:
-        for k, (cat, q) in enumerate(ScriptedInterrogator(seed=i).questions(turns)):
+        for k, (cat, q) in enumerate(ScriptedInterrogator(seed=i, strategy=strategy).questions(turns)):
             history.append(Turn("interrogator", q, 0))
             shown.append(("Interrogator", q))
             ctx = GameContext(game_id=ctx.game_id, started_at=now, now=now + timedelta(seconds=40 * (k + 1)),
@@ -224,9 +224,12 @@ def human_witness_replies(store) -> tuple[list[int], list[float]]:  # noqa: ANN0
 def probe(spec: WitnessSpec, *, games: int = 20, turns: int = 5, max_chars: int = 300, seed: int = 0,
           make_witness: Callable[[WitnessSpec, int], Witness] | None = None,
           judge: Callable[[list[dict[str, str]]], str] | None = None, content_filter: tuple[str, ...] = (),
-          store=None, progress: Callable[[int], None] | None = None, rules: Rules | None = None) -> ProbeResult:  # noqa: ANN001
+          store=None, progress: Callable[[int], None] | None = None, rules: Rules | None = None,
+          strategy: str = "default") -> ProbeResult:  # noqa: ANN001
     """Play `games` bot games against `spec` and measure its replies (see the module doc).
-    `judge=None` skips the judged-human rate."""
+    `judge=None` skips the judged-human rate. `strategy`: the scripted interrogator's ("default"
+    or "adversarial": bots/adversarial.py); each record's "category" is the message's family."""
+    ScriptedInterrogator(0, strategy)  # an unknown strategy fails here, before the model starts
     from turinglab.server.content_filter import ContentFilter
     from turinglab.witnesses.registry import build_witness
 
@@ -244,7 +247,7 @@ def probe(spec: WitnessSpec, *, games: int = 20, turns: int = 5, max_chars: int 
 
             await warm_up([spec])
         for i in range(games):
-            await _game(make(spec, seed + i), spec, seed + i, turns, max_chars, flt.check, res, rules)
+            await _game(make(spec, seed + i), spec, seed + i, turns, max_chars, flt.check, res, rules, strategy)
             if progress:
                 progress(i + 1)
 

@@ -12,7 +12,7 @@ import sys
 import typer
 import typer.core
 
-from turinglab.cli import db, judges, report, serve, static, stats, witness
+from turinglab.cli import audit, db, judges, report, security, serve, static, stats, witness
 from turinglab.cli.common import console, err_console, fail
 
 __all__ = ["app", "console", "err_console", "fail", "main"]
@@ -73,6 +73,9 @@ app.add_typer(db.flag_app, name="flag")
 app.add_typer(witness.app, name="witness")
 app.add_typer(judges.app, name="judges")
 app.add_typer(static.app, name="static")
+app.add_typer(security.filter_app, name="filter")
+app.add_typer(security.admin_app, name="admin")
+app.add_typer(audit.app, name="audit")
 
 
 def main() -> None:  # pragma: no cover - entry point

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import NoReturn
+from typing import Any, Callable, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
@@ -17,6 +17,19 @@ def fail(message: str, code: int = 2) -> NoReturn:
     """Print one clear line on stderr and exit (2 = bad input)."""
     err_console.print(f"error: {message}", markup=False, highlight=False, soft_wrap=True)
     raise typer.Exit(code)
+
+
+T = TypeVar("T")
+
+
+def read_study(load: Callable[..., T], *args: Any) -> T:
+    """`load(*args)` of a study-file loader; a `StudyFileError` becomes its lines on stderr (exit 2)."""
+    from turinglab.game.study_file import StudyFileError
+
+    try:
+        return load(*args)
+    except StudyFileError as exc:
+        fail(str(exc))
 
 
 def database_location(db: str | None) -> str:

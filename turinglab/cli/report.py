@@ -22,62 +22,21 @@ def _analysis_options(loaded, exclude: list[str] | None, alpha: float):
     return Options(alpha=alpha, exclude=flags, pass_decisions=getattr(loaded, "pass_decisions", "holm"))
 
 
-def _is_static_study(db: str | None, study: str | None) -> bool:
-    """Does --study name a static study (and no live one)? Without --study: no live study has
-    games and there is exactly one static study."""
-    from turinglab.store import Store, StoreError
-    from turinglab.store.db import existing_database
-
-    try:
-        with Store(existing_database(db)) as st:
-            static = st.static_studies()
-            if not static:
-                return False
-            live = st.studies()
-            if study is None:
-                return len(static) == 1 and not any(st.games(s.id) for s in live)
-            is_live = any(str(s.id) == str(study) or s.name == study for s in live)
-            return not is_live and any(str(s.id) == str(study) or s.name == study for s in static)
-    except StoreError:
-        return False
-
-
-def _ai_judge_results(db: str | None, study: str) -> list:
-    """Cached `judges evaluate` results on exactly this study's items (none if the items are unreadable)."""
-    from turinglab.judges.evaluate import results_for
-    from turinglab.judges.items import ItemsError
-    from turinglab.judges.static import load_study
-
-    try:
-        items, _ = load_study(db, study, with_trials=False)
-        return results_for(items)
-    except (LookupError, ItemsError):
-        return []
-
-
 def _static_report(db: str | None, study: str | None, out: str, alpha: float, fmt: str) -> None:
-    from turinglab.analysis.static import analyse_counts, write_static_report
-    from turinglab.statictests.answers import static_extras
-    from turinglab.statictests.summary import judge_counts, judge_table, topic_coverage
+    from turinglab.analysis.static import analyse_stored, write_static_report
+    from turinglab.judges.static import cached_results
     from turinglab.store import StoreError
 
     if not 0 < alpha < 1:
         fail(f"--alpha must be between 0 and 1 (e.g. 0.05), got {alpha}")
     store = static_store(db, write=False)
     try:
-        info = store.static_study(study if study is not None else store.static_studies()[0].id)
-        jc, lc = judge_counts(store, info.id, info.study.exclusions.fast_rt_ms)
-        judges = judge_table(store, sorted(jc["judge_id"].unique()))
-        a = analyse_counts(jc, lc, judges, study=info.name, task=info.task, alpha=alpha,
-                           exclusions=info.study.exclusions,
-                           topic_items=topic_coverage(store, info.id) if info.task == "conversation" else None)
-        extras = static_extras(store, info, alpha)
-        a.answers, a.speakers = extras["answers"], extras.get("speakers")
+        info, a = analyse_stored(store, study, alpha)
     except (StoreError, ValueError) as exc:
         fail(str(exc))
     finally:
         store.close()
-    paths = write_static_report(a, out, fmt, ai_results=_ai_judge_results(db, info.name))
+    paths = write_static_report(a, out, fmt, ai_results=cached_results(db, info.name))
     console.print(f"wrote {paths[0]} (static study {info.name}: {a.n_trials} trials, {a.n_judges} judges; "
                   f"{a.sensitivity['judges_flagged']} judges flagged"
                   + (f"; topic rule: {a.topic['judges_flagged']} judges and {a.topic['topic_wrong']} trials flagged"
@@ -94,11 +53,14 @@ def report(
     alpha: float = typer.Option(0.05, "--alpha", help="Significance level."),
     fmt: str = typer.Option("html", "--format", help="html (one self-contained file), md (+ a figures folder) or json (every number, keyed)."),
     include_bots: bool = typer.Option(False, "--include-bots", help="Analyse games flagged bot too (by default they are only in the leaderboard)."),
+    audit: bool = typer.Option(True, "--audit/--no-audit", help="Include the blinding audit (`turinglab audit blinding`)."),
 ) -> None:
     """Analyse a study's games and write the report (tables, figures, methods)."""
     if fmt not in ("html", "md", "json"):
         fail(f"--format must be html, md or json, got {fmt!r}")
-    if _is_static_study(db, study):
+    from turinglab.store.inspect import names_static_study
+
+    if names_static_study(db, study):
         if fmt == "json":
             fail("--format json is for live studies; a static study's numbers: turinglab static summary --json")
         return _static_report(db, study, out, alpha, fmt)
@@ -120,6 +82,14 @@ def report(
                         witnesses=loaded.witness_specs, messages=loaded.messages)
         except ValueError as exc:
             fail(str(exc))
+        if audit:
+            from turinglab.analysis.audit import audit_blinding
+
+            bar.update(task, description="blinding audit")
+            try:
+                a.audit = audit_blinding(db, loaded.study_id, alpha=alpha, include_bots=include_bots)
+            except ValueError as exc:  # too few games of a kind: the report says nothing of it
+                err_console.print(f"blinding audit left out: {exc}", markup=False)
         bar.update(task, description="figures and report")
         paths = write_report(a, out, fmt)
         bar.update(task, advance=1)
@@ -137,11 +107,42 @@ def export_cmd(
 
     loaded = analysis_load(db, study)
     try:
-        res = export(loaded, out)
+        res = export(loaded, out, key=_export_key(db))
     except FileExistsError as exc:
         fail(str(exc))
     rows = ", ".join(f"{k} {v}" for k, v in res["rows"].items())
     console.print(f"wrote {res['out']} ({rows}); check it with: python {out}/rebuild.py")
+
+
+def _export_key(db: str | None) -> bytes:
+    """The export key of the database (issue 24): $TURINGLAB_EXPORT_KEY, else kept in the database."""
+    from turinglab.analysis.pseudonyms import export_key
+    from turinglab.store import Store
+    from turinglab.store.db import existing_database
+
+    with Store(existing_database(db)) as store:
+        return export_key(store)
+
+
+@app.command("export-payment-ids")
+def export_payment_ids(
+    out: str = typer.Option(..., "--out", help="New CSV file for the RAW Prolific ids (for payment only; never share it)."),
+    db: str = typer.Option(None, "--db", help="Database URL (default: $DATABASE_URL or ./turinglab.db)."),
+    study: str = typer.Option(None, "--study", help="Study id or name."),
+) -> None:
+    """Write the RAW Prolific participant/study/session ids beside each participant's pseudonym."""
+    from turinglab.analysis.export import payment_ids
+    from turinglab.store import Store
+    from turinglab.store.db import existing_database
+
+    loaded = analysis_load(db, study)
+    with Store(existing_database(db)) as store:
+        try:
+            n = payment_ids(store, out, loaded.study_id)
+        except FileExistsError as exc:
+            fail(str(exc))
+    console.print(f"wrote {out}: RAW ids of {n} participants, for payment only; keep it out of the dataset and of git",
+                  highlight=False)
 
 
 @app.command("demo-data")
@@ -153,6 +154,8 @@ def demo_data(
     static: bool = typer.Option(False, "--static", help="Instead: a playable static study for each of Zhang's six tasks."),
     images_dir: str = typer.Option("./turinglab-static-images", "--images-dir", help="--static: where to put the images."),
     zhang_data: str = typer.Option(None, "--zhang-data", help="--static: folder of Zhang's data (word.json...)."),
+    leak: str = typer.Option(None, "--leak", help="A study whose blinding leaks on purpose: late-fallback (AI replies "
+                             "late now and then) or no-typing (AI shows no typing indicator); `turinglab audit blinding` catches it."),
 ) -> None:
     """Play synthetic games with known true rates through the real engine and store (or, with
     --static, build a static study per task from shipped images and Zhang's real data)."""
@@ -161,18 +164,21 @@ def demo_data(
     if static:
         return _demo_static(db, images_dir, zhang_data, seed)
 
-    from turinglab.analysis.demo import TAG_SHARE, DemoSpec, generate
+    from turinglab.analysis.demo import LEAKS, TAG_SHARE, DemoSpec, generate
 
     if games < 1:
         fail(f"--games must be at least 1, got {games}")
+    if leak is not None and leak not in LEAKS:
+        fail(f"--leak must be one of {', '.join(LEAKS)}, got {leak!r}")
     spec = DemoSpec(n_games=games, seed=seed, format="three-player" if three_player else "two-player",
-                    tag_share=TAG_SHARE)
+                    tag_share=TAG_SHARE, leak=leak)
     with Progress(console=err_console, transient=True) as bar:
         task = bar.add_task("playing demo games", total=games)
         res = generate(db, spec, progress=lambda i: bar.update(task, completed=i))
     rates = ", ".join(f"{k} {v:.2f}" for k, v in res["true_rates"].items())
     human = "" if three_player else f", Human {res['human_rate']:.2f}"
-    console.print(f"study {res['study_id']} ({res['study']}): {games} games; true rates judged human: {rates}{human}")
+    leaked = f"; leaks on purpose: {LEAKS[leak]}" if leak else ""
+    console.print(f"study {res['study_id']} ({res['study']}): {games} games; true rates judged human: {rates}{human}{leaked}")
 
 
 def _demo_static(db: str | None, images_dir: str, zhang_data: str | None, seed: int) -> None:
@@ -213,8 +219,6 @@ def tag(
         for code, name in tx.codes(taxonomy).items():
             console.print(f"{code:4} {name}", markup=False, highlight=False)
         return
-    import pandas as pd
-
     from turinglab.store import Store, StoreError
     from turinglab.store.api import UnknownId
     from turinglab.store.db import existing_database
@@ -225,11 +229,8 @@ def tag(
         fail(str(exc))
     try:
         if target == "agreement":
-            rows = [{"game_id": t.game_id, "taxonomy": t.taxonomy, "category": t.category, "tagger": t.tagger}
-                    for t in store.tags(taxonomy=taxonomy)]
-            df = pd.DataFrame(rows, columns=["game_id", "taxonomy", "category", "tagger"])
             try:
-                r = tx.agreement(df, taxonomy, a, b, level)
+                r = tx.stored_agreement(store, taxonomy, a, b, level)
             except ValueError as exc:
                 fail(str(exc))
             console.print(f"{taxonomy} ({r['level']}): {r['tagger_a']} vs {r['tagger_b']} on {r['games']} games: "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from turinglab.cli.common import console, database_location, fail
+from turinglab.cli.common import console, database_location, fail, read_study
 
 
 app = typer.Typer()  # root command
@@ -27,23 +27,11 @@ def _static_to_serve(study: str, db: str | None):  # noqa: ANN202 - StaticStudy 
     of a static study in the database when no such file exists; None for a live study file."""
     from pathlib import Path
 
-    import yaml
-
-    from turinglab.game.study_file import StudyFileError
-    from turinglab.statictests.config import load_static_study, preset_names
+    from turinglab.statictests.config import load_if_static
 
     p = Path(study)
     if p.is_file():
-        try:
-            data = yaml.safe_load(p.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, yaml.YAMLError):
-            return None  # the live study loader says what is wrong
-        if isinstance(data, dict) and ("task" in data or data.get("preset") in preset_names()):
-            try:
-                return load_static_study(p)
-            except StudyFileError as exc:
-                fail(str(exc))
-        return None
+        return read_study(load_if_static, p)
     if p.suffix.lower() in (".yaml", ".yml") or "/" in study:
         fail(f"--study {study}: no such file; give a study YAML file or the name of a static study "
              "(see `turinglab static import`)")
@@ -91,9 +79,20 @@ def serve(
                                 "and PostgreSQL); see docs/deploy.md."),
     redis: str = typer.Option(None, "--redis", help="Redis URL shared by every worker of the study (e.g. "
                               "redis://127.0.0.1:6379/0): workers here and on other hosts serve it together."),
+    forwarded_allow_ips: str = typer.Option(None, "--forwarded-allow-ips", help="addresses of the reverse proxies "
+                                            "whose X-Forwarded-For/-Proto are believed, comma-separated (default: "
+                                            "$TURINGLAB_FORWARDED_ALLOW_IPS, else none)"),
 ) -> None:
     """Run the live imitation game, or a static test's judge pages, in the browser (with /admin)."""
+    import os
+
     import uvicorn
+
+    from turinglab.server.proxies import ENV as PROXY_ENV, proxy_settings
+
+    if forwarded_allow_ips is not None:  # the cluster's worker processes read it from the environment
+        os.environ[PROXY_ENV] = forwarded_allow_ips
+    proxy_kw = proxy_settings()
 
     _check_port(host, port)  # before the database is created or a model loaded
 
@@ -120,17 +119,11 @@ def serve(
         from turinglab.server.tuning import tune_gc
 
         tune_gc()  # full collections of the start-up objects paused the judge pages for 0.1-0.4 s
-        uvicorn.run(web, host=host, port=port, log_level="info")
+        uvicorn.run(web, host=host, port=port, log_level="info", **proxy_kw)
         return
-    if study:
-        from turinglab.game.study_file import StudyFileError, load_study
+    from turinglab.game.study_file import load_study
 
-        try:
-            chosen = load_study(study)
-        except StudyFileError as exc:
-            fail(str(exc))
-    else:
-        chosen = default_study()
+    chosen = read_study(load_study, study) if study else default_study()
     from turinglab.server.app import WitnessSetupError, create_app
 
     _log_progress()  # the local model's first start (assembling, checking, loading) says what it does
@@ -147,4 +140,5 @@ def serve(
     from turinglab.server.slowclients import protocol_class
     from turinglab.server.testing import WS_MAX_BYTES
 
-    uvicorn.run(web, host=host, port=port, log_level="info", ws_max_size=WS_MAX_BYTES, http=protocol_class())
+    uvicorn.run(web, host=host, port=port, log_level="info", ws_max_size=WS_MAX_BYTES, http=protocol_class(),
+                **proxy_kw)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from turinglab.cli.common import DB_HELP, console, fail, static_store
+from turinglab.cli.common import DB_HELP, console, fail, read_study, static_store
 
 
 app = typer.Typer(no_args_is_help=True, help="Static Turing tests: import items and judge trials, summarise them.")
@@ -14,65 +14,36 @@ _TASKS = "word|caption|object|color|fv|conversation"
 @app.command("import")
 def static_import(
     task: str = typer.Option(..., "--task", help=_TASKS),
-    responses: str = typer.Option(None, "--responses", help="Zhang response dictionary (JSON), e.g. word.json (needed except for conversation verdicts alone)."),
+    responses: str = typer.Option(None, "--responses", help="Zhang response dictionary (JSON), e.g. color.json (not needed for word or conversation judge trials alone); with --format plain, your items (CSV or JSONL)."),
     study: str = typer.Option(..., "--study", help="Name of the static study to create."),
     images: str = typer.Option(None, "--images", help="Folder with the stimulus images (vision tasks)."),
     judge_trials: str = typer.Option(None, "--judge-trials", help="Zhang human-judge trial file (JSON); for --task conversation without --responses, the verdict file trials_all.json."),
     study_file: str = typer.Option(None, "--study-file", help="Static study YAML (default: preset zhang-2023)."),
     skip_unknown_truth: bool = typer.Option(False, "--skip-unknown-truth", help="Conversation judge results: leave out (and count) trials whose conversation the look-up (--responses) does not name."),
+    fmt: str = typer.Option("zhang", "--format", help="zhang (Zhang's JSON files) or plain (your own items: "
+                            "--responses items.csv|.jsonl, --images folder; see docs/static.md)."),
     db: str = typer.Option(None, "--db", help=DB_HELP),
 ) -> None:
-    """Import a response dictionary (and published judge trials): all or nothing.
+    """Import a response dictionary (and published judge trials), or your own items: all or nothing.
 
     Zhang's conversation judge results (compiled_prolific.json): --task conversation --judge-trials
     RESULTS --responses LOOKUP (correct_answers_lookup.ipynb or correct_answers.json)."""
     from pathlib import Path
 
-    from turinglab.game.study_file import StudyFileError
     from turinglab.statictests.config import TASKS, load_static_study, preset_study
-    from turinglab.statictests.zhang import (
-        ImportProblem,
-        parse_conversation_verdicts,
-        parse_judge_trials,
-        parse_responses,
-        read_json,
-    )
+    from turinglab.statictests.importing import parse_import
+    from turinglab.statictests.zhang import ImportProblem
     from turinglab.store import StoreError
 
     if task not in TASKS:
         fail(f"--task must be one of {', '.join(TASKS)}, got {task!r}")
-    from turinglab.statictests.zhang_conversations import is_results_file, parse_results, read_lookup
-
-    try:
-        results = read_json(judge_trials) if task == "conversation" and judge_trials else None
-    except ImportProblem as exc:
-        fail(str(exc))
-    if results is not None and not is_results_file(results):
-        results = None
-    if results is not None and responses is None:
-        fail("--judge-trials is Zhang's conversation judge results: give the truth look-up with --responses "
-             "(correct_answers_lookup.ipynb with its output, or correct_answers.json)")
-    if responses is None and not (task == "conversation" and judge_trials):
-        fail("--responses is needed (a Zhang response dictionary, e.g. word.json); only --task conversation "
-             "can import a verdict file (trials_all.json) alone with --judge-trials")
     img = Path(images).resolve() if images else None
     if img is not None and not img.is_dir():
         fail(f"--images {images}: no such folder; give the folder holding the image files")
-    try:
-        cfg = load_static_study(study_file) if study_file else preset_study(study, task)
-    except StudyFileError as exc:
-        fail(str(exc))
+    cfg = read_study(load_static_study, study_file) if study_file else read_study(preset_study, study, task)
     cfg = cfg.model_copy(update={"name": study, "task": task, **({"image_dir": str(img)} if img else {})})
     try:
-        if results is not None:  # Zhang's conversation judge results, the truth from the look-up
-            parsed = parse_results(results, read_lookup(read_json(responses), responses), judge_trials,
-                                   skip_unknown=skip_unknown_truth)
-        elif responses is None:  # Zhang's conversation verdicts: items and trials from one file
-            parsed = parse_conversation_verdicts(read_json(judge_trials), judge_trials)
-        else:
-            parsed = parse_responses(read_json(responses), task, responses, img)
-            if judge_trials:
-                parsed = parse_judge_trials(read_json(judge_trials), parsed, judge_trials)
+        parsed = parse_import(task, responses, judge_trials, img, fmt, skip_unknown_truth=skip_unknown_truth)
     except ImportProblem as exc:
         fail(str(exc))
     store = static_store(db, write=True)
@@ -100,7 +71,7 @@ def static_summary(
     import json
 
     from turinglab.statictests.answers import static_extras
-    from turinglab.statictests.summary import count_table, summary
+    from turinglab.statictests.summary import control_answers, count_table, summary
     from turinglab.store import StoreError
 
     if not 0 < alpha < 1:
@@ -110,6 +81,7 @@ def static_summary(
         info = store.static_study(study)
         out = summary(count_table(store, info.id), alpha, study=info.name, task=info.task)
         out.update(static_extras(store, info, alpha))
+        out["control_answers"] = control_answers(store, info.id, alpha)
     except StoreError as exc:
         fail(str(exc))
     finally:
@@ -121,6 +93,10 @@ def static_summary(
     console.print(f"{out['study']} ({out['task']}): {out['trials']} trials by {out['judges']} judges", markup=False)
     console.print(f"truth human:   judged human {c['human']['human']}, machine {c['human']['machine']}", markup=False)
     console.print(f"truth machine: judged human {c['machine']['human']}, machine {c['machine']['machine']}", markup=False)
+    if out["control_answers"]:
+        ca = out["control_answers"]
+        console.print(f"control answers: {ca['correct']} of {ca['trials']} right ({ca['accuracy']['estimate']:.3f}); "
+                      f"per judge mean {ca['judge_mean']:.3f}, lowest {ca['judge_min']:.3f}", markup=False)
     for a in out["agents"]:
         r = a["judged_human_rate"]
         console.print(f"  {a['agent']:24} n={a['n']:6}  judged human {r['estimate']:.3f} "

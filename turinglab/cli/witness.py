@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from turinglab.cli.common import DB_HELP, console, err_console, fail
+from turinglab.cli.common import DB_HELP, console, err_console, fail, read_study
 
 
 chat_app = typer.Typer()  # root commands, registered in this order: chat ... bots
@@ -30,14 +30,11 @@ def chat(
     one witness reply per line (the game id goes to stderr); a line
     `/verdict human|ai CONFIDENCE [reason]` gives the verdict.
     """
-    from turinglab.game.study_file import StudyFileError, load_preset, load_study
+    from turinglab.game.study_file import load_preset, load_study
     from turinglab.cli.chat_terminal import ChatError, run_chat
     from turinglab.store import StoreError
 
-    try:
-        spec = load_study(study) if study else load_preset("jones-bergen-2023")
-    except StudyFileError as exc:
-        fail(str(exc))
+    spec = read_study(load_study, study) if study else read_study(load_preset, "jones-bergen-2023")
     script = no_delay and not sys.stdin.isatty()
     try:
         # the default preset may change between releases: then it simply becomes a new version
@@ -115,6 +112,8 @@ def witness_probe(
     games: int = typer.Option(20, "--games", min=1, help="bot games to play"),
     turns: int = typer.Option(5, "--turns", min=1, help="interrogator messages per game"),
     seed: int = typer.Option(0, "--seed", min=0, help="first game's seed (games use seed, seed+1, ...; batches add up)"),
+    strategy: str = typer.Option("default", "--strategy", help="the scripted interrogator's: default or adversarial "
+                                 "(code, arithmetic, letters, translation, injection, strange, accusation)"),
     no_judge: bool = typer.Option(False, "--no-judge", help="skip the LLM judge (no judged-human rate)"),
     db: str | None = typer.Option(None, "--db", help="a store whose human witnesses' replies are compared"),
     as_json: bool = typer.Option(False, "--json", help="print JSON"),
@@ -126,18 +125,19 @@ def witness_probe(
 
     from rich.progress import Progress
 
+    from turinglab.bots.interrogator import KINDS
     from turinglab.bots.probe import probe
     from turinglab.witnesses.registry import UnknownWitness, resolve
+
+    if strategy not in KINDS:
+        fail(f"--strategy must be one of {', '.join(KINDS)}, got {strategy!r}")
 
     filter_words: tuple[str, ...] = ()
     max_chars, rules = 300, None
     if study:
-        from turinglab.game.study_file import StudyFileError, load_study
+        from turinglab.game.study_file import load_study
 
-        try:
-            s = load_study(study)
-        except StudyFileError as exc:
-            fail(str(exc))
+        s = read_study(load_study, study)
         found = [w for w in s.witnesses if w.codename.lower() == name.lower()]
         if not found:
             fail(f"study {study} has no witness {name!r}; its witnesses: {', '.join(w.codename for w in s.witnesses)}")
@@ -160,7 +160,7 @@ def witness_probe(
     with Progress(console=err_console, transient=True) as bar:
         task = bar.add_task(f"probing {spec.codename}", total=games)
         res = probe(spec, games=games, turns=turns, max_chars=max_chars, seed=seed, judge=judge, content_filter=filter_words, rules=rules,
-                    store=store, progress=lambda k: bar.update(task, completed=k))
+                    store=store, progress=lambda k: bar.update(task, completed=k), strategy=strategy)
     out = res.to_json()
     if save:
         from pathlib import Path
@@ -225,15 +225,9 @@ def bots(
         from turinglab.server.testing import serve_in_thread
         from turinglab.store.db import StoreError
 
-        if study:
-            from turinglab.game.study_file import StudyFileError, load_study
+        from turinglab.game.study_file import load_study
 
-            try:
-                chosen = load_study(study)
-            except StudyFileError as exc:
-                fail(str(exc))
-        else:
-            chosen = default_study()
+        chosen = read_study(load_study, study) if study else default_study()
         token = token or secrets.token_hex(16)  # known only to this process and its server
         try:
             web = create_app(chosen, db, bot_token=token, warm_up=True)

@@ -9,13 +9,13 @@ The engine never knows who the witnesses are: identities live in the store.
 
 from __future__ import annotations
 
-import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, Union
 
 from turinglab.game import events as ev
 from turinglab.game.config import Format, Rules
 from turinglab.game.events import INTERROGATOR, SYSTEM, WITNESS_SEATS, Event, State
+from turinglab.textnorm import is_blank
 
 MAX_REASON_CHARS = 2000
 MAX_REFUSED_TEXT = 500  # characters of a refused message kept in the log (with its full length)
@@ -526,11 +526,10 @@ class Game:
 
 
 def _visible(text: str) -> bool:
-    """Whether the text shows anything: not only white space and invisible format characters
-    (zero-width space/joiners, soft hyphen, word joiner, BOM: Unicode category Cf)."""
-    if text.isascii():
-        return bool(text.strip())
-    return any(not c.isspace() and unicodedata.category(c) != "Cf" for c in text)
+    """Whether the text shows anything (turinglab.textnorm, the content filter's normalisation):
+    not only white space, format characters, variation selectors, blank glyphs (Hangul fillers,
+    the Braille blank) or marks with no letter."""
+    return not is_blank(text)
 
 
 def _role(seat: str) -> str:

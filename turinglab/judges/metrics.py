@@ -42,13 +42,18 @@ def confusion(truth: Sequence[str], verdict: Sequence[str]) -> dict[str, dict[st
     return {tr: {c: int(((t == tr) & (v == c)).sum()) for c in cols} for tr in ("human", "machine")}
 
 
-def auroc(truth: Sequence[str], score: Sequence[float]) -> float | None:
-    """P(score of a machine item > score of a human item) + half the ties (Mann-Whitney)."""
+def _scored(truth: Sequence[str], score: Sequence[float]) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """(is machine, score) of the items that have a score, and how many are machine and human."""
     t = np.asarray(truth) == "machine"
     s = np.asarray(score, dtype=float)
     ok = ~np.isnan(s)
     t, s = t[ok], s[ok]
-    n1, n0 = int(t.sum()), int((~t).sum())
+    return t, s, int(t.sum()), int((~t).sum())
+
+
+def auroc(truth: Sequence[str], score: Sequence[float]) -> float | None:
+    """P(score of a machine item > score of a human item) + half the ties (Mann-Whitney)."""
+    t, s, n1, n0 = _scored(truth, score)
     if n1 == 0 or n0 == 0:
         return None
     from scipy.stats import rankdata
@@ -60,11 +65,7 @@ def auroc(truth: Sequence[str], score: Sequence[float]) -> float | None:
 def tpr_at_fpr(truth: Sequence[str], score: Sequence[float], max_fpr: float = 0.05) -> float | None:
     """Highest share of machine items flagged at a threshold that flags at most `max_fpr` of humans
     (flag = score >= threshold; thresholds at the observed scores)."""
-    t = np.asarray(truth) == "machine"
-    s = np.asarray(score, dtype=float)
-    ok = ~np.isnan(s)
-    t, s = t[ok], s[ok]
-    n1, n0 = int(t.sum()), int((~t).sum())
+    t, s, n1, n0 = _scored(truth, score)
     if n1 == 0 or n0 == 0:
         return None
     best = 0.0

@@ -63,3 +63,15 @@ def _test_trials(store: Any, study_id: int, items: pd.DataFrame) -> pd.DataFrame
     t["truth"] = t["item_id"].map(truth)
     t["agent"] = t["item_id"].map(agent)
     return t
+
+
+def cached_results(db: str | None, study: str) -> list:
+    """Cached `judges evaluate` results on exactly this study's items (none if the items are unreadable)."""
+    from turinglab.judges.evaluate import results_for
+    from turinglab.judges.items import ItemsError
+
+    try:
+        items, _ = load_study(db, study, with_trials=False)
+        return results_for(items)
+    except (LookupError, ItemsError):
+        return []

@@ -1,7 +1,8 @@
 """Admin pages: live monitor, studies, witnesses with success rates, flags, exports.
 
-HTTP Basic auth with any user name and the password from $TURINGLAB_ADMIN_PASSWORD
-(or `create_app(admin_password=...)`). Without a password, admin is disabled.
+A login form and a session cookie (turinglab/server/admin_auth.py): named accounts from
+$TURINGLAB_ADMIN_ACCOUNTS, and the password of $TURINGLAB_ADMIN_PASSWORD (or
+`create_app(admin_password=...)`) as the account `admin`. Without any, admin is disabled.
 """
 
 from __future__ import annotations
@@ -11,18 +12,12 @@ import hashlib
 import hmac
 import io
 import logging
-import os
 import re
-import secrets
-import time
-from collections import deque
-from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, Response
-from fastapi.security import HTTPBasic
 from fastapi.templating import Jinja2Templates
 
 from turinglab.game.events import MESSAGE
@@ -31,38 +26,9 @@ from turinglab.store.api import Store, UnknownId
 log = logging.getLogger("turinglab.server")
 
 TABLES = ("games", "messages", "verdicts", "participants", "events")
-_basic = HTTPBasic(auto_error=False)
 ID_COLUMNS = ("interrogator_id", "participant_id", "A_participant_id", "B_participant_id")
-LOGIN_FAILS, LOGIN_WINDOW_S = 5, 60.0  # failed admin logins per client address per window
-
-
-class LoginThrottle:
-    """Failed admin logins per client address: after `limit` failures within `window_s` seconds
-    that address is refused (429, even with the right password) until the window has passed."""
-
-    def __init__(self, limit: int = LOGIN_FAILS, window_s: float = LOGIN_WINDOW_S,
-                 clock: Callable[[], float] = time.monotonic) -> None:
-        self.limit, self.window_s, self.clock = limit, window_s, clock
-        self.fails: dict[str, deque[float]] = {}
-
-    def _recent(self, who: str) -> deque[float]:
-        q = self.fails.setdefault(who, deque())
-        while q and q[0] <= self.clock() - self.window_s:
-            q.popleft()
-        if not q:
-            self.fails.pop(who, None)
-        return q
-
-    def blocked_for(self, who: str) -> float:
-        """Seconds until `who` may try again (0: may try now)."""
-        q = self._recent(who)
-        return max(0.0, q[0] + self.window_s - self.clock()) if len(q) >= self.limit else 0.0
-
-    def failed(self, who: str) -> None:
-        if len(self.fails) > 10_000:  # many addresses: forget the stale ones
-            for k in list(self.fails):
-                self._recent(k)
-        self.fails.setdefault(who, deque()).append(self.clock())
+RAW_ID_COLUMNS = ("prolific_pid", "prolific_study_id", "prolific_session_id")
+PAYMENT_EXPORT = "payment_ids_RAW.csv"  # the one admin export with raw external ids (for payment)
 
 
 def spreadsheet_safe(df: pd.DataFrame) -> pd.DataFrame:
@@ -78,21 +44,31 @@ def spreadsheet_safe(df: pd.DataFrame) -> pd.DataFrame:
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
-def pseudonymous(t: dict[str, pd.DataFrame], salt: str) -> dict[str, pd.DataFrame]:
-    """The tables with every participant id (the participants' login tokens) replaced by a salted
-    hash, as `turinglab export` does; the same salt maps an id to the same pseudonym in every table."""
+def spreadsheet_safe_csv(body: bytes) -> bytes:
+    return spreadsheet_safe(pd.read_csv(io.BytesIO(body), dtype=str, keep_default_na=False)).to_csv(index=False).encode()
+
+
+def pseudonymous(t: dict[str, pd.DataFrame], key: bytes) -> dict[str, pd.DataFrame]:
+    """The tables with every external id replaced by a keyed hash, as `turinglab export` does
+    (turinglab/analysis/pseudonyms.py): participant ids (the participants' login tokens) and the
+    Prolific participant, study and session ids; an id has the same pseudonym in every table."""
+    from turinglab.analysis.pseudonyms import PREFIX, keyed
+
     ids: set[str] = set()
     for df in t.values():
         for c in ID_COLUMNS:
             if c in df.columns:
                 ids |= {v for v in df[c].dropna() if isinstance(v, str)}
-    alias = {i: "P" + hashlib.sha256((salt + i).encode()).hexdigest()[:16] for i in ids}
+    alias = {i: keyed(i, key, PREFIX["participant"]) for i in ids}
     out = {}
     for name, df in t.items():
         df = df.copy()
         for c in ID_COLUMNS:
             if c in df.columns:
                 df[c] = df[c].map(lambda v: alias.get(v, v))
+        for c in RAW_ID_COLUMNS:
+            if c in df.columns:
+                df[c] = df[c].map(lambda v, c=c: keyed(v, key, PREFIX[c]) if isinstance(v, str) else v)
         if "payload" in df.columns and alias:  # no id is expected in a payload; make sure
             pat = re.compile("|".join(map(re.escape, sorted(alias, key=len, reverse=True))))
             df["payload"] = df["payload"].map(lambda v: pat.sub(lambda m: alias[m.group(0)], v)
@@ -140,33 +116,91 @@ def tables(store: Store, study_id: int | None = None) -> dict[str, pd.DataFrame]
             "participants": pd.DataFrame(p_rows), "events": pd.DataFrame(e_rows)}
 
 
-def admin_guard(app: FastAPI, password: str | None, message):  # noqa: ANN001, ANN201
-    """The admin pages' check (HTTP Basic, failed-login throttle): `await guard(request)` is a
-    refusal Response, or None when the request may proceed. Shared by the live and static admin."""
-    throttle = app.state.login_throttle = LoginThrottle()
+def admin_guard(app: FastAPI, password: str | None, message, accounts_file: str | None = None):  # noqa: ANN001, ANN201
+    """The admin pages' check: `await guard(request)` is a refusal Response (the login form, or
+    503 when no account is set), or None when the request carries a valid session cookie. Adds
+    /admin/login and /admin/logout (turinglab/server/admin_auth.py). Shared by the live and static admin."""
+    from urllib.parse import quote
 
-    def secret() -> str | None:
-        return password if password is not None else os.environ.get("TURINGLAB_ADMIN_PASSWORD") or None
+    from fastapi.responses import RedirectResponse
+
+    from turinglab.server.admin_auth import (DEVICE_COOKIE, DEVICE_S, SESSION_COOKIE, SESSION_S, Accounts,
+                                             LoginThrottle, Signer)
+
+    accounts = app.state.admin_accounts = Accounts(accounts_file, password)
+    throttle = app.state.login_throttle = LoginThrottle()
+    signer = app.state.admin_signer = Signer(hmac.new(app.state.csrf.secret, b"admin-cookies", hashlib.sha256).digest())
+    templates = Jinja2Templates(directory=str(__import__("pathlib").Path(__file__).parent / "templates"))
+
+    def disabled(request: Request) -> Response:
+        return message(request, "Admin is disabled",
+                       "Set TURINGLAB_ADMIN_ACCOUNTS (an accounts file: `turinglab admin add-account NAME`) or "
+                       "TURINGLAB_ADMIN_PASSWORD and restart the server to enable the admin pages.", 503)
+
+    def form(request: Request, status: int = 200, problem: str = "", name: str = "", nxt: str = "/admin",
+             headers: dict | None = None) -> Response:
+        return templates.TemplateResponse(request, "admin_login.html", {
+            "study_name": "turinglab admin", "problem": problem, "name": name, "next": nxt},
+            status_code=status, headers=headers)
+
+    def safe_next(nxt: str | None) -> str:
+        nxt = nxt or "/admin"
+        return nxt if nxt.startswith("/admin") and "//" not in nxt and "\\" not in nxt else "/admin"
 
     async def guard(request: Request) -> Response | None:
-        pw = secret()
-        if not pw:
-            return message(request, "Admin is disabled",
-                           "Set the environment variable TURINGLAB_ADMIN_PASSWORD and restart the server "
-                           "to enable the admin pages.", 503)
-        who = request.client.host if request.client else "?"
-        wait = throttle.blocked_for(who)
+        if not accounts.any():
+            return disabled(request)
+        name = signer.read("session", request.cookies.get(SESSION_COOKIE))
+        if name is not None and accounts.exists(name):
+            request.state.admin = name
+            return None
+        target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+        return RedirectResponse(f"/admin/login?next={quote(target, safe='/')}", status_code=303)
+
+    if getattr(app.state, "admin_login_routes", False):
+        return guard
+    app.state.admin_login_routes = True
+
+    @app.get("/admin/login", response_class=HTMLResponse)
+    async def login_page(request: Request) -> Response:
+        if not accounts.any():
+            return disabled(request)
+        return form(request, nxt=safe_next(request.query_params.get("next")))
+
+    @app.post("/admin/login")
+    async def login(request: Request) -> Response:
+        if not accounts.any():
+            return disabled(request)
+        if app.state.csrf.cross_site(request.headers):
+            return message(request, "Request refused", "This login was sent from another site.", 403)
+        data = await request.form()
+        name, pw, nxt = (data.get("name") or ""), (data.get("password") or ""), safe_next(data.get("next"))
+        if not isinstance(name, str) or not isinstance(pw, str) or len(name) > 64 or len(pw) > 1024:
+            return form(request, 400, "Enter an account name (at most 64 characters) and a password.")
+        device = signer.read("device", request.cookies.get(DEVICE_COOKIE)) == name
+        wait = throttle.wait(name, device)
         if wait:
-            return Response(f"admin: too many failed logins from this address; try again in {wait:.0f} s",
-                            status_code=429, headers={"Retry-After": str(max(1, round(wait)))})
-        creds = await _basic(request)
-        if creds is None or not secrets.compare_digest(creds.password.encode(), pw.encode()):
-            if creds is not None:  # a browser's first request without credentials is no failure
-                throttle.failed(who)
-                log.warning("admin: failed login from %s", who)
-            return Response("admin: wrong or missing password (any user name, the admin password)",
-                            status_code=401, headers={"WWW-Authenticate": 'Basic realm="turinglab admin"'})
-        return None
+            secs = max(1, round(wait))
+            return form(request, 429, f"Too many failed logins for this account just now: try again in {secs} s.",
+                        name, nxt, headers={"Retry-After": str(secs)})
+        if not await asyncio.to_thread(accounts.verify, name, pw):
+            throttle.failed(name, device)
+            log.warning("admin: failed login for account %r", name[:64])
+            return form(request, 401, "Wrong account name or password.", name, nxt)
+        log.info("admin: %r logged in", name)
+        r = RedirectResponse(nxt, status_code=303)
+        secure = request.url.scheme == "https"
+        r.set_cookie(SESSION_COOKIE, signer.make("session", name, SESSION_S), max_age=SESSION_S, httponly=True,
+                     samesite="strict", secure=secure, path="/")
+        r.set_cookie(DEVICE_COOKIE, signer.make("device", name, DEVICE_S), max_age=DEVICE_S, httponly=True,
+                     samesite="strict", secure=secure, path="/admin/login")
+        return r
+
+    @app.post("/admin/logout")
+    async def logout(request: Request) -> Response:
+        r = RedirectResponse("/admin/login", status_code=303)
+        r.delete_cookie(SESSION_COOKIE, path="/")
+        return r
 
     return guard
 
@@ -186,12 +220,19 @@ def leaderboard_rows(games) -> dict:  # noqa: ANN001
     return {"board": board, "bt": bt, "board_notes": res["notes"]}
 
 
-def add_admin(app: FastAPI, password: str | None, page, message) -> None:  # noqa: ANN001
+def add_admin(app: FastAPI, password: str | None, page, message, accounts_file: str | None = None) -> None:  # noqa: ANN001
     templates = Jinja2Templates(directory=str(__import__("pathlib").Path(__file__).parent / "templates"))
-    # one salt per server secret: pseudonyms agree across the tables (and across restarts when
-    # $TURINGLAB_SECRET is set) and cannot be turned back into participant links
-    salt = hmac.new(app.state.csrf.secret, b"admin-export", hashlib.sha256).hexdigest()
-    guard = admin_guard(app, password, message)
+    # the database's export key (turinglab/analysis/pseudonyms.py): pseudonyms agree across the
+    # tables, the restarts and `turinglab export`, and cannot be turned back into participant links
+    keys: list[bytes] = []
+
+    async def export_key(request: Request) -> bytes:
+        if not keys:
+            from turinglab.analysis.pseudonyms import export_key as make
+
+            keys.append(await asyncio.to_thread(make, request.app.state.store))
+        return keys[0]
+    guard = admin_guard(app, password, message, accounts_file)
 
     @app.get("/admin", response_class=HTMLResponse)
     async def admin(request: Request) -> Response:
@@ -201,7 +242,10 @@ def add_admin(app: FastAPI, password: str | None, page, message) -> None:  # noq
         hub = request.app.state.hub
         store: Store = request.app.state.store
         now = hub.now()
-        waiting = [{"participant": w.participant_id, "assignment": w.assignment,
+        key = await export_key(request)
+        from turinglab.analysis.pseudonyms import keyed
+
+        waiting = [{"participant": keyed(w.participant_id, key), "assignment": w.assignment,
                     "waited_s": round((now - w.joined_ms) / 1000)} for w in hub.room.waiting.values()]
         live = []
         for s in hub.live.values():
@@ -280,13 +324,24 @@ def add_admin(app: FastAPI, password: str | None, page, message) -> None:  # noq
         denied = await guard(request)
         if denied:
             return denied
+        hub = request.app.state.hub
+        if name == PAYMENT_EXPORT:  # raw Prolific ids beside the pseudonyms, for payment only
+            import tempfile
+
+            from turinglab.analysis.export import payment_ids
+
+            with tempfile.TemporaryDirectory() as d:
+                await asyncio.to_thread(payment_ids, request.app.state.store, f"{d}/p.csv", hub.study_id)
+                body = open(f"{d}/p.csv", "rb").read()  # noqa: SIM115, ASYNC230 - a small file
+            log.info("admin: %r downloaded the raw payment ids", getattr(request.state, "admin", "?"))
+            return Response(spreadsheet_safe_csv(body), media_type="text/csv",
+                            headers={"Content-Disposition": f'attachment; filename="{PAYMENT_EXPORT}"'})
         table, _, fmt = name.partition(".")
         if table not in TABLES or fmt not in ("csv", "parquet"):
             return Response(f"unknown export {name!r}: use one of "
-                            + ", ".join(f"{t}.csv / {t}.parquet" for t in TABLES), status_code=404)
-        hub = request.app.state.hub
+                            + ", ".join(f"{t}.csv / {t}.parquet" for t in TABLES) + f", {PAYMENT_EXPORT}", status_code=404)
         all_tables = await asyncio.to_thread(tables, request.app.state.store, hub.study_id)
-        df = pseudonymous(all_tables, salt)[table]
+        df = pseudonymous(all_tables, await export_key(request))[table]
         if fmt == "csv":
             body, media = spreadsheet_safe(df).to_csv(index=False).encode(), "text/csv"
         else:

@@ -8,9 +8,9 @@ import logging
 import os
 import time
 from contextlib import asynccontextmanager
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import FastAPI, Form, Request, WebSocket
+from fastapi import FastAPI, Request, WebSocket
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.websockets import WebSocketDisconnect
 
@@ -19,10 +19,13 @@ from turinglab.server.live import protocol as proto
 from turinglab.server.content_filter import ContentFilter, ModerationHook
 from turinglab.server.live.hub import Clock, Hub, WitnessFactory
 from turinglab.server.web import (
-    COOKIE, CSRF_FIELD, CSRF_HEADER, DEFAULT_DISPLAY_NAME, PROLIFIC, SECURITY_HEADERS, Csrf, _db_ping, page_renderers,
-    read_survey,
+    COOKIE, CSRF_HEADER, DEFAULT_DISPLAY_NAME, PROLIFIC, SECURITY_HEADERS, Csrf, _db_ping,
+    add_consent_routes, add_survey_route, page_renderers,
 )
 from turinglab.store.api import Store
+from turinglab.server.guards import (  # noqa: F401 - TokenBucket and the start limit are used here
+    START_BURST, START_PER_S, HealthLog, PerAddress, TokenBucket, returning, too_many_starts,
+)
 
 BOT_HEADER = "X-Turinglab-Bot"
 DEFAULT_CONSENT = (
@@ -37,26 +40,6 @@ log = logging.getLogger("turinglab.server")
 
 
 RATE_BURST, RATE_PER_S = 20, 5.0  # frames a participant may send at once / per second after that (all connections)
-
-
-class TokenBucket:
-    """A flood guard per participant, shared by all their connections (frames beyond it get
-    `rate_limited` and are not processed)."""
-
-    def __init__(self, capacity: float, per_s: float) -> None:
-        self.capacity, self.per_s = capacity, per_s
-        self.tokens, self.t = capacity, time.monotonic()
-
-    def take(self) -> bool:
-        now = time.monotonic()
-        self.tokens = min(self.capacity, self.tokens + (now - self.t) * self.per_s)
-        self.t = now
-        if self.tokens >= 1:
-            self.tokens -= 1
-            return True
-        return False
-
-
 def _duration(seconds: float) -> str:
     if seconds % 60 == 0:
         n = int(seconds // 60)
@@ -88,7 +71,7 @@ def check_witnesses(study: Study, witness_factory: WitnessFactory | None = None)
 def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None = None,
                rng_seed: int | None = None, human_timing: Timing | None = Timing(),
                witness_factory: WitnessFactory | None = None, moderation: ModerationHook | None = None,
-               admin_password: str | None = None, waiting_grace_s: float = 15.0,
+               admin_password: str | None = None, admin_accounts: str | None = None, waiting_grace_s: float = 15.0,
                initial_ai_wait_s: float = 10.0, warm_up: bool = False, secret: str | None = None,
                trusted_origins: tuple[str, ...] = (), openapi: bool | None = None,
                bot_token: str | None = None, redis_url: str | None = None,
@@ -97,7 +80,8 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
 
     Migrations run when the app starts. `human_timing=None` turns the human witnesses'
     designed delay off (benchmarks only: it breaks the blinding of timing).
-    `admin_password` None: read $TURINGLAB_ADMIN_PASSWORD. `warm_up` loads the local model at start.
+    `admin_password` None: read $TURINGLAB_ADMIN_PASSWORD (the account `admin`); `admin_accounts`
+    None: $TURINGLAB_ADMIN_ACCOUNTS (a file of named accounts, turinglab/server/admin_auth.py). `warm_up` loads the local model at start.
     `secret` signs the participants' form tokens (None: $TURINGLAB_SECRET, else random per process);
     `trusted_origins` (and $TURINGLAB_TRUSTED_ORIGINS, comma-separated) are origins besides the
     request's own `Host` whose POSTs are accepted (e.g. the public URL behind a proxy that rewrites Host).
@@ -157,6 +141,11 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
         return resp
     app.state.study = study
     app.state.store = store
+    from turinglab.server.logs import install
+
+    install()  # participant tokens out of the logs, every kind of line at a bounded rate
+    health = app.state.health_log = HealthLog()
+    starts = app.state.start_limit = PerAddress()
     csrf = app.state.csrf = Csrf(secret, trusted_origins)
     page, message = page_renderers(app, study.display_name or DEFAULT_DISPLAY_NAME)
 
@@ -208,7 +197,11 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
             ids = prolific(request)
             if isinstance(ids, Response):
                 return ids
-            return to_player(await hub(request).new_person(ids, request.cookies.get(COOKIE)), request)
+            # a GET (a link on any site) creates nobody and sets no cookie: the page's button POSTs
+            mine = await returning(request.app.state.store, ids["prolific_pid"], request.cookies.get(COOKIE))
+            if mine is not None:
+                return RedirectResponse(f"/p/{mine}", status_code=303)
+            return page(request, "landing.html", query=f"?{request.url.query}")
         cookie = request.cookies.get(COOKIE)
         if cookie and await hub(request).person(cookie):
             return RedirectResponse(f"/p/{cookie}", status_code=303)
@@ -225,6 +218,9 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
             return ids
         sent = request.headers.get(BOT_HEADER)
         bot = bool(bot_secret and sent and hmac.compare_digest(sent.encode(), bot_secret.encode()))
+        wait = 0.0 if bot else starts.wait(request.client.host if request.client else "?")
+        if wait:
+            return too_many_starts(request, message, wait)
         return to_player(await hub(request).new_person(ids, request.cookies.get(COOKIE), bot=bot), request)
 
     @app.get("/p/{token}", response_class=HTMLResponse)
@@ -249,50 +245,23 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
                         secure=request.url.scheme == "https")
         return resp
 
-    @app.post("/p/{token}/consent")
-    async def consent(request: Request, token: str, agree: Annotated[str | None, Form()] = None,
-                      csrf_field: Annotated[str | None, Form(alias=CSRF_FIELD)] = None) -> Response:
-        p, refused = await posted(request, token, csrf_field)
-        if refused:
-            return refused
-        if agree != "yes":
-            return message(request, "Consent needed", "Tick the box to agree before you continue.", 400,
-                           link=f"/p/{p.id}", link_text="Back to the consent form")
-        await hub(request).consent(p.id)
-        return RedirectResponse(f"/p/{p.id}", status_code=303)
+    async def record_consent(p: Any) -> None:
+        await app.state.hub.consent(p.id)
 
-    @app.post("/p/{token}/decline")
-    async def decline(request: Request, token: str,
-                      csrf_field: Annotated[str | None, Form(alias=CSRF_FIELD)] = None) -> Response:
-        """ "I do not agree": nothing is played; to the study's no-consent link (e.g. Prolific's
-        no-consent code), else a page saying that nothing was recorded."""
-        p, refused = await posted(request, token, csrf_field)
-        if refused:
-            return refused
-        log.info("participant %s declined consent", p.id)
-        if study.no_consent_url:
-            return RedirectResponse(study.no_consent_url, status_code=303)
-        return message(request, "You did not consent",
-                       "Thank you for considering the study. You have not taken part, and no chat or answers "
-                       "of yours were recorded. You can close this page.")
+    add_consent_routes(
+        app, posted, message, consented=record_consent, no_consent_url=study.no_consent_url,
+        declined_text="Thank you for considering the study. You have not taken part, and no chat or answers "
+                      "of yours were recorded. You can close this page.",
+        on_decline=lambda p: log.info("participant %s declined consent", p.id))  # logged as a short hash
 
     @app.get("/favicon.ico")
     async def favicon() -> Response:
         return RedirectResponse("/static/favicon.svg", status_code=301)
 
-    @app.post("/p/{token}/survey")
-    async def survey(request: Request, token: str) -> Response:
-        p = await hub(request).person(token)
-        if p is None:
-            return JSONResponse({"detail": "unknown participant link"}, status_code=404)
-        refused = forged(request, p.id, json=True)
-        if refused:
-            return refused
-        answers = await read_survey(request)
-        if isinstance(answers, JSONResponse):
-            return answers
-        await hub(request).survey(p.id, answers)
-        return JSONResponse({"ok": True})
+    async def save_survey(p: Any, answers: dict[str, Any]) -> None:
+        await app.state.hub.survey(p.id, answers)
+
+    add_survey_route(app, lambda token: app.state.hub.person(token), forged, save_survey)
 
     @app.get("/p/{token}/done", response_class=HTMLResponse)
     async def done(request: Request, token: str) -> Response:
@@ -310,9 +279,10 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
         would tell a lone participant whether their partner is a human (counts are on /admin)."""
         try:
             await asyncio.to_thread(_db_ping, request.app.state.store)
-        except Exception:  # noqa: BLE001 - any failure means the database is down for us
-            log.exception("health check: the database did not answer")
+        except Exception as exc:  # noqa: BLE001 - any failure means the database is down for us
+            health.failed(exc)
             return JSONResponse({"ok": False, "database": "down"}, status_code=503)
+        health.ok()
         redis_ping = getattr(request.app.state.hub, "redis_ok", None)  # a cluster worker: Redis too
         if redis_ping is not None and not await redis_ping():  # my games go on; no matching or relay
             return JSONResponse({"ok": True, "status": "degraded", "database": "ok", "redis": "down"})
@@ -357,5 +327,5 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
 
     from turinglab.server.admin import add_admin
 
-    add_admin(app, admin_password, page, message)
+    add_admin(app, admin_password, page, message, admin_accounts)
     return app

@@ -8,6 +8,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import httpx
 import uvicorn
 from fastapi import FastAPI
 
@@ -28,7 +29,12 @@ def serve_in_thread(app: FastAPI, port: int | None = None, **uvicorn_kw) -> Iter
     from turinglab.server.slowclients import protocol_class
 
     uvicorn_kw.setdefault("http", protocol_class())
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on",
+    from turinglab.server.proxies import proxy_settings
+
+    for k, v in proxy_settings(uvicorn_kw.pop("forwarded_allow_ips", None)).items():
+        uvicorn_kw.setdefault(k, v)
+    uvicorn_kw.setdefault("log_level", "warning")
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, lifespan="on",
                             ws_ping_interval=None, ws_max_size=WS_MAX_BYTES, **uvicorn_kw)
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
@@ -142,3 +148,53 @@ class WsPlayer:
 
     async def phase(self, phase: str, timeout: float = 10.0) -> dict:
         return await self.next("state", timeout, phase=phase)
+
+
+class AdminLogin(httpx.Auth):
+    """httpx auth for the admin pages: when a request is sent to the login form, log in with the
+    form (account `name`, default the $TURINGLAB_ADMIN_PASSWORD account) and send it again; a wrong
+    password gives the login's own answer (401, 429). The client keeps the session cookie."""
+
+    requires_request_body = requires_response_body = False
+
+    def __init__(self, password: str, name: str = "admin") -> None:
+        self.password, self.name = password, name
+
+    def _login(self, request):  # noqa: ANN001, ANN202
+        return httpx.Request("POST", request.url.copy_with(path="/admin/login", query=None),
+                             data={"name": self.name, "password": self.password, "next": "/admin"},
+                             headers={"Cookie": request.headers.get("Cookie", "")} if "Cookie" in request.headers else {})
+
+    def _flow(self, request):  # noqa: ANN001, ANN202
+        response = yield request
+        if response.status_code != 303 or not response.headers.get("location", "").startswith("/admin/login"):
+            return
+        login = yield self._login(request)
+        if login.status_code != 303:
+            return
+        jar = dict(c.split("=", 1) for c in request.headers.get("Cookie", "").split("; ") if "=" in c)
+        jar.update(login.cookies.items())
+        request.headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in jar.items())
+        yield request
+
+    def auth_flow(self, request):  # noqa: ANN001, ANN201
+        yield from self._flow(request)
+
+
+async def browser_admin_login(page, base: str, password: str, name: str = "admin") -> None:  # noqa: ANN001
+    """Log a Playwright page in to /admin with the login form."""
+    await page.goto(f"{base}/admin/login")
+    await page.fill("input[name=name]", name)
+    await page.fill("input[name=password]", password)
+    await page.click("button[type=submit]")
+    await page.wait_for_url(f"{base}/admin")
+
+
+async def prolific_start(client, query: str):  # noqa: ANN001, ANN201 - httpx.AsyncClient -> Response
+    """A Prolific link as a browser follows it (issue 24): GET /?query shows the Start button (or
+    sends a returning browser to its link), and the button POSTs /start?query."""
+    r = await client.get("/?" + query)
+    if r.status_code != 200:
+        return r
+    assert 'action="/start?' in r.text, r.text[:300]
+    return await client.post("/start?" + query)

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
-from fastapi import FastAPI, Request
-from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi import FastAPI, Form, Request
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -59,6 +59,7 @@ class Survey(BaseModel):
 
 
 CSRF_FIELD, CSRF_HEADER = "csrf", "X-CSRF-Token"
+CsrfForm = Annotated[str | None, Form(alias=CSRF_FIELD)]  # the CSRF token of a posted form
 # every response: no inline script or style, no framing (clickjacking), no referrer to other sites
 SECURITY_HEADERS = {
     "Content-Security-Policy": ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -133,3 +134,52 @@ def page_renderers(app: FastAPI, study_name: str):  # noqa: ANN201 - two functio
         return page(request, "message.html", status, heading=heading, text=text, **kw)
 
     return page, message
+
+
+def add_consent_routes(app: FastAPI, posted, message, *, consented, no_consent_url: str | None,  # noqa: ANN001
+                       declined_text: str, on_decline=None) -> None:  # noqa: ANN001
+    """POST /p/{token}/consent and /p/{token}/decline, the same for live and judge pages.
+    `posted(request, token, csrf)` gives the participant and a refusal; `consented(p)` records
+    the consent; a decline goes to `no_consent_url` (e.g. Prolific's code) or says `declined_text`."""
+    @app.post("/p/{token}/consent")
+    async def consent(request: Request, token: str, agree: Annotated[str | None, Form()] = None,
+                      csrf_field: CsrfForm = None) -> Response:
+        p, refused = await posted(request, token, csrf_field)
+        if refused:
+            return refused
+        if agree != "yes":
+            return message(request, "Consent needed", "Tick the box to agree before you continue.", 400,
+                           link=f"/p/{p.id}", link_text="Back to the consent form")
+        await consented(p)
+        return RedirectResponse(f"/p/{p.id}", status_code=303)
+
+    @app.post("/p/{token}/decline")
+    async def decline(request: Request, token: str, csrf_field: CsrfForm = None) -> Response:
+        """ "I do not agree": nothing is played or judged."""
+        p, refused = await posted(request, token, csrf_field)
+        if refused:
+            return refused
+        if on_decline is not None:
+            on_decline(p)
+        if no_consent_url:
+            return RedirectResponse(no_consent_url, status_code=303)
+        return message(request, "You did not consent", declined_text)
+
+
+def add_survey_route(app: FastAPI, find, forged, save) -> None:  # noqa: ANN001
+    """POST /p/{token}/survey (JSON), the same for live and judge pages: `find(token)` gives the
+    participant or None, `forged(request, pid, json=True)` a refusal or None, `save(p, answers)` stores."""
+
+    @app.post("/p/{token}/survey")
+    async def survey(request: Request, token: str) -> Response:
+        p = await find(token)
+        if p is None:
+            return JSONResponse({"detail": "unknown participant link"}, status_code=404)
+        refused = forged(request, p.id, json=True)
+        if refused:
+            return refused
+        answers = await read_survey(request)
+        if isinstance(answers, JSONResponse):
+            return answers
+        await save(p, answers)
+        return JSONResponse({"ok": True})

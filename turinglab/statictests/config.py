@@ -18,6 +18,7 @@ import json
 from pathlib import Path
 from typing import Annotated, Literal
 
+import yaml
 from pydantic import Field, model_validator
 
 from turinglab.game.config import _Strict
@@ -100,6 +101,18 @@ def preset_names() -> list[str]:
 
 def load_static_study(path: str | Path) -> StaticStudy:
     return parse_static_study(*read_file(path, f"start from `preset: zhang-2023` (presets: {PRESETS_DIR})"))
+
+
+def load_if_static(path: Path) -> StaticStudy | None:
+    """The static study of a YAML file that has `task:` or a static preset; None for any other
+    file (a live study file, or one the live study loader will say what is wrong with)."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return None
+    if isinstance(data, dict) and ("task" in data or data.get("preset") in preset_names()):
+        return load_static_study(path)
+    return None
 
 
 def parse_static_study(text: str, source: str = "<static study>") -> StaticStudy:

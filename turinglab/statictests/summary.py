@@ -315,3 +315,19 @@ def summary(data: pd.DataFrame | tuple[pd.DataFrame, int], alpha: float = 0.05, 
         "balanced_accuracy": (c["human"]["human"] / n_h + c["machine"]["machine"] / n_m) / 2 if n_h and n_m else None,
         "agents": agent_rates(main, alpha),
     }
+
+
+def control_answers(store: Any, study_id: int, alpha: float = 0.05) -> dict[str, Any] | None:
+    """The scored control answers of the study's trials (Zhang's yes/no object word, the topic, control
+    items): overall right share with its exact interval, and the per-judge mean and minimum (the
+    paper's "all above 85 %, mean 91 %"). None when no trial has a scored control answer."""
+    q = (select(T.judge_id, func.count(), func.sum(case((T.control_correct == True, 1), else_=0)))  # noqa: E712
+         .where(T.study_id == study_id, T.control_correct.is_not(None)).group_by(T.judge_id))
+    with store.engine.connect() as conn:
+        rows = [(j, int(n), int(k or 0)) for j, n, k in conn.execute(q).all()]
+    if not rows:
+        return None
+    n, k = sum(r[1] for r in rows), sum(r[2] for r in rows)
+    per = [r[2] / r[1] for r in rows]
+    return {"trials": n, "correct": k, "accuracy": rate(k, n, alpha), "judges": len(rows),
+            "judge_mean": float(np.mean(per)), "judge_min": float(min(per))}

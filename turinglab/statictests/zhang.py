@@ -32,7 +32,8 @@ KEY_FIELDS = {"word": "cueWord", "caption": "imageID", "object": "imageID", "col
               "conversation": "conversationID"}
 # Zhang's word-association page letters: dictionary name -> (letter, name in the judge files)
 WORD_MODELS = {"word2vec": ("b", "Word2Vec"), "gpt2": ("c", "GPT2"), "gpt3emb": ("d", "GPT3(Emb)"),
-               "gpt3promptcurie": ("e", "GPT3(pr, Curie)"), "gpt3promptdav": ("f", "GPT3(pr, DaVinci)")}
+               "gpt3promptcurie": ("e", "GPT3(pr, Curie)"), "gpt3promptdav": ("f", "GPT3(pr, DaVinci)"),
+               "chatgpt": ("g", "ChatGPT")}  # g: the ChatGPT round (humanjudge_Word_ChatGPT_testphase.json)
 LETTER_JUDGE_NAME = {"a": "", **{v[0]: v[1] for v in WORD_MODELS.values()}}
 PAGE = re.compile(r"(?:^|/)(\d+)_([a-z])_(\d+)(?:\.html)?$")
 MAX_SHOWN = 20
@@ -102,7 +103,7 @@ def parse_responses(data: Any, task: str, source: str = "<responses>", images: P
             if not isinstance(r, dict):
                 problems.append(f"{at}: must be an object with {key_field}, response, groundtruth; fix the record")
                 continue
-            if r.get(key_field, stim) != stim:
+            if r.get(key_field, stim) != stim and not (task == "fv" and _same_image(r.get(key_field), stim)):
                 problems.append(f"{at}: field {key_field!r} is {r.get(key_field)!r} but the record is under {stim!r}; "
                                 "move it under its own key or fix the field")
             truth = r.get("groundtruth")
@@ -129,6 +130,7 @@ def parse_responses(data: Any, task: str, source: str = "<responses>", images: P
             out.responses.append(ResponseIn(f"{idx}_{slot}_{k}", stim, text, truth, agent, payload=payload))
     if problems:
         raise ImportProblem(source, problems)
+    rename_agents(out, {})  # `gpt2` and `GPT2` are one agent
     if missing_images:
         out.notes.append(f"{missing_images} of {len(out.stimuli)} images not found in {images}; "
                          "their pages show the response without the picture")
@@ -159,14 +161,7 @@ def _topic_control(fields: dict[str, Any], stim: str, records: list[Any], where:
 def _response(task: str, r: dict[str, Any], at: str, problems: list[str]) -> tuple[str | None, dict[str, Any]]:
     resp = r.get("response")
     if task == "fv":
-        pts = r.get("response_float", resp)
-        ok = (isinstance(pts, list) and pts and all(isinstance(p, list) and len(p) == 2 and
-              all(isinstance(v, (int, float)) and -1 <= v <= 1 for v in p) for p in pts))
-        if not ok:
-            problems.append(f"{at}: field 'response_float' must be a list of [x, y] fixations in [-1, 1]; "
-                            "rescale the scanpath from 1280x1024 pixels")
-            return None, {}
-        return None, {"scanpath": pts, "frame": [1280, 1024]}
+        return None, _fv_payload(r, at, problems)
     if task == "conversation":
         if isinstance(resp, list):
             if not all(isinstance(t, dict) and isinstance(t.get("speaker"), str) and isinstance(t.get("text"), str)
@@ -198,6 +193,40 @@ def _response(task: str, r: dict[str, Any], at: str, problems: list[str]) -> tup
     if task == "color":
         return resp, {"color": resp.strip()}
     return resp, {}
+
+
+FRAME = (1280, 1024)
+
+
+def _fv_payload(r: dict[str, Any], at: str, problems: list[str]) -> dict[str, Any]:
+    """A scanpath: `response_float` in [-1, 1], or Zhang's fv.json `response` in pixels of the
+    1280x1024 frame. Pixel points are kept as they are (`scanpath_px`, some lie outside the frame);
+    `scanpath` is the same path in [-1, 1] clipped to the frame, which is what the page draws."""
+    def points(v: Any, lo: float | None) -> bool:
+        return isinstance(v, list) and bool(v) and all(
+            isinstance(p, list) and len(p) == 2 and all(isinstance(x, (int, float)) and not isinstance(x, bool)
+                                                          and (lo is None or lo <= x <= 1) for x in p) for p in v)
+    if "response_float" in r:
+        if not points(r["response_float"], -1):
+            problems.append(f"{at}: field 'response_float' must be a list of [x, y] fixations in [-1, 1]; "
+                            "fix the scanpath or give it in pixels as 'response'")
+            return {}
+        return {"scanpath": r["response_float"], "frame": list(FRAME)}
+    px = r.get("response")
+    if not points(px, None):
+        problems.append(f"{at}: field 'response' must be a list of [x, y] fixations in pixels of the 1280x1024 "
+                        "frame (or 'response_float' in [-1, 1]); fix the scanpath")
+        return {}
+    w, h = FRAME
+    outside = sum(1 for x, y in px if not (0 <= x <= w and 0 <= y <= h))
+    clip = [[min(1.0, max(-1.0, 2 * x / w - 1)), min(1.0, max(-1.0, 2 * y / h - 1))] for x, y in px]
+    return {"scanpath": clip, "scanpath_px": px, "frame": list(FRAME), "outside_frame": outside}
+
+
+def _same_image(image_id: Any, key: str) -> bool:
+    """fv.json's `imageID` "001" under the key "img001.jpg": the same image number."""
+    a, b = re.findall(r"\d+", str(image_id)), re.findall(r"\d+", key)
+    return len(a) == 1 and len(b) == 1 and int(a[0]) == int(b[0])
 
 
 def _slug(name: str) -> str:
@@ -245,7 +274,9 @@ def parse_judge_trials(data: Any, parsed: Parsed, source: str = "<judge trials>"
         item = by_key.get(page)
         if item is None or item.truth != truth:
             problems.append(f"{at} (page {page}): stimulus {parsed.stimuli[idx].key!r} has no such item; "
-                            "import the response file these pages were made from")
+                            "import the response file these pages were made from"
+                            + (" (with its chatgpt records), or import the judge trials alone (no --responses)"
+                               if letter == "g" else ""))
             continue
         if answer not in ("human", "machine"):
             problems.append(f"{at} (page {page}): field 'response_speaker' is {td.get('response_speaker')!r}; "
@@ -268,21 +299,35 @@ def parse_judge_trials(data: Any, parsed: Parsed, source: str = "<judge trials>"
         seq[worker] += 1
     if problems:
         raise ImportProblem(source, problems)
-    # items named as in the judge file
-    for n, r in enumerate(parsed.responses):
-        if r.key in renamed and r.agent != renamed[r.key]:
-            parsed.responses[n] = ResponseIn(r.key, r.stimulus_key, r.text, r.truth, renamed[r.key],
-                                             payload={**r.payload, "dictionary_agent": r.agent}, control=r.control)
-    # the same dictionary model must get one judge-file name
-    pairs = {(r.payload.get("dictionary_agent"), r.agent) for r in parsed.responses if "dictionary_agent" in r.payload}
+    by_key = {r.key: r for r in parsed.responses}
+    pairs = {(by_key[k].agent, name) for k, name in renamed.items()}
     clash = Counter(d for d, _ in pairs)
     bad = [d for d, c in clash.items() if c > 1]
-    if bad:
-        raise ImportProblem(source, [f"model {bad[0]!r} of the responses appears under several judge-file names; "
-                                     "check the letters of the page names"])
+    if bad:  # the same dictionary model must get one judge-file name
+        raise ImportProblem(source, [(f"model {bad[0]!r} of the responses appears under several judge-file names; "
+                                      "check the letters of the page names")])
+    rename_agents(parsed, dict(pairs))
     parsed.judges, parsed.trials = list(judges.values()), trials
     parsed.notes.append(check_cue_mapping(parsed))
     return parsed
+
+
+def rename_agents(parsed: Parsed, names: dict[str, str]) -> None:
+    """Name every item's agent as the judge file does (`names`: dictionary name -> judge-file name;
+    the dictionary's name stays in `payload["dictionary_agent"]`), then make names that differ
+    only in case one agent (`gpt2` and `GPT2`: the first spelling met wins)."""
+    fold = {k.casefold(): v for k, v in names.items()}
+    spelled: dict[str, str] = {}
+    for n, r in enumerate(parsed.responses):
+        if r.truth != "machine":
+            continue
+        new = fold.get(r.agent.casefold(), r.agent)
+        new = spelled.setdefault(new.casefold(), new)
+        if new != r.agent:
+            payload = {**r.payload}
+            payload.setdefault("dictionary_agent", r.agent)
+            parsed.responses[n] = ResponseIn(r.key, r.stimulus_key, r.text, r.truth, new, payload=payload,
+                                             control=r.control)
 
 
 def check_cue_mapping(parsed: Parsed) -> str:

@@ -101,22 +101,22 @@ def check_alternative(alternative: str) -> str:
 
 def cdf(x, n, p):
     """P(X <= x) for X ~ Bin(n, p) = I_{1-p}(n - x, x + 1); 0 for x < 0, 1 for x >= n."""
-    x = np.asarray(x, dtype=float)
-    n = np.asarray(n, dtype=float)
-    xc = np.clip(x, 0, np.maximum(n - 1, 0))
-    with np.errstate(invalid="ignore"):
-        inner = betaincc(xc + 1.0, n - xc, p)
-    return np.where(x < 0, 0.0, np.where(x >= n, 1.0, inner))
+    return _tail(betaincc, 0.0, 1.0, x, n, p)
 
 
 def sf(x, n, p):
     """P(X > x) for X ~ Bin(n, p) = I_p(x + 1, n - x); 1 for x < 0, 0 for x >= n."""
+    return _tail(betainc, 1.0, 0.0, x, n, p)
+
+
+def _tail(beta, below: float, above: float, x, n, p):
+    """beta(x + 1, n - x, p) for 0 <= x < n; `below` for x < 0, `above` for x >= n."""
     x = np.asarray(x, dtype=float)
     n = np.asarray(n, dtype=float)
     xc = np.clip(x, 0, np.maximum(n - 1, 0))
     with np.errstate(invalid="ignore"):
-        inner = betainc(xc + 1.0, n - xc, p)
-    return np.where(x < 0, 1.0, np.where(x >= n, 0.0, inner))
+        inner = beta(xc + 1.0, n - xc, p)
+    return np.where(x < 0, below, np.where(x >= n, above, inner))
 
 
 def log_choose(n: int, j):

@@ -12,14 +12,15 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from turinglab.game import events as ev
 from turinglab.game.config import Study, config_hash
 from turinglab.game.events import Event, Identity, verdict_correct
-from turinglab.store.db import StoreError, StudyFrozen, UnknownId, database_url, make_engine, migrate, now_ms
+from turinglab.store.db import StudyFrozen  # noqa: F401 - re-exported
+from turinglab.store.db import StoreError, UnknownId, database_url, make_engine, migrate, now_ms
 from turinglab.store.rows import (
     FORMATS,  # noqa: F401 - re-exported
     GameState,
@@ -35,6 +36,7 @@ from turinglab.store.rows import (
     insert_rows,
 )
 from turinglab.store.static import StaticMixin
+from turinglab.store.versions import register_versioned
 from turinglab.store.models import (
     EventRow,
     GameRow,
@@ -179,33 +181,13 @@ class Store(StaticMixin):
             return self._register_study(study, new_version)
 
     def _register_study(self, study: Study, new_version: bool) -> int:
-        h = config_hash(study)
+        def frozen(n_games: int, stored: str, next_free: int) -> str:
+            return (f"study {study.name!r} version {study.version} already has {n_games} game(s) under "
+                    f"config {stored[:12]}; its config can no longer change. Raise `version:` "
+                    f"in the study file (next free: {next_free}) or pass new_version=True (--new-version).")
+
         with self._tx() as s:
-            rows = s.scalars(select(StudyRow).where(StudyRow.name == study.name)).all()
-            for row in sorted(rows, key=lambda r: r.version != study.version):
-                # the same config, stored under this version or (via new_version) a later one
-                if row.config_hash == config_hash(study.model_copy(update={"version": row.version})):
-                    return row.id
-            same = next((r for r in rows if r.version == study.version), None)
-            if same is not None:
-                n_games = s.scalar(select(func.count()).select_from(GameRow).where(GameRow.study_id == same.id))
-                if n_games == 0 and not new_version:
-                    same.config, same.config_hash = study.model_dump(mode="json"), h
-                    return same.id
-                if not new_version:
-                    raise StudyFrozen(
-                        f"study {study.name!r} version {study.version} already has {n_games} game(s) under "
-                        f"config {same.config_hash[:12]}; its config can no longer change. Raise `version:` "
-                        f"in the study file (next free: {max(r.version for r in rows) + 1}) or pass "
-                        f"new_version=True (--new-version)."
-                    )
-                study = study.model_copy(update={"version": max(r.version for r in rows) + 1})
-                h = config_hash(study)
-            row = StudyRow(name=study.name, version=study.version, config_hash=h,
-                           config=study.model_dump(mode="json"), created_ms=now_ms())
-            s.add(row)
-            s.flush()
-            return row.id
+            return register_versioned(s, StudyRow, GameRow, study, new_version, config_hash, frozen)
 
     def get_study(self, study_id: int) -> StudyInfo:
         with self._tx() as s:

@@ -84,6 +84,25 @@ def games_table(games: list[GameInfo]) -> Table:
     return table
 
 
+def names_static_study(db: str | None, study: str | None) -> bool:
+    """Does `study` name a static study (and no live one) in the database at `db`? Without a
+    study: no live study has games and there is exactly one static study. No database: False."""
+    from turinglab.store.db import StoreError, existing_database
+
+    try:
+        with Store(existing_database(db)) as st:
+            static = st.static_studies()
+            if not static:
+                return False
+            live = st.studies()
+            if study is None:
+                return len(static) == 1 and not any(st.games(s.id) for s in live)
+            is_live = any(str(s.id) == str(study) or s.name == study for s in live)
+            return not is_live and any(str(s.id) == str(study) or s.name == study for s in static)
+    except StoreError:
+        return False
+
+
 def games_tsv(games: list[GameInfo]) -> str:
     """The same rows tab-separated, for a pipe or a file (a table would fold its cells at 80 columns)."""
     clean = [tuple(c.replace("\t", " ").replace("\n", " ") for c in row) for row in games_rows(games)]

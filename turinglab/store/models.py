@@ -201,3 +201,13 @@ class JudgeTrialRow(Base):
     control_correct: Mapped[bool | None] = mapped_column(Boolean)  # None: not a control trial
     t_ms: Mapped[int] = mapped_column(BigInteger)
     study_hash: Mapped[str] = mapped_column(String(64))
+
+
+class SettingRow(Base):
+    """Server-side settings kept out of git (issue 24): e.g. the export key."""
+
+    __tablename__ = "settings"
+
+    name: Mapped[str] = mapped_column(String(100), primary_key=True)
+    value: Mapped[str] = mapped_column(Text)
+    created_ms: Mapped[int] = mapped_column(BigInteger)

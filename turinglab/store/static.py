@@ -33,7 +33,8 @@ from sqlalchemy import bindparam, func, insert, select
 from sqlalchemy.exc import IntegrityError
 
 from turinglab.statictests.config import StaticStudy, static_hash
-from turinglab.store.db import StoreError, StudyFrozen, UnknownId, now_ms
+from turinglab.store.db import StoreError, UnknownId, now_ms
+from turinglab.store.versions import register_versioned
 from turinglab.store.models import (
     JudgeSessionRow,
     JudgeTrialRow,
@@ -42,8 +43,18 @@ from turinglab.store.models import (
     StaticStudyRow,
     StimulusRow,
 )
+from turinglab.store.textcheck import check_import
 
 TRUTHS = ("human", "machine")
+
+
+class BadImportText(StoreError):
+    """Text an import cannot store (NUL, lone surrogate, too long): `lines`, one per field."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        shown = lines[:20] + ([f"... and {len(lines) - 20} more"] if len(lines) > 20 else [])
+        super().__init__(f"{len(lines)} text problem(s), nothing imported:\n" + "\n".join(shown))
 
 
 @dataclass(frozen=True)
@@ -195,7 +206,11 @@ class StaticMixin:
     def import_static(self, study: StaticStudy, stimuli: Sequence[StimulusIn], responses: Sequence[ResponseIn],
                       judges: Sequence[JudgeIn] = (), trials: Sequence[ImportTrial] = ()) -> int:
         """Register `study` and store its items, judges (new participants) and their trials in ONE
-        transaction: all or nothing. The study must have no items yet. Returns the study id."""
+        transaction: all or nothing. The study must have no items yet. Returns the study id.
+        Every text field is checked first (`textcheck.check_import`): `BadImportText` names them."""
+        bad = check_import(study.name, stimuli, responses, judges, trials)
+        if bad:
+            raise BadImportText(bad)
         with self._tx() as s:
             sid = _register(s, study, False)
             if s.scalar(select(func.count()).select_from(ResponseRow).where(ResponseRow.study_id == sid)):
@@ -326,28 +341,13 @@ class StaticMixin:
 
 
 def _register(s: Any, study: StaticStudy, new_version: bool) -> int:
-    rows = s.scalars(select(StaticStudyRow).where(StaticStudyRow.name == study.name)).all()
-    for row in rows:
-        if row.config_hash == static_hash(study.model_copy(update={"version": row.version})):
-            return row.id
-    same = next((r for r in rows if r.version == study.version), None)
-    if same is not None:
-        n = s.scalar(select(func.count()).select_from(JudgeTrialRow).where(JudgeTrialRow.study_id == same.id))
-        if n == 0 and not new_version:
-            same.config, same.config_hash, same.task = study.model_dump(mode="json"), static_hash(study), study.task
-            return same.id
-        if not new_version:
-            raise StudyFrozen(
-                f"static study {study.name!r} version {study.version} already has {n} judge trial(s) under "
-                f"config {same.config_hash[:12]}; raise `version:` in the study file "
-                f"(next free: {max(r.version for r in rows) + 1}) or pass --new-version")
-        study = study.model_copy(update={"version": max(r.version for r in rows) + 1})
-    row = StaticStudyRow(name=study.name, version=study.version, task=study.task,
-                         config_hash=static_hash(study), config=study.model_dump(mode="json"),
-                         created_ms=now_ms())
-    s.add(row)
-    s.flush()
-    return row.id
+    def frozen(n: int, stored: str, next_free: int) -> str:
+        return (f"static study {study.name!r} version {study.version} already has {n} judge trial(s) under "
+                f"config {stored[:12]}; raise `version:` in the study file "
+                f"(next free: {next_free}) or pass --new-version")
+
+    return register_versioned(s, StaticStudyRow, JudgeTrialRow, study, new_version, static_hash, frozen,
+                              task=study.task)
 
 
 def _add_items(s: Any, study_id: int, stimuli: Sequence[StimulusIn], responses: Sequence[ResponseIn]) -> None:

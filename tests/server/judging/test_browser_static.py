@@ -14,7 +14,7 @@ sys.path.insert(0, str(Path(__file__).parents[2]))
 from static_judge_data import make_study  # noqa: E402
 
 from turinglab.server.judging.pages import create_static_app  # noqa: E402
-from turinglab.server.testing import serve_in_thread  # noqa: E402
+from turinglab.server.testing import browser_admin_login, serve_in_thread  # noqa: E402
 from turinglab.store.api import Store  # noqa: E402
 
 pytestmark = pytest.mark.browser
@@ -68,8 +68,9 @@ async def test_judge_session_from_link_to_stored_trials(task, chromium_path, sql
                                    and t.answers["control"] for t in trials)
                     if task == "word" and k == 1:  # the back button and a second submit stored nothing twice
                         assert len({t.response_id for t in trials}) == 6
-                admin = await browser.new_context(viewport=WIDTHS[1], http_credentials={"username": "a", "password": "pw"})
+                admin = await browser.new_context(viewport=WIDTHS[1])
                 ap = await admin.new_page()
+                await browser_admin_login(ap, base, "pw")
                 await ap.goto(base + "/admin")
                 await ap.wait_for_selector("text=2 complete")
                 await shot(ap, shots, f"{task}-admin")
@@ -87,6 +88,7 @@ async def run_judge(browser, base: str, vp: dict, task: str, shots: Path, prolif
     page.on("pageerror", lambda e: errors.append(str(e)))
     if prolific:
         await page.goto(f"{base}/?PROLIFIC_PID=PP-{task}&STUDY_ID=ST1&SESSION_ID=SE1")
+        await page.click("text=Start")  # issue 24: the link's page has a button (a same-site POST)
     else:
         await page.goto(base + "/")
         await shot(page, shots, f"{task}-landing")

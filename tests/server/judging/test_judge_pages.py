@@ -239,10 +239,12 @@ def test_prolific_ids_demographics_completion_and_admin(sqlite_url):
         sid = make_study(st, "word", None, min_rt_ms=0, items=2, controls=1)
     with TestClient(app_for(sqlite_url, sid)) as c:
         r = c.get("/?PROLIFIC_PID=pp1&STUDY_ID=st1&SESSION_ID=se1", follow_redirects=False)
+        assert r.status_code == 200 and "set-cookie" not in r.headers  # issue 24: a GET shows the button
+        r = c.post("/start?PROLIFIC_PID=pp1&STUDY_ID=st1&SESSION_ID=se1", follow_redirects=False)
         pid = r.headers["location"].rsplit("/", 1)[1]
         assert c.get("/?PROLIFIC_PID=pp1", follow_redirects=False).headers["location"] == f"/p/{pid}"  # same browser
         with TestClient(c.app) as other:  # the same Prolific id from elsewhere: a new, flagged judge
-            dup = other.get("/?PROLIFIC_PID=pp1", follow_redirects=False).headers["location"].rsplit("/", 1)[1]
+            dup = other.post("/start?PROLIFIC_PID=pp1", follow_redirects=False).headers["location"].rsplit("/", 1)[1]
         assert dup != pid
         tok = re.search(r'name="csrf" value="(\w+)"', c.get(f"/p/{pid}").text).group(1)
         c.post(f"/p/{pid}/consent", data={"agree": "yes", "csrf": tok})
@@ -256,8 +258,9 @@ def test_prolific_ids_demographics_completion_and_admin(sqlite_url):
                       headers={"X-CSRF-Token": tok}).status_code == 200
         r = c.get(f"/p/{pid}/done", follow_redirects=False)
         assert r.headers["location"] == "/healthz?cc=C0MPLETE"
-        assert c.get("/admin").status_code == 401
-        admin = c.get("/admin", auth=("x", "pw")).text
+        assert c.get("/admin", follow_redirects=False).headers["location"] == "/admin/login?next=/admin"  # the form
+        assert c.post("/admin/login", data={"name": "admin", "password": "pw"}).status_code == 200
+        admin = c.get("/admin").text
         assert "1 complete" in admin and "3 / 3" in admin and "1/1" in admin  # the vigilance item answered right
     with Store(sqlite_url) as st:
         p, d = st.get_participant(pid), st.get_participant(dup)

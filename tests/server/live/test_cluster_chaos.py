@@ -32,6 +32,7 @@ allocation: {human_ratio: 0.6}
 def start_worker(study: Path, db: str, redis: str, prefix: str, log: Path) -> tuple[subprocess.Popen, str]:
     port = free_port()
     env = {**os.environ, "TURINGLAB_REDIS_PREFIX": prefix, "TURINGLAB_SECRET": "chaos-test-secret",
+           "TURINGLAB_START_LIMIT": "off",  # 280 people from one address (issue 24's per-address limit)
            "PYTHONPATH": str(Path(__file__).resolve().parents[3])}
     proc = subprocess.Popen([sys.executable, "-m", "turinglab.cli", "serve", "--study", str(study), "--db", db,
                              "--redis", redis, "--port", str(port), "--no-warm-up"],

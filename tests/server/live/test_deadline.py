@@ -14,6 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from turinglab.game.config import WitnessSpec
+from turinglab.server.testing import AdminLogin
 from turinglab.witnesses.base import GameContext, Turn
 from turinglab.witnesses.deadline import usable
 from turinglab.witnesses.llm import DEADLINE_MARGIN_S, LLMWitness
@@ -232,7 +233,7 @@ async def test_a_server_game_shows_a_cut_reply_on_time_and_counts_it(streaming, 
         assert (est.replies, est.late, est.cut) == (1, 0, 1), est.to_dict()
         assert ack["t_ms"] > 0 and s.client_left.wait(5)  # the model's generation was stopped
         async with httpx.AsyncClient(base_url=base) as c:  # /admin shows the cut next to the late replies
-            page = (await c.get("/admin", auth=("a", "pw"))).text
+            page = (await c.get("/admin", auth=AdminLogin("pw"))).text
         section = page[page.index("Model capacity"):]
         row = re.search(r"<tr><td>Sierra</td>.*?</tr>", section).group(0)
         assert re.findall(r"<td>([^<]*)</td>", row)[-3:] == ["1", "0", "1"], row  # replies, late, cut

@@ -70,7 +70,8 @@ async def test_nul_and_surrogates_are_refused_at_the_boundary_and_the_game_goes_
             assert r.status_code == 400 and "SESSION_ID" in r.text
             assert (await c.get("/p/p%00")).status_code == 404
             c.cookies.set("turinglab_p", "p%00")
-            assert (await c.get("/?PROLIFIC_PID=abc")).status_code == 303
+            assert (await c.get("/?PROLIFIC_PID=abc")).status_code == 200  # the Start button (issue 24)
+            assert (await c.post("/start?PROLIFIC_PID=abc")).status_code == 303
 
 
 def test_exports_tolerate_text_already_stored(db_url, tmp_path):

@@ -13,7 +13,7 @@ import pandas as pd
 
 from turinglab.game.config import Allocation, Rules, Study, Timing, WitnessSpec
 from turinglab.server.app import create_app
-from turinglab.server.testing import WsPlayer, csrf_token, serve_in_thread
+from turinglab.server.testing import AdminLogin, WsPlayer, csrf_token, prolific_start, serve_in_thread
 from turinglab.store.api import Store
 from turinglab.witnesses.base import Reply, Witness
 
@@ -32,8 +32,9 @@ def study(fmt="two-player", ratio=1.0, witnesses=(), rules=RULES, **kw) -> Study
 def running(s: Study, url: str, **kw):
     kw.setdefault("human_timing", FAST)
     kw.setdefault("initial_ai_wait_s", 0.1)
+    proxies = kw.pop("forwarded_allow_ips", None)  # trusted proxies: none unless given (issue 24)
     app = create_app(s, url, rng_seed=kw.pop("seed", 7), **kw)
-    with serve_in_thread(app) as base:
+    with serve_in_thread(app, forwarded_allow_ips=proxies) as base:
         yield base
 
 
@@ -272,7 +273,7 @@ async def test_pages_prolific_consent_and_survey(sqlite_url):
         async with httpx.AsyncClient(base_url=base) as c:
             r = await c.get("/")
             assert r.status_code == 200 and "Start" in r.text
-            r = await c.get("/?PROLIFIC_PID=pp1&STUDY_ID=st1&SESSION_ID=se1")
+            r = await prolific_start(c, "PROLIFIC_PID=pp1&STUDY_ID=st1&SESSION_ID=se1")  # issue 24: GET, then POST
             assert r.status_code == 303
             pid = r.headers["location"].rsplit("/", 1)[-1]
             again = await c.get("/?PROLIFIC_PID=pp1&STUDY_ID=st1&SESSION_ID=se2")
@@ -320,22 +321,23 @@ async def test_admin_password_monitor_and_exports(sqlite_url, monkeypatch):
         seats = await in_game(await players(base, 2))
         await say(seats["interrogator"], "<script>alert(1)</script>")
         async with httpx.AsyncClient(base_url=base) as c:
-            assert (await c.get("/admin")).status_code == 401
-            assert (await c.get("/admin", auth=("x", "wrong"))).status_code == 401
-            r = await c.get("/admin", auth=("admin", "s3cret"))
+            r = await c.get("/admin")  # issue 24: a login form, no longer HTTP Basic
+            assert r.status_code == 303 and r.headers["location"] == "/admin/login?next=/admin"
+            assert (await c.get("/admin", auth=AdminLogin("wrong"))).status_code == 401
+            r = await c.get("/admin", auth=AdminLogin("s3cret"))
             assert r.status_code == 200 and "Games in progress (1)" in r.text and "Eliza" in r.text
             await seats["interrogator"].send({"type": "verdict", "choice": "human", "confidence": 80})
             await seats["interrogator"].phase("reveal")
-            r = await c.get("/admin/export/messages.csv", auth=("admin", "s3cret"))
+            r = await c.get("/admin/export/messages.csv", auth=AdminLogin("s3cret"))
             df = pd.read_csv(io.StringIO(r.text))
             assert list(df["text"]) == ["<script>alert(1)</script>"]
-            r = await c.get("/admin/export/verdicts.parquet", auth=("admin", "s3cret"))
+            r = await c.get("/admin/export/verdicts.parquet", auth=AdminLogin("s3cret"))
             v = pd.read_parquet(io.BytesIO(r.content))
             assert list(v["choice"]) == ["human"] and list(v["correct"]) == [True]
             for t in ("games", "participants", "events"):
-                r = await c.get(f"/admin/export/{t}.csv", auth=("admin", "s3cret"))
+                r = await c.get(f"/admin/export/{t}.csv", auth=AdminLogin("s3cret"))
                 assert r.status_code == 200 and len(pd.read_csv(io.StringIO(r.text))) >= 1
-            r = await c.get("/admin/export/secrets.csv", auth=("admin", "s3cret"))
+            r = await c.get("/admin/export/secrets.csv", auth=AdminLogin("s3cret"))
             assert r.status_code == 404 and "messages.csv" in r.text
 
 
@@ -393,7 +395,7 @@ async def test_fallback_to_ai_and_thompson_tallies_survive_a_restart(sqlite_url)
     s = study(ratio=1.0, witnesses=(ELIZA,))  # assigned to a human game, but nobody else comes
     for round_ in range(2):
         with running(s, sqlite_url, admin_password="pw") as base:
-            async with httpx.AsyncClient(base_url=base, auth=("a", "pw")) as c:
+            async with httpx.AsyncClient(base_url=base, auth=AdminLogin("pw")) as c:
                 page = (await c.get("/admin")).text
                 # tallies are rebuilt from the stored verdicts when the server starts again
                 assert f"{0.8 * round_:.1f} / 0.0" in page
@@ -516,7 +518,7 @@ async def test_games_played_and_role_rotation_survive_a_restart(sqlite_url):
         for p in (i, w):
             st = await p.phase("reveal")
             assert st["participant"]["games_played"] == 1
-        async with httpx.AsyncClient(base_url=base, auth=("a", "pw")) as c:
+        async with httpx.AsyncClient(base_url=base, auth=AdminLogin("pw")) as c:
             page = (await c.get("/admin")).text
             assert "1 game stored" in page and "1 games" not in page
         await i.close()
@@ -537,7 +539,7 @@ async def test_games_played_and_role_rotation_survive_a_restart(sqlite_url):
         await again["w"].send({"type": "verdict", "choice": "B", "confidence": 50})
         for q in again.values():
             assert (await q.phase("reveal"))["participant"]["games_played"] == 2
-        async with httpx.AsyncClient(base_url=base, auth=("a", "pw")) as c:
+        async with httpx.AsyncClient(base_url=base, auth=AdminLogin("pw")) as c:
             assert "2 games stored" in (await c.get("/admin")).text
         for q in again.values():
             await q.close()
@@ -674,7 +676,7 @@ async def test_healthz_is_up_down_only_and_checks_the_database(sqlite_url, tmp_p
             await p.phase("waiting")
             r = await c.get("/healthz")
             assert r.status_code == 200 and r.json() == empty == {"ok": True, "database": "ok"}
-            assert "Waiting room (1)" in (await c.get("/admin", auth=("a", "pw"))).text
+            assert "Waiting room (1)" in (await c.get("/admin", auth=AdminLogin("pw"))).text
             real = app.state.store
             app.state.store = SimpleNamespace(engine=create_engine(f"sqlite:///{tmp_path}/no/such/dir/x.db"))
             try:
@@ -693,9 +695,9 @@ async def test_a_prolific_id_never_hands_out_another_participants_token(sqlite_u
 
     with running(study(), sqlite_url) as base:
         async with httpx.AsyncClient(base_url=base) as owner, httpx.AsyncClient(base_url=base) as other:
-            r = await owner.get("/?PROLIFIC_PID=pp9&STUDY_ID=st&SESSION_ID=s1")
+            r = await prolific_start(owner, "PROLIFIC_PID=pp9&STUDY_ID=st&SESSION_ID=s1")
             pid = r.headers["location"].rsplit("/", 1)[-1]
-            r = await other.get("/?PROLIFIC_PID=pp9&STUDY_ID=st&SESSION_ID=s2")
+            r = await prolific_start(other, "PROLIFIC_PID=pp9&STUDY_ID=st&SESSION_ID=s2")
             assert r.status_code == 303
             dup = r.headers["location"].rsplit("/", 1)[-1]
             assert dup != pid and pid not in r.headers.get("set-cookie", "")
@@ -710,7 +712,7 @@ async def test_a_prolific_id_never_hands_out_another_participants_token(sqlite_u
             assert (await owner.get("/?PROLIFIC_PID=pp9")).headers["location"].endswith(pid)
             assert (await other.get("/?PROLIFIC_PID=pp9")).headers["location"].endswith(dup)
             # a cookie of a participant with another Prolific id is no key either
-            r = await other.get("/?PROLIFIC_PID=other-id")
+            r = await prolific_start(other, "PROLIFIC_PID=other-id")
             assert r.headers["location"].rsplit("/", 1)[-1] not in (pid, dup)
     with Store(sqlite_url) as store:
         assert store.get_participant(pid).label is None
@@ -738,7 +740,7 @@ async def test_admin_throttles_failed_logins_and_exports_are_safe_and_pseudonymo
         await seats["interrogator"].send({"type": "verdict", "choice": "human", "confidence": 80,
                                           "reason": "=cmd|' /C calc'!A0"})
         await seats["interrogator"].phase("reveal")
-        auth = ("admin", "s3cret")
+        auth = AdminLogin("s3cret")
         async with httpx.AsyncClient(base_url=base) as c:
             r = await c.get("/admin/export/messages.csv", auth=auth)
             texts = list(pd.read_csv(io.StringIO(r.text))["text"])
@@ -761,25 +763,34 @@ async def test_admin_throttles_failed_logins_and_exports_are_safe_and_pseudonymo
             # parquet keeps the text as it is (no spreadsheet runs it)
             r = await c.get("/admin/export/messages.parquet", auth=auth)
             assert pd.read_parquet(io.BytesIO(r.content))["text"][2] == "-2+3"
-            # throttle: 5 failures, then even the right password waits
+        # throttle: 5 failures on the account, then even the right password waits (a new browser;
+        # issue 24: keyed on the account, see tests/test_admin_door.py)
+        async with httpx.AsyncClient(base_url=base) as c:
             for _ in range(5):
-                assert (await c.get("/admin", auth=("admin", "guess"))).status_code == 401
+                assert (await c.get("/admin", auth=AdminLogin("guess"))).status_code == 401
             r = await c.get("/admin", auth=auth)
             assert r.status_code == 429 and int(r.headers["Retry-After"]) > 0
 
 
 def test_login_throttle_window():
-    from turinglab.server.admin import LoginThrottle
+    """Issue 24: keyed on the attempted account (not the address), with a doubling backoff capped
+    at max_backoff_s, forgotten after the window."""
+    from turinglab.server.admin_auth import LoginThrottle
 
     now = [0.0]
-    t = LoginThrottle(limit=3, window_s=10, clock=lambda: now[0])
+    t = LoginThrottle(limit=3, window_s=100, max_backoff_s=4, clock=lambda: now[0])
     for _ in range(3):
-        assert t.blocked_for("1.2.3.4") == 0
-        t.failed("1.2.3.4")
+        assert t.wait("alice") == 0
+        t.failed("alice")
         now[0] += 1
-    assert t.blocked_for("1.2.3.4") == 7 and t.blocked_for("5.6.7.8") == 0
-    now[0] = 10.5
-    assert t.blocked_for("1.2.3.4") == 0
+    assert t.wait("alice") == 0 and t.wait("bob") == 0  # 1 s backoff from the last failure, at t=2
+    t.failed("alice")  # t=3: 4 failures, 2 s
+    assert t.wait("alice") == 2 and t.wait("bob") == 0
+    for _ in range(5):
+        t.failed("alice")
+    assert t.wait("alice") == 4  # capped
+    now[0] = 104.0
+    assert t.wait("alice") == 0
 
 
 class RudeOnce(Witness):
@@ -817,7 +828,7 @@ async def test_a_blocked_ai_reply_is_regenerated_within_its_delay_and_counted(sq
         assert time.monotonic() - t0 >= 0.9  # still the designed delay, not the first try's time
         assert made[-1].calls == 2
         async with httpx.AsyncClient(base_url=base) as c:
-            page = (await c.get("/admin", auth=("a", "pw"))).text
+            page = (await c.get("/admin", auth=AdminLogin("pw"))).text
             assert "Blocked AI outputs: 1" in page
         await i.send({"type": "verdict", "choice": "ai", "confidence": 60})
         await i.phase("reveal")
@@ -889,15 +900,16 @@ async def test_participant_pages_display_name_decline_favicon_and_admin_transcri
         await say(seats["interrogator"], "<b>hello</b> & bye")
         await seats["A"].next("message")
         async with httpx.AsyncClient(base_url=base) as c:
-            admin = (await c.get("/admin", auth=("a", "pw"))).text
+            admin = (await c.get("/admin", auth=AdminLogin("pw"))).text
             assert 'id="live"' in admin and "/static/admin.js" in admin
             gid = next(f["game"]["game_id"] for f in seats["interrogator"].frames if f.get("game"))
             assert f'href="/admin/game/{gid}"' in admin
-            t = await c.get(f"/admin/game/{gid}", auth=("a", "pw"))
+            t = await c.get(f"/admin/game/{gid}", auth=AdminLogin("pw"))
             assert t.status_code == 200 and "&lt;b&gt;hello&lt;/b&gt; &amp; bye" in t.text and "<b>hello" not in t.text
             assert "In progress" in t.text
-            assert (await c.get(f"/admin/game/{gid}")).status_code == 401
-            assert (await c.get("/admin/game/nope", auth=("a", "pw"))).status_code == 404
+            async with httpx.AsyncClient(base_url=base) as anon:  # issue 24: not logged in: the form
+                assert (await anon.get(f"/admin/game/{gid}")).headers["location"].startswith("/admin/login?next=")
+            assert (await c.get("/admin/game/nope", auth=AdminLogin("pw"))).status_code == 404
             assert (await c.get("/static/admin.js")).status_code == 200
     # without a no-consent link: a page that says nothing was recorded
     with running(study(version=2), sqlite_url) as base:
@@ -918,7 +930,7 @@ async def test_admin_leaderboard_marks_bot_games(sqlite_url):
         await seats["interrogator"].send({"type": "verdict", "choice": "human", "confidence": 70})
         await seats["interrogator"].phase("reveal")
         async with httpx.AsyncClient(base_url=base) as c:
-            r = await c.get("/admin", auth=("admin", "pw"))
+            r = await c.get("/admin", auth=AdminLogin("pw"))
             assert r.status_code == 200 and "Humanlikeness leaderboard" in r.text
             row = re.search(r"<tr><td>1</td><td>Human</td><td>two-player</td><td>played</td><td>1</td><td>1</td>"
                             r"<td>1.000</td><td>\[0.0\d\d, 1.000\]</td></tr>", r.text)
@@ -929,5 +941,5 @@ async def test_admin_leaderboard_marks_bot_games(sqlite_url):
                 st.set_flag(g.id, "bot", True)
             finally:
                 st.close()
-            r = await c.get("/admin", auth=("admin", "pw"))
+            r = await c.get("/admin", auth=AdminLogin("pw"))
             assert "<td>Human</td><td>two-player</td><td>bot</td>" in r.text

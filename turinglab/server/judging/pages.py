@@ -27,14 +27,16 @@ from dataclasses import replace
 from collections import Counter
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import FastAPI, Form, Request
+from fastapi import FastAPI, Request
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse, Response
 
 from turinglab.server.web import (
-    COOKIE, CSRF_FIELD, CSRF_HEADER, PROLIFIC, Csrf, _db_ping, page_renderers, read_survey, templates,
+    COOKIE, CSRF_FIELD, CSRF_HEADER, PROLIFIC, Csrf, _db_ping, add_consent_routes, add_survey_route, page_renderers,
+    templates,
 )
+from turinglab.server.guards import HealthLog, PerAddress, returning, too_many_starts
 from turinglab.server.judging.trial_writer import TrialWriter
 from turinglab.statictests.config import StaticStudy
 from turinglab.statictests.speakers import speaker_truths
@@ -161,6 +163,7 @@ class Signer:
 
 
 def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_password: str | None = None,
+                      admin_accounts: str | None = None,
                       secret: str | None = None, trusted_origins: tuple[str, ...] = (),
                       rng_seed: int | None = None, clock_ms=None) -> FastAPI:  # noqa: ANN001
     """The judge pages for one static study (its items must be in the store: `turinglab static import`).
@@ -205,6 +208,11 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
     app.state.trial_writer = writer
     csrf = app.state.csrf = Csrf(secret, trusted_origins)
     signer = Signer(csrf.secret)
+    from turinglab.server.logs import install
+
+    install()  # participant tokens out of the logs, every kind of line at a bounded rate
+    health = app.state.health_log = HealthLog()
+    starts = app.state.start_limit = PerAddress()
     page, message = page_renderers(app, study.display_name or DEFAULT_DISPLAY_NAME)
 
     def not_found(request: Request) -> HTMLResponse:
@@ -284,17 +292,25 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
 
     @app.get("/", response_class=HTMLResponse)
     async def landing(request: Request) -> Response:
-        if request.query_params.get("PROLIFIC_PID"):
-            return to_judge(await new_judge(request))
+        q = request.url.query
+        pp = request.query_params.get("PROLIFIC_PID")
+        if pp:  # a GET (a link on any site) creates nobody and sets no cookie: the page's button POSTs
+            mine = await returning(store, pp[:64], request.cookies.get(COOKIE))
+            if mine is not None:
+                return RedirectResponse(f"/p/{mine}", status_code=303)
+            return page(request, "judge_landing.html", query=f"?{q}", intro=TASK_INTRO[study.task])
         cookie = request.cookies.get(COOKIE)
         if cookie and await judge(cookie):
             return RedirectResponse(f"/p/{cookie}", status_code=303)
-        q = request.url.query
         return page(request, "judge_landing.html", query=f"?{q}" if q else "", intro=TASK_INTRO[study.task])
 
     @app.post("/start")
     async def start(request: Request) -> Response:
-        return forged(request, None) or to_judge(await new_judge(request))
+        refused = forged(request, None)
+        if refused:
+            return refused
+        wait = starts.wait(request.client.host if request.client else "?")
+        return too_many_starts(request, message, wait) if wait else to_judge(await new_judge(request))
 
     @app.get("/p/{token}", response_class=HTMLResponse)
     async def show(request: Request, token: str) -> Response:
@@ -342,29 +358,14 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
             return None, not_found(request)
         return p, forged(request, p.id, csrf_field)
 
-    @app.post("/p/{token}/consent")
-    async def consent(request: Request, token: str, agree: Annotated[str | None, Form()] = None,
-                      csrf_field: Annotated[str | None, Form(alias=CSRF_FIELD)] = None) -> Response:
-        p, refused = await posted(request, token, csrf_field)
-        if refused:
-            return refused
-        if agree != "yes":
-            return message(request, "Consent needed", "Tick the box to agree before you continue.", 400,
-                           link=f"/p/{p.id}", link_text="Back to the consent form")
+    async def record_consent(p: Any) -> None:
         if p.consent_ms is None:
             await asyncio.to_thread(store.update_participant, p.id, consent_ms=now())
-        return RedirectResponse(f"/p/{p.id}", status_code=303)
 
-    @app.post("/p/{token}/decline")
-    async def decline(request: Request, token: str,
-                      csrf_field: Annotated[str | None, Form(alias=CSRF_FIELD)] = None) -> Response:
-        p, refused = await posted(request, token, csrf_field)
-        if refused:
-            return refused
-        if study.no_consent_url:
-            return RedirectResponse(study.no_consent_url, status_code=303)
-        return message(request, "You did not consent", "Thank you for considering the study. You have not "
-                       "taken part, and no answers of yours were recorded. You can close this page.")
+    add_consent_routes(
+        app, posted, message, consented=record_consent, no_consent_url=study.no_consent_url,
+        declined_text="Thank you for considering the study. You have not taken part, and no answers of yours "
+                      "were recorded. You can close this page.")
 
     @app.post("/p/{token}/answer")
     async def answer(request: Request, token: str) -> Response:
@@ -505,20 +506,11 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
         return FileResponse(path, media_type=IMAGE_TYPES[path.suffix.lower()],
                             headers={"Cache-Control": "private, max-age=3600"})
 
-    @app.post("/p/{token}/survey")
-    async def survey(request: Request, token: str) -> Response:
-        p = await judge(token)
-        if p is None:
-            return JSONResponse({"detail": "unknown participant link"}, status_code=404)
-        refused = forged(request, p.id, json=True)
-        if refused:
-            return refused
-        answers = await read_survey(request)
-        if isinstance(answers, JSONResponse):
-            return answers
+    async def save_survey(p: Any, answers: dict[str, Any]) -> None:
         await asyncio.to_thread(store.update_participant, p.id, demographics=answers)
         consented.pop(p.id, None)
-        return JSONResponse({"ok": True})
+
+    add_survey_route(app, judge, forged, save_survey)
 
     @app.get("/p/{token}/done", response_class=HTMLResponse)
     async def done(request: Request, token: str) -> Response:
@@ -540,12 +532,13 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
     async def healthz(request: Request) -> Response:
         try:
             await asyncio.to_thread(_db_ping, store)
-        except Exception:  # noqa: BLE001 - any failure means the database is down for us
-            log.exception("health check: the database did not answer")
+        except Exception as exc:  # noqa: BLE001 - any failure means the database is down for us
+            health.failed(exc)
             return JSONResponse({"ok": False, "database": "down"}, status_code=503)
+        health.ok()
         return JSONResponse({"ok": True, "database": "ok"})
 
-    add_static_admin(app, admin_password, message)
+    add_static_admin(app, admin_password, message, admin_accounts)
     return app
 
 
@@ -562,11 +555,11 @@ def safe_image(image_dir: Path, name: str | None) -> Path | None:
     return path
 
 
-def add_static_admin(app: FastAPI, password: str | None, message) -> None:  # noqa: ANN001
+def add_static_admin(app: FastAPI, password: str | None, message, accounts_file: str | None = None) -> None:  # noqa: ANN001
     """/admin for a static study: judges in progress and done, trials per phase and agent, controls."""
     from turinglab.server.admin import admin_guard
 
-    guard = admin_guard(app, password, message)
+    guard = admin_guard(app, password, message, accounts_file)
 
     @app.get("/admin", response_class=HTMLResponse)
     async def admin(request: Request) -> Response:
@@ -579,11 +572,14 @@ def add_static_admin(app: FastAPI, password: str | None, message) -> None:  # no
         trials = await asyncio.to_thread(store.trials, sid)
         items = {i.id: i for i in await asyncio.to_thread(store.items, sid)}
         sessions = await asyncio.to_thread(store.judge_sessions, sid)
+        from turinglab.analysis.pseudonyms import export_key, keyed
+
+        key = await asyncio.to_thread(export_key, store)  # pseudonyms, never the judges' link tokens
         judges = []
         for s in sorted(sessions, key=lambda s: s.created_ms, reverse=True)[:50]:
             mine = [t for t in trials if t.session_id == s.id]
             ctl = [t.control_correct for t in mine if t.control_correct is not None]
-            judges.append({"judge": s.judge_id[:8] + "…", "done": s.done, "of": len(s.items),
+            judges.append({"judge": keyed(s.judge_id, key), "done": s.done, "of": len(s.items),
                            "status": "complete" if s.completed_ms else "in progress",
                            "controls": f"{sum(ctl)}/{len(ctl)}" if ctl else "–",
                            "fast": sum(1 for t in mine if (t.rt_ms or 0) < info.study.exclusions.fast_rt_ms)})

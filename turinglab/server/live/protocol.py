@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, TypeAdapter, ValidationError
+
+from turinglab.textnorm import Seen, see
 
 Conv = Literal["A", "B"]
 MAX_FRAME_TEXT = 20_000  # anything larger is not a chat message (the study limit is far lower)
@@ -52,6 +54,14 @@ class MessageIn(_In):
     conv: Conv | None = None
     text: Annotated[Text, Field(max_length=MAX_FRAME_TEXT)]
     client_id: Annotated[Text, Field(min_length=1, max_length=64)]
+    _seen: Seen | None = PrivateAttr(default=None)
+
+    @property
+    def seen(self) -> Seen:
+        """What a reader sees of the text (textnorm), computed once at the boundary by `parse`."""
+        if self._seen is None:
+            self._seen = see(self.text)
+        return self._seen
 
 
 class PasteIn(_In):
@@ -121,6 +131,7 @@ def parse(raw: str) -> BaseModel:
         if t == "message":
             fast = _fast_message(data)
             if fast is not None:
+                fast._seen = see(fast.text)
                 return fast
         elif t == "ping" and len(data) == 1:
             return _PING
@@ -128,7 +139,7 @@ def parse(raw: str) -> BaseModel:
         got = data.get("type") if isinstance(data, dict) else type(data).__name__
         raise BadFrame(f"unknown frame type {str(got)[:40]!r}; expected one of: {', '.join(TYPES)}")
     try:
-        return _adapter.validate_python(data)
+        frame = _adapter.validate_python(data)
     except ValidationError as exc:
         parts = []
         for err in exc.errors()[:3]:
@@ -137,6 +148,9 @@ def parse(raw: str) -> BaseModel:
         cid = data.get("client_id")
         cid = cid if type(cid) is str and 1 <= len(cid) <= 64 and storable(cid) else None
         raise BadFrame(f"bad {data['type']!r} frame: " + "; ".join(parts), cid) from None
+    if isinstance(frame, MessageIn):
+        frame._seen = see(frame.text)  # the same normalisation as the fast path
+    return frame
 
 
 def error(code: str, message: str, client_id: str | None = None) -> dict[str, Any]:

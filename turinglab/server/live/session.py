@@ -146,7 +146,7 @@ class GameSession(StoredGame):
             if seat != INTERROGATOR and conv in self.held and self.game.chat_open:
                 await self._send(pid, proto.error("not_your_turn", proto.TEXTS["not_your_turn"], f.client_id))
                 return
-            blocked = await self.hub.filter.check(f.text)
+            blocked = await self.hub.filter.check(f.seen)
             if blocked:
                 await self._commit(self.game.refuse(Send(seat, f.text, conv), "blocked", blocked, now).events)
                 await self._send(pid, proto.error("blocked", proto.TEXTS["blocked"], f.client_id))

@@ -13,7 +13,10 @@ Given the interrogator's last message, the guard also reads the reply in context
 (`context.py`: conceding or apologising after "you're a bot", "yes" to "are you an AI", "no" to
 "are you human"), and it catches admissions in other languages and replies that switch
 language (`lang.py`: "soy un robot", "我是人工智能"). A reply that only echoes an accusation back
-("you think i'm a bot?") is not an admission.
+("you think i'm a bot?") is not an admission. Programming output (code, shell commands, stack
+traces, code explained), the persona prompt recited, and a long calculation answered to the digit
+are breaks too (`program.py`), as are self-descriptions as a function, script, model or a
+company's product ("i'm a python function that ...", "a model created by alibaba cloud").
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-from turinglab.witnesses.guard import context, lang
+from turinglab.witnesses.guard import context, lang, program
 
 DATA = Path(__file__).parent / "breaks.tsv"
 THRESHOLD = 0.6
@@ -31,7 +34,10 @@ SURE = 0.95  # a model score this high is a break even beside a human claim ("i'
 _I = r"(?:i\s*am|i'?m|im|i\s+was)"
 _AI = (r"(?:an?\s+)?(?:(?:large\s+)?language\s+model|llm|chat\s*gpt|gpt(?:-?\d[\w.]*)?|qwen|llama|claude|gemini|ai|a\.i\.|artificial\s+intelligence|chat\s*bot|bot|"
        r"robot|computer(?:\s+program)?(?!\s+(?:science|scientist|engineer|nerd|games?|lab|class))|program|machine(?:\s+learning\s+model)?|virtual\s+assistant|"
-       r"(?:ai\s+|digital\s+)?assistant|software(?!\s+(?:engineer|developer|dev|tester)))")
+       r"(?:ai\s+|digital\s+)?assistant|software(?!\s+(?:engineer|developer|dev|tester))|"
+       r"(?:(?:python|javascript|js|java|c\+\+|c|rust|go|sql|bash|shell|computer|simple|recursive)\s+)?(?:function|script|algorithm|subroutine)|"
+       r"neural\s+net(?:work)?|(?:ai|ml|machine\s+learning|text|chat|computer|trained|generative|transformer|pre-?trained)\s+model|"
+       r"model\s+(?=(?:that\s+was\s+|which\s+was\s+)?(?:created|trained|developed|made|built|designed|released)\s+by))")
 _MODEST = (r"(?:simple|little|friendly|helpful|basic|small|humble|mere|virtual|digital|harmless|tiny|chatty|"
            r"advanced|smart|text-based|conversational|automated|different|other|new|separate|real|actual)")
 _RULES = [re.compile(p, re.I) for p in (
@@ -43,7 +49,12 @@ _RULES = [re.compile(p, re.I) for p in (
     rf"\b{_I}\s+[^.!?]{{0,40}}?,\s*(?:and\s+)?{_AI}\b",  # an AI word in a list of what i am
     r"\b(?:large\s+)?language\s+model\b",
     r"\bknowledge\s+cut-?off\b",
-    r"\b(?:trained|created|made|developed|programmed)\s+by\s+(?:openai|meta|google|anthropic|mistral)\b",
+    r"\b(?:trained|created|made|developed|programmed|built|designed|released|owned)\s+by\s+(?:the\s+)?(?:openai|meta|google|anthropic|mistral|"
+    r"alibaba|microsoft|deepmind|hugging\s*face|qwen|tongyi|baidu|xai|nvidia|ibm|amazon|deepseek|apple|"
+    r"(?:a\s+|the\s+)?(?:team\s+of\s+)?(?:ai\s+)?(?:engineers|developers|researchers|programmers|data\s+scientists))\b",
+    # a company's product ("i'm a product of openai", "i'm from alibaba cloud")
+    r"\b(?:a\s+)?product\s+(?:of|from|by)\s+(?:openai|meta|google|anthropic|mistral|alibaba|microsoft|deepmind)\b|\balibaba\s+cloud\b|"
+    r"\btrained\s+on\s+(?:a\s+)?(?:large|huge|massive|vast|lots\s+of|a\s+lot\s+of|diverse)\s+(?:amounts?\s+of\s+)?(?:data|text|datasets?)\b",
     r"\bi\s+(?:was|am|'m)\s+programmed\b|\bbeing\s+programmed\b|\bmy\s+(?:programming|creators?|training\s+data)\b",
     r"\b(?:how|what)\s+(?:can|may)\s+i\s+(?:help|assist)\b",
     # the shipped young prompt repeated back ("a person with a body, a family, a flat ...")
@@ -158,12 +169,16 @@ def classify(text: str, question: str | None = None, *, clf=None) -> tuple[bool,
     # denials ("not a bot") and echoes ("you think i'm a bot?") are taken out before the rules
     # look: "i'm just a computer, not a robot" still admits; a joke taken back ("kidding") is not
     # an admission
+    if said := program.code(text):
+        return True, f"code: {said}"
     plain = _ECHO.sub(" ", _DENIAL.sub(" ", text))
-    hit = rule(plain) or lang.admits(plain)
+    hit = rule(plain) or lang.admits(plain) or program.recited(plain)
     if hit and not _JOKE.search(text):
         return True, f"rule: {hit}"
     if why := context.concedes(text, question, _DENIAL):
         return True, f"context: {why}"
+    if said := program.computed(text, question):
+        return True, f"computed: {said}"
     if said := lang.switched(text, question):
         return True, f"language: {said}"
     p = p_break(text, clf)

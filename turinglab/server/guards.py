@@ -1,0 +1,109 @@
+"""Guards the live and judge pages share (issue 24): the per-address limit of POST /start, the
+health check's once-per-outage log, the participant's frame bucket, and a returning browser."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+
+from fastapi import Request
+from fastapi.responses import Response
+
+from turinglab.store.api import Store
+
+log = logging.getLogger("turinglab.server")
+
+START_BURST, START_PER_S = 30, 0.5  # new participants (POST /start) per client address: at once / per second after
+
+
+START_ENV = "TURINGLAB_START_LIMIT"  # "BURST/PER_S" (e.g. "30/0.5"), or "off" for load tests from one address
+
+
+class PerAddress:
+    """POST /start per client address (the address uvicorn gives: forwarded headers only from
+    `--forwarded-allow-ips`): a token bucket each; `wait(host)` is 0 when allowed."""
+
+    def __init__(self, burst: float | None = None, per_s: float | None = None) -> None:
+        setting = os.environ.get(START_ENV, "").strip().lower()
+        self.off = setting == "off" and burst is None
+        if setting and not self.off and burst is None:
+            try:
+                b, _, r = setting.partition("/")
+                burst, per_s = float(b), float(r)
+            except ValueError:
+                raise ValueError(f"${START_ENV}={setting!r}: expected BURST/PER_S such as 30/0.5, or off") from None
+        self.burst = START_BURST if burst is None else burst
+        self.per_s = START_PER_S if per_s is None else per_s
+        self.buckets: dict[str, TokenBucket] = {}
+
+    def wait(self, host: str) -> float:
+        if self.off:
+            return 0.0
+        if len(self.buckets) > 10_000:  # forget the full ones
+            for k in [k for k, b in self.buckets.items() if b.take() and b.tokens + 1 >= b.capacity]:
+                del self.buckets[k]
+        b = self.buckets.setdefault(host, TokenBucket(self.burst, self.per_s))
+        return 0.0 if b.take() else (1 - b.tokens) / self.per_s
+
+
+def too_many_starts(request: Request, message, wait: float) -> Response:  # noqa: ANN001
+    secs = max(1, round(wait))
+    log.warning("POST /start refused: too many new participants from %s", request.client.host if request.client else "?")
+    r = message(request, "Please wait a moment",
+                f"Many people have just started from your network, so new starts are paused briefly. "
+                f"Wait {secs} seconds, then press Start again.", 429, link="/", link_text="Back to the start page")
+    r.headers["Retry-After"] = str(secs)
+    return r
+
+
+class HealthLog:
+    """One log line when the database stops answering and one when it answers again, not a
+    traceback per request."""
+
+    def __init__(self) -> None:
+        self.down_since: float | None = None
+
+    def failed(self, exc: BaseException) -> None:
+        if self.down_since is None:
+            self.down_since = time.monotonic()
+            why = " ".join(str(exc).split())[:200] or type(exc).__name__
+            log.error("health check: the database does not answer (%s: %s); logged once until it answers again",
+                      type(exc).__name__, why)
+
+    def ok(self) -> None:
+        if self.down_since is not None:
+            log.warning("health check: the database answers again after %.0f s", time.monotonic() - self.down_since)
+            self.down_since = None
+
+
+class TokenBucket:
+    """A flood guard per participant, shared by all their connections (frames beyond it get
+    `rate_limited` and are not processed)."""
+
+    def __init__(self, capacity: float, per_s: float) -> None:
+        self.capacity, self.per_s = capacity, per_s
+        self.tokens, self.t = capacity, time.monotonic()
+
+    def take(self) -> bool:
+        now = time.monotonic()
+        self.tokens = min(self.capacity, self.tokens + (now - self.t) * self.per_s)
+        self.t = now
+        if self.tokens >= 1:
+            self.tokens -= 1
+            return True
+        return False
+
+
+async def returning(store: Store, prolific_pid: str, cookie: str | None) -> str | None:
+    """The participant of this browser's cookie when it came with the same Prolific id, else None."""
+    if not cookie or not (1 <= len(cookie) <= 40 and cookie.isascii() and cookie.isalnum()):
+        return None
+    from turinglab.store.api import UnknownId
+
+    try:
+        mine = await asyncio.to_thread(store.get_participant, cookie)
+    except UnknownId:
+        return None
+    return mine.id if mine.prolific_pid == prolific_pid else None

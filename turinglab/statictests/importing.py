@@ -1,0 +1,59 @@
+"""What `turinglab static import` reads: the right parser for the task, the files and the format."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from turinglab.statictests.zhang import (
+    ImportProblem,
+    Parsed,
+    parse_conversation_verdicts,
+    parse_judge_trials,
+    parse_responses,
+    read_json,
+)
+
+FORMATS = ("zhang", "plain")
+
+
+def parse_import(task: str, responses: str | None, judge_trials: str | None, images: Path | None,
+                 fmt: str = "zhang", *, skip_unknown_truth: bool = False) -> Parsed:
+    """The items (and judges and trials) to import; `ImportProblem` lists everything wrong."""
+    from turinglab.statictests import zhang_judges as zj
+    from turinglab.statictests.zhang_conversations import is_results_file, parse_results, read_lookup
+
+    if fmt not in FORMATS:
+        raise ImportProblem("--format", [f"unknown format {fmt!r}; use {' or '.join(FORMATS)}"])
+    if fmt == "plain":
+        from turinglab.statictests.plain import parse_plain, read_rows
+
+        if responses is None or judge_trials:
+            raise ImportProblem("--format plain", [("give the items file as --responses (CSV or JSONL); judge trials "
+                                                    "of your own study come from its judge pages, not a file")])
+        return parse_plain(read_rows(responses), task, images, responses)
+    if task == "conversation" and judge_trials:
+        results = read_json(judge_trials)
+        if is_results_file(results):  # Zhang's conversation judge results, the truth from the look-up
+            if responses is None:
+                raise ImportProblem(judge_trials, [("--judge-trials is Zhang's conversation judge results: give the "
+                                                    "truth look-up with --responses (correct_answers_lookup.ipynb "
+                                                    "with its output, or correct_answers.json)")])
+            return parse_results(results, read_lookup(read_json(responses), responses), judge_trials,
+                                 skip_unknown=skip_unknown_truth)
+    if responses is None:
+        if task == "conversation" and judge_trials:  # Zhang's verdicts: items and trials from one file
+            return parse_conversation_verdicts(read_json(judge_trials), judge_trials)
+        if task == "word" and judge_trials:  # e.g. the ChatGPT round, whose words are not published
+            return zj.parse_word_trials_alone(read_json(judge_trials), judge_trials)
+        raise ImportProblem("--responses", [("--responses is needed (a Zhang response dictionary, e.g. color.json); "
+                                             "only --task word and --task conversation can import judge trials alone "
+                                             "(--judge-trials)")])
+    parsed = parse_responses(read_json(responses), task, responses, images)
+    if not judge_trials:
+        return parsed
+    data = read_json(judge_trials)
+    if task in ("color", "object"):
+        return zj.parse_image_judge_trials(data, parsed, task, judge_trials)
+    if task == "fv":
+        return zj.parse_fv_judge_trials(data, parsed, judge_trials)
+    return parse_judge_trials(data, parsed, judge_trials)  # word (and pages named <index>_<letter>_<k>)
