@@ -56,8 +56,14 @@ class ClusterHub(RedisOutage, Hub):
         self.prefix = prefix
         # a roomy pool: with 64 connections, a burst of joins and starts left some sends waiting
         # seconds for a connection (the stragglers of the start burst)
+        from redis.backoff import NoBackoff
+        from redis.exceptions import ConnectionError as RedisConnectionError
+        from redis.retry import Retry
+
+        # one retry on a connection error: after a Redis restart a pooled connection is stale once
         pool = aioredis.BlockingConnectionPool.from_url(redis_url, decode_responses=True, max_connections=512,
-                                                         timeout=20)
+                                                         timeout=20, retry=Retry(NoBackoff(), 1),
+                                                         retry_on_error=[RedisConnectionError])
         self.r = aioredis.Redis(connection_pool=pool)
         self.claim = self.r.register_script(CLAIM)
         self.renew = self.r.register_script(RENEW)

@@ -65,6 +65,8 @@ class RedisOutage:
         old, self.pubsub = self.pubsub, ps
         with contextlib.suppress(Exception):
             await old.aclose()
+        with contextlib.suppress(Exception):  # the pool's connections to the lost server are stale
+            await self.r.connection_pool.disconnect(inuse_connections=False)
         try:
             await self._rebuild()
         except Exception:  # noqa: BLE001 - the periodic loops finish it
