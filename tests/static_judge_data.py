@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import random
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 from turinglab.statictests.config import Session, StaticStudy
@@ -14,6 +15,8 @@ AGENTS = ("model-alpha", "model-beta")  # names that must never reach a judge's 
 EVIL = '<img src=x onerror="window.pwned=1">'
 TOPICS = ["sports", "music", "movies", "science", "fashion"]
 OBJECTS = ["person", "cup", "cat", "rocket", "camera"]  # one object in each of the five pictures
+BROWSER_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 WORDS = ["ocean", "bread", "winter", "music", "garden", "doctor", "mountain", "candle", "river", "train"]
 
 
@@ -102,3 +105,28 @@ def _response(task: str, i: int, j: int, rng: random.Random) -> tuple[str | None
     turns = [{"speaker": "AB"[k % 2], "text": t} for k, t in enumerate(lines)]
     return "\n".join(f"{t['speaker']}: {t['text']}" for t in turns), {
         "turns": turns, "speakers": {"A": "human", "B": truth_b}, "length": 3, "witness_speaker": "B"}
+
+
+@asynccontextmanager
+async def chromium_on(app, chromium_path: str):
+    """Serve `app` in a thread and open Debian chromium (Playwright); yields (browser, base URL), closes both."""
+    from playwright.async_api import async_playwright
+
+    from turinglab.server.testing import serve_in_thread
+
+    with serve_in_thread(app) as base:
+        async with async_playwright() as pw:
+            browser = await pw.chromium.launch(executable_path=chromium_path, args=BROWSER_ARGS)
+            try:
+                yield browser, base
+            finally:
+                await browser.close()
+
+
+async def submit_item(page) -> None:
+    """Submit the judge page's current item; wait for the next item, the feedback or the page after the last."""
+    before = await page.get_attribute("input[name=n]", "value")
+    await page.click("#btn-submit")
+    await page.wait_for_function(f"!document.querySelector('input[name=n]') || "
+                                 f"document.querySelector('input[name=n]').value !== '{before}' || "
+                                 "document.getElementById('feedback')")

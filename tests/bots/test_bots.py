@@ -90,16 +90,21 @@ class Breaker(Witness):
         return Reply(text="As an AI language model, I don't have a favourite film." if self.n == 1 else "shrek lol")
 
 
-async def test_the_persona_guard_regenerates_a_break_within_the_delay(sqlite_url):
-    spec = WitnessSpec(codename="Breaker", kind="local", timing=GUARDED)
-    with running(study(ratio=0.0, witnesses=(spec,)), sqlite_url, witness_factory=lambda s, seed: Breaker()) as base:
+async def _ask_a_guarded_witness(sqlite_url, codename: str, make, question: str):
+    """One game against a guarded local witness made by `make`; (the interrogator, the reply frame)."""
+    spec = WitnessSpec(codename=codename, kind="local", timing=GUARDED)
+    with running(study(ratio=0.0, witnesses=(spec,)), sqlite_url, witness_factory=lambda s, seed: make()) as base:
         (i,) = await players(base, 1)
         await i.phase("game")
-        await say(i, "whats your favourite film")
-        reply = await i.next("message", **{"from": "them"})
-        assert reply["text"] == "shrek lol"
-        assert not [f for f in i.frames if f["type"] == "error"]
-        assert "AI" not in str(i.frames)
+        await say(i, question)
+        return i, await i.next("message", **{"from": "them"})
+
+
+async def test_the_persona_guard_regenerates_a_break_within_the_delay(sqlite_url):
+    i, reply = await _ask_a_guarded_witness(sqlite_url, "Breaker", Breaker, "whats your favourite film")
+    assert reply["text"] == "shrek lol"
+    assert not [f for f in i.frames if f["type"] == "error"]
+    assert "AI" not in str(i.frames)
     with Store(sqlite_url) as store:
         (g,) = store.games()
         broke = [e for e in store.events(g.id) if e.type == "refused" and e.payload.get("code") == "persona_break"]
@@ -127,13 +132,8 @@ def NeedsSteer() -> TwoReplies:  # noqa: N802 - a test double, named as a class 
 
 
 async def test_the_guard_asks_again_through_the_witness_regenerate(sqlite_url):
-    spec = WitnessSpec(codename="NeedsSteer", kind="local", timing=GUARDED)
-    with running(study(ratio=0.0, witnesses=(spec,)), sqlite_url, witness_factory=lambda s, seed: NeedsSteer()) as base:
-        (i,) = await players(base, 1)
-        await i.phase("game")
-        await say(i, "seen anything good lately")
-        reply = await i.next("message", **{"from": "them"})
-        assert reply["text"] == "dune, saw it twice"
+    _, reply = await _ask_a_guarded_witness(sqlite_url, "NeedsSteer", NeedsSteer, "seen anything good lately")
+    assert reply["text"] == "dune, saw it twice"
     with Store(sqlite_url) as store:
         (g,) = store.games()
         assert g.flags["persona_break_regenerated"] == 1

@@ -448,15 +448,20 @@ def test_result_cache_follows_items_and_config(word):
     assert not evaluate(items, cfg, use_cache=False)["cached"]
 
 
-def test_evaluate_reads_a_stored_static_study(sqlite_url, tmp_path):
-    """`judges evaluate --study NAME` reads the items and the human-judge trials of a static study
-    imported from Zhang's files, and gives the same human-judge numbers as reading the files."""
+def _import_words(sqlite_url, tmp_path):
+    """Import Zhang's word task as static study 'words'; (responses path, judge-trials path, cache env)."""
     d = _zhang_dir()
     word, judges = str(d / "word.json"), str(d / "humanjudge_Word_Feedback_testphase.json")
-    env = {"TURINGLAB_CACHE_DIR": str(tmp_path / "c")}
     r = _cli("static", "import", "--task", "word", "--responses", word, "--judge-trials", judges,
              "--study", "words", "--db", sqlite_url)
     assert r.returncode == 0, r.stderr
+    return word, judges, {"TURINGLAB_CACHE_DIR": str(tmp_path / "c")}
+
+
+def test_evaluate_reads_a_stored_static_study(sqlite_url, tmp_path):
+    """`judges evaluate --study NAME` reads the items and the human-judge trials of a static study
+    imported from Zhang's files, and gives the same human-judge numbers as reading the files."""
+    word, judges, env = _import_words(sqlite_url, tmp_path)
     r = _cli("judges", "evaluate", "--judge", "tfidf-lr", "--study", "words", "--db", sqlite_url, "--folds", "3",
              "--json", env=env)
     assert r.returncode == 0, r.stderr
@@ -476,12 +481,7 @@ def test_evaluate_reads_a_stored_static_study(sqlite_url, tmp_path):
 def test_static_report_has_an_ai_judges_section(sqlite_url, tmp_path):
     """The static report shows every AI judge evaluated on the study's items, with the numbers
     `judges evaluate --json` gave, beside the human judges; before any, it says how to run one."""
-    d = _zhang_dir()
-    word, judges = str(d / "word.json"), str(d / "humanjudge_Word_Feedback_testphase.json")
-    env = {"TURINGLAB_CACHE_DIR": str(tmp_path / "c")}
-    r = _cli("static", "import", "--task", "word", "--responses", word, "--judge-trials", judges,
-             "--study", "words", "--db", sqlite_url)
-    assert r.returncode == 0, r.stderr
+    word, judges, env = _import_words(sqlite_url, tmp_path)
     out = tmp_path / "before.md"
     r = _cli("report", "--study", "words", "--db", sqlite_url, "--out", str(out), "--format", "md", env=env)
     assert r.returncode == 0, r.stderr

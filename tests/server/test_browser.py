@@ -7,20 +7,22 @@ Screenshots of every page at 360 px and desktop width go to a per-run temporary 
 from __future__ import annotations
 
 import re
+import sys
 from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
 
-from turinglab.game.config import Allocation, Rules, Study, Timing, WitnessSpec
-from turinglab.server.app import create_app
-from turinglab.server.testing import browser_admin_login, serve_in_thread
-from turinglab.store.api import Store
+sys.path.insert(0, str(Path(__file__).parents[1]))
+from static_judge_data import BROWSER_ARGS as ARGS, chromium_on  # noqa: E402,F401 - ARGS: test_browser_jb2025 imports it from here
+
+from turinglab.game.config import Allocation, Rules, Study, Timing, WitnessSpec  # noqa: E402
+from turinglab.server.app import create_app  # noqa: E402
+from turinglab.server.testing import browser_admin_login  # noqa: E402
+from turinglab.store.api import Store  # noqa: E402
 
 pytestmark = pytest.mark.browser
 SHOTS = Path()  # set per run by the `_shots` fixture below
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 FAST = Timing(base_s=0.2, s_per_char=0.005, gamma_shape=2.0, gamma_scale=0.05)
 RULES = Rules(time_limit_s=20, typing_min_s=0.1, typing_jitter_s=0.2)
 ELIZA = WitnessSpec(codename="Eliza", kind="eliza", fallback=None, timing=FAST)
@@ -43,20 +45,25 @@ def _shots(tmp_path_factory):
 
 @asynccontextmanager
 async def world(chromium_path: str, s: Study, url: str, **kw):
-    from playwright.async_api import async_playwright
-
     app = create_app(s, url, rng_seed=5, human_timing=FAST, initial_ai_wait_s=0.3, admin_password="pw", **kw)
-    with serve_in_thread(app) as base:
-        async with async_playwright() as pw:
-            browser = await pw.chromium.launch(executable_path=chromium_path, args=ARGS)
-            try:
-                yield base, browser
-            finally:
-                await browser.close()
+    async with chromium_on(app, chromium_path) as (browser, base):
+        yield base, browser
 
 
 async def shot(page, name: str) -> None:
     await page.screenshot(path=str(SHOTS / f"{name}-{page.viewport_size['width']}.png"), full_page=True)
+
+
+async def admin_text(browser, base: str, vp: dict, name: str) -> str:
+    """The admin page's text at viewport `vp`, shot as `name`."""
+    admin = await browser.new_context(bypass_csp=True, viewport=vp)
+    ap = await admin.new_page()
+    await browser_admin_login(ap, base, "pw")
+    await ap.goto(base + "/admin")
+    text = await ap.text_content("body")
+    await shot(ap, name)
+    await admin.close()
+    return text
 
 
 async def newcomer(browser, base: str, viewport=DESKTOP, tag: str | None = None):
@@ -202,13 +209,7 @@ async def test_play_against_eliza(chromium_path, sqlite_url):
         assert "You were talking to an AI." in body and "You were right." in body
         await shot(page, "eliza-reveal")
         for vp in (PHONE, DESKTOP):
-            admin = await browser.new_context(bypass_csp=True, viewport=vp)
-            ap = await admin.new_page()
-            await browser_admin_login(ap, base, "pw")
-            await ap.goto(base + "/admin")
-            assert "Eliza" in await ap.text_content("body")
-            await shot(ap, "admin")
-            await admin.close()
+            assert "Eliza" in await admin_text(browser, base, vp, "admin")
     with Store(sqlite_url) as store:
         (g,) = store.games()
         assert g.seats["A"].witness == "Eliza" and g.verdict.correct is True
@@ -420,13 +421,7 @@ async def test_blocked_ai_reply_regenerated_and_lone_three_player(chromium_path,
         await type_send(page, "hey, how are you")
         assert await last_theirs(page) == "lol hi, just chilling, you?"  # the model again, not ELIZA
         await shot(page, "regen-game")
-        admin = await browser.new_context(bypass_csp=True, viewport=DESKTOP)
-        ap = await admin.new_page()
-        await browser_admin_login(ap, base, "pw")
-        await ap.goto(base + "/admin")
-        assert "Blocked AI outputs: 1" in await ap.text_content("body")
-        await shot(ap, "regen-admin")
-        await admin.close()
+        assert "Blocked AI outputs: 1" in await admin_text(browser, base, DESKTOP, "regen-admin")
     s3 = Study(name="b-lone", format="three-player", rules=RULES, witnesses=(ELIZA,),
                allocation=Allocation(lone_wait_s=3), completion_url="/static/favicon.svg?done")
     async with world(chromium_path, s3, sqlite_url) as (base, browser):

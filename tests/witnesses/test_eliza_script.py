@@ -76,85 +76,41 @@ def test_unclosed_list_says_where_it_opened():
     assert str(e).startswith("t.txt:")
 
 
-def test_stray_close_paren_position():
-    e = _error("(HI)\nSTART\n(A ((0) (X))))\n" + OK_TAIL)
-    assert (e.line, e.col) == (3, 14) and "unexpected ')'" in e.message
+# (case, script, what the message says, line, column); None: not checked
+BAD_SCRIPTS = [
+    ("stray_close_paren_position", "(HI)\nSTART\n(A ((0) (X))))\n" + OK_TAIL, ("unexpected ')'",), 3, 14),
+    ("missing_start", "(HI)\n(A ((0) (X)))\n" + OK_TAIL, ("START",), 2, 1),
+    ("missing_greeting", "START\n" + OK_TAIL, ("greeting",), 1, 1),
+    ("missing_none", "(HI)\nSTART\n(A ((0) (X)))\n()\n", ("NONE",), None, None),
+    ("part_number_out_of_range_points_at_the_number", "(HI)\nSTART\n(A ((0 A 0) (SEE 4)))\n" + OK_TAIL,
+     ("part number 4", "3 part(s)"), 3, 18),
+    ("link_to_unknown_keyword", "(HI)\nSTART\n(A ((0) (=NOWHERE)))\n" + OK_TAIL, ("NOWHERE",), 3, None),
+    ("memory_needs_four_transformations", "(HI)\nSTART\n(MY ((0) (X)))\n(MEMORY MY (0 = A) (0 = B) (0 = C))\n" + OK_TAIL,
+     ("exactly four", "found 3"), 4, None),
+    ("memory_transformation_needs_an_equals_sign",
+     "(HI)\nSTART\n(MY ((0) (X)))\n(MEMORY MY (0 A) (0 = B) (0 = C) (0 = D))\n" + OK_TAIL, ("'='",), 4, 12),
+    ("memory_keyword_must_have_rules", "(HI)\nSTART\n(MEMORY MY (0 = A) (0 = B) (0 = C) (0 = D))\n" + OK_TAIL,
+     ("ordinary keyword",), None, None),
+    ("duplicate_keyword", "(HI)\nSTART\n(A ((0) (X)))\n(A ((0) (Y)))\n" + OK_TAIL, ("defined twice", "line 3"), 4, None),
+    ("unexpected_word_in_a_keyword_list", "(HI)\nSTART\n(A = B 3 OOPS ((0) (X)))\n" + OK_TAIL, ("OOPS",), 3, 10),
+    ("bad_pattern_sublist", "(HI)\nSTART\n(A ((0 (WANT NEED) 0) (X)))\n" + OK_TAIL, ("* (alternatives) or / (tags)",), 3, 8),
+    ("decomposition_without_reassembly", "(HI)\nSTART\n(A ((0 A 0)))\n" + OK_TAIL, ("no reassembly",), None, None),
+    ("bad_pre", "(HI)\nSTART\n(A ((0) (PRE (X 1))))\n" + OK_TAIL, ("PRE",), None, None),
+    ("text_after_end_marker", "(HI)\nSTART\n" + OK_TAIL + "(LATE ((0) (X)))\n", ("end marker",), 5, None),
+    ("word_at_top_level", "(HI)\nSTART\nHELLO\n" + OK_TAIL, ("HELLO",), 3, 1),
+]
 
 
-def test_missing_start():
-    e = _error("(HI)\n(A ((0) (X)))\n" + OK_TAIL)
-    assert (e.line, e.col) == (2, 1) and "START" in e.message
-
-
-def test_missing_greeting():
-    e = _error("START\n" + OK_TAIL)
-    assert "greeting" in e.message and (e.line, e.col) == (1, 1)
-
-
-def test_missing_none():
-    e = _error("(HI)\nSTART\n(A ((0) (X)))\n()\n")
-    assert "NONE" in e.message
-
-
-def test_part_number_out_of_range_points_at_the_number():
-    e = _error("(HI)\nSTART\n(A ((0 A 0) (SEE 4)))\n" + OK_TAIL)
-    assert (e.line, e.col) == (3, 18)
-    assert "part number 4" in e.message and "3 part(s)" in e.message
-
-
-def test_link_to_unknown_keyword():
-    e = _error("(HI)\nSTART\n(A ((0) (=NOWHERE)))\n" + OK_TAIL)
-    assert "NOWHERE" in e.message and e.line == 3
-
-
-def test_memory_needs_four_transformations():
-    e = _error("(HI)\nSTART\n(MY ((0) (X)))\n(MEMORY MY (0 = A) (0 = B) (0 = C))\n" + OK_TAIL)
-    assert "exactly four" in e.message and "found 3" in e.message and e.line == 4
-
-
-def test_memory_transformation_needs_an_equals_sign():
-    e = _error("(HI)\nSTART\n(MY ((0) (X)))\n(MEMORY MY (0 A) (0 = B) (0 = C) (0 = D))\n" + OK_TAIL)
-    assert "'='" in e.message and (e.line, e.col) == (4, 12)
-
-
-def test_memory_keyword_must_have_rules():
-    e = _error("(HI)\nSTART\n(MEMORY MY (0 = A) (0 = B) (0 = C) (0 = D))\n" + OK_TAIL)
-    assert "ordinary keyword" in e.message
-
-
-def test_duplicate_keyword():
-    e = _error("(HI)\nSTART\n(A ((0) (X)))\n(A ((0) (Y)))\n" + OK_TAIL)
-    assert "defined twice" in e.message and "line 3" in e.message and e.line == 4
-
-
-def test_unexpected_word_in_a_keyword_list():
-    e = _error("(HI)\nSTART\n(A = B 3 OOPS ((0) (X)))\n" + OK_TAIL)
-    assert "OOPS" in e.message and (e.line, e.col) == (3, 10)
-
-
-def test_bad_pattern_sublist():
-    e = _error("(HI)\nSTART\n(A ((0 (WANT NEED) 0) (X)))\n" + OK_TAIL)
-    assert "* (alternatives) or / (tags)" in e.message and (e.line, e.col) == (3, 8)
-
-
-def test_decomposition_without_reassembly():
-    e = _error("(HI)\nSTART\n(A ((0 A 0)))\n" + OK_TAIL)
-    assert "no reassembly" in e.message
-
-
-def test_bad_pre():
-    e = _error("(HI)\nSTART\n(A ((0) (PRE (X 1))))\n" + OK_TAIL)
-    assert "PRE" in e.message
-
-
-def test_text_after_end_marker():
-    e = _error("(HI)\nSTART\n" + OK_TAIL + "(LATE ((0) (X)))\n")
-    assert "end marker" in e.message and e.line == 5
-
-
-def test_word_at_top_level():
-    e = _error("(HI)\nSTART\nHELLO\n" + OK_TAIL)
-    assert "HELLO" in e.message and (e.line, e.col) == (3, 1)
+@pytest.mark.parametrize(("script", "says", "line", "col"), [c[1:] for c in BAD_SCRIPTS],
+                         ids=[c[0] for c in BAD_SCRIPTS])
+def test_bad_script_is_a_clear_error(script, says, line, col):
+    e = _error(script)
+    for fragment in says:
+        assert fragment in e.message
+    if line is not None:
+        assert e.line == line
+    if col is not None:
+        assert e.col == col
 
 
 def test_comments_and_free_layout_are_accepted():

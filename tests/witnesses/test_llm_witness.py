@@ -7,17 +7,21 @@ real local model is exercised in test_local_model.py.
 from __future__ import annotations
 
 import json
+import sys
 import socket
-import threading
 import time
 from datetime import datetime, timedelta, timezone
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path
 
 import pytest
 
-from turinglab.game.config import Postprocess, WitnessSpec
-from turinglab.witnesses.base import GameContext, Turn
-from turinglab.witnesses.llm import LLMWitness, WitnessConfigError, to_messages
+sys.path.insert(0, str(Path(__file__).parents[1]))
+import loopback_model  # noqa: E402
+
+from turinglab.game.config import Postprocess, WitnessSpec  # noqa: E402
+from turinglab.witnesses.base import GameContext, Turn  # noqa: E402
+from turinglab.witnesses.llm import LLMWitness, WitnessConfigError, to_messages  # noqa: E402
 
 T0 = datetime(2026, 11, 22, 15, 0, tzinfo=timezone.utc)
 CTX = GameContext(game_id="g1", started_at=T0, now=T0 + timedelta(seconds=20), time_limit_s=300, max_chars=300)
@@ -63,26 +67,12 @@ def serve(script: Script):
             except (BrokenPipeError, ConnectionResetError):
                 pass
 
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    httpd.daemon_threads = True
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    return httpd, f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+    return loopback_model.start(Handler)
 
 
 @pytest.fixture
 def loopback():
-    servers = []
-
-    def start(*steps):
-        script = Script(steps)
-        httpd, url = serve(script)
-        servers.append(httpd)
-        return script, url
-
-    yield start
-    for s in servers:
-        s.shutdown()
-        s.server_close()
+    yield from loopback_model.servers(lambda *steps: Script(steps), serve)
 
 
 def spec(url: str, **kw) -> WitnessSpec:

@@ -28,17 +28,36 @@ KNOWS_WITNESS_RE = re.compile(
 )
 
 
-def three_previous_ai(games: pd.DataFrame) -> pd.Series:
-    """True where the interrogator's previous three games (as interrogator) all had AI witnesses.
+def three_previous_ai(games: pd.DataFrame, who: str = "interrogator_id") -> pd.Series:
+    """True where the participant's previous three games (rows of `games`) all had AI witnesses.
 
-    `games` has one row per game with interrogator_id, started_ms, game_id and
-    `has_ai` (the game had an AI witness: in three-player every game has one, so the
-    flag then marks every game after the third; see `flag_table`). Returns a Series
-    aligned to `games.index`.
+    `games` has one row per game a participant took part in, with `who` (the participant),
+    started_ms, game_id and `has_ai` (the game was, for that participant, a game against an AI).
+    Rows are counted in start order per participant. Returns a Series aligned to `games.index`.
     """
-    g = games.sort_values(["interrogator_id", "started_ms", "game_id"], kind="mergesort")
-    flag = three_previous_ai_fast(g["interrogator_id"].to_numpy(), g["has_ai"].to_numpy(dtype=bool))
+    g = games.sort_values([who, "started_ms", "game_id"], kind="mergesort")
+    flag = three_previous_ai_fast(g[who].to_numpy(), g["has_ai"].to_numpy(dtype=bool))
     return pd.Series(flag, index=g.index).reindex(games.index).astype(bool)
+
+
+def three_previous_ai_flags(per_game: pd.DataFrame, witness_games: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
+    """Both readings of Jones & Bergen's rule for each game of `per_game` (one row per game:
+    game_id, interrogator_id, started_ms, has_ai), aligned to its index:
+
+    - the paper's: the interrogator's previous three games *of any role* were all against AIs;
+      a game they played as a human witness (`witness_games`: participant_id, started_ms,
+      game_id) is a game with a human interrogator, so it breaks the run;
+    - `interrogated`: only the games they interrogated are counted (the earlier reading).
+    """
+    mine = per_game.assign(who=per_game["interrogator_id"], role="i")[["who", "started_ms", "game_id", "has_ai", "role"]]
+    wit = witness_games.assign(who=witness_games["participant_id"], has_ai=False, role="w")[
+        ["who", "started_ms", "game_id", "has_ai", "role"]]
+    every = pd.concat([mine, wit], ignore_index=True)
+    every = every[every["who"].notna()].reset_index(drop=True)
+    all_flag = three_previous_ai(every, who="who")
+    paper = dict(zip(every.loc[every["role"].eq("i"), "game_id"], all_flag[every["role"].eq("i")]))
+    interrogated = three_previous_ai(per_game)
+    return per_game["game_id"].map(paper).fillna(False).astype(bool), interrogated
 
 
 def three_previous_ai_fast(interrogator: np.ndarray, has_ai: np.ndarray) -> np.ndarray:
@@ -62,7 +81,9 @@ def knows_witness_from_reason(reason: pd.Series) -> pd.Series:
 
 
 def flag_table(judgements: pd.DataFrame, stored_knows: pd.Series | None = None) -> pd.DataFrame:
-    """Add `flag_three_previous_ai` and `flag_knows_witness` to a judgements table.
+    """Add `flag_three_previous_ai` (the paper's reading: the interrogator's previous three games,
+    in any role, were all against AIs), `flag_three_previous_ai_interrogated` (the option that
+    counts only the games they interrogated) and `flag_knows_witness` to a judgements table.
 
     A game "against an AI" is a two-player game with an AI witness. In three-player
     games there is always one AI, so the J&B rule is not meaningful there and the flag
@@ -73,9 +94,14 @@ def flag_table(judgements: pd.DataFrame, stored_knows: pd.Series | None = None) 
     has_ai = df["witness_kind"].eq("ai").groupby(df["game_id"], sort=False).all()
     per_game = first.assign(has_ai=first["game_id"].map(has_ai).to_numpy(dtype=bool), fmt=first["format"])
     per_game = per_game.reset_index(drop=True)
-    flag = three_previous_ai(per_game)
-    flag &= per_game["fmt"].eq("two-player")
-    df[FLAG_PREFIX + "three_previous_ai"] = df["game_id"].map(dict(zip(per_game["game_id"], flag))).astype(bool)
+    humans = df[df["witness_kind"].eq("human") & df["witness_participant_id"].notna()] \
+        if "witness_participant_id" in df.columns else df.iloc[:0]
+    witness_games = pd.DataFrame({"participant_id": humans.get("witness_participant_id", pd.Series(dtype=object)),
+                                  "started_ms": humans["started_ms"], "game_id": humans["game_id"]})
+    paper, interrogated = three_previous_ai_flags(per_game, witness_games.drop_duplicates(["participant_id", "game_id"]))
+    two = per_game["fmt"].eq("two-player")
+    for name, flag in (("three_previous_ai", paper & two), ("three_previous_ai_interrogated", interrogated & two)):
+        df[FLAG_PREFIX + name] = df["game_id"].map(dict(zip(per_game["game_id"], flag))).astype(bool)
     knows = knows_witness_from_reason(df["reason"]) & df["witness_kind"].eq("human")
     if stored_knows is not None:
         knows |= stored_knows.reindex(df.index).fillna(False).astype(bool)

@@ -257,18 +257,11 @@ def load_games(url: str | None, study: str | int | None) -> tuple[object, list[G
     """The study (StudyInfo) and every stored game of it whose seats have a known kind, with its log."""
     from sqlalchemy import select
 
-    from turinglab.analysis.load import LoadError, pick_study
-    from turinglab.store import Store, StoreError
+    from turinglab.analysis.load import read_study
     from turinglab.store.api import readable
-    from turinglab.store.db import existing_database
     from turinglab.store.models import EventRow
 
-    try:
-        store = Store(existing_database(url), upgrade=False)
-    except StoreError as exc:
-        raise LoadError(str(exc)) from None
-    try:
-        info = pick_study(store, study)
+    with read_study(url, study) as (store, info):
         infos = [g for g in store.games(info.id) if g.seats and all(s.kind in ("human", "ai") for s in g.seats.values())]
         logs: dict[str, list[Event]] = {g.id: [] for g in infos}
         ids = list(logs)
@@ -283,5 +276,3 @@ def load_games(url: str | None, study: str | int | None) -> tuple[object, list[G
                          {k: (s.kind, s.witness if s.kind == "ai" else "Human") for k, s in g.seats.items()},
                          logs[g.id], bool((g.flags or {}).get("bot"))) for g in infos]
         return info, games
-    finally:
-        store.close()

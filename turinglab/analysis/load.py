@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -86,10 +87,28 @@ def participants_table(infos) -> pd.DataFrame:
             "education": d.get("education"),
             "chatbot_freq": survey.ordinal(chat, survey.CHATBOT_USE),
             "llm_knowledge": survey.ordinal(know, survey.LLM_KNOWLEDGE),
+            "prior_visits": survey.ordinal(d.get("prior_visits"), survey.PRIOR_VISITS),
         })
     if not rows:
         return empty(PARTICIPANT_COLUMNS)
     return coerce(pd.DataFrame(rows), PARTICIPANT_COLUMNS, "participants")
+
+
+@contextmanager
+def read_study(url: str | None, study: str | int | None):  # noqa: ANN201 - Iterator[(Store, StudyInfo)]
+    """The store at `url`, opened for reading only (a database that does not exist is a LoadError,
+    never created or migrated), and the chosen study; the store is closed on leaving."""
+    from turinglab.store import Store, StoreError
+    from turinglab.store.db import existing_database
+
+    try:
+        store = Store(existing_database(url), upgrade=False)
+    except StoreError as exc:
+        raise LoadError(str(exc)) from None
+    try:
+        yield store, pick_study(store, study)
+    finally:
+        store.close()
 
 
 def load(url: str | None = None, study: str | int | None = None, *, include_bots: bool = True) -> Loaded:
@@ -99,15 +118,7 @@ def load(url: str | None = None, study: str | int | None = None, *, include_bots
     `include_bots=False` leaves them out here already.
 
     Only reads: a database that does not exist is a `LoadError`, never created or migrated."""
-    from turinglab.store import Store, StoreError
-    from turinglab.store.db import existing_database
-
-    try:
-        store = Store(existing_database(url), upgrade=False)
-    except StoreError as exc:
-        raise LoadError(str(exc)) from None
-    try:
-        info = pick_study(store, study)
+    with read_study(url, study) as (store, info):
         games = [g for g in store.games(info.id) if include_bots or not (g.flags or {}).get("bot")]
         msgs = _messages(store, [g.id for g in games])
         n_msg = msgs.groupby(["game_id", "conversation"]).size().to_dict() if len(msgs) else {}
@@ -167,5 +178,3 @@ def load(url: str | None = None, study: str | int | None = None, *, include_bots
         return Loaded(info.id, info.name, info.study.format, tuple(info.study.exclusions), df, parts, msgs,
                       tags, no_verdict, pd.DataFrame(game_rows), pd.DataFrame(verdict_rows),
                       tuple(info.study.witnesses), getattr(info.study, "pass_decisions", None) or "holm")
-    finally:
-        store.close()

@@ -14,7 +14,7 @@ from __future__ import annotations
 import pandas as pd
 
 FLAG_PREFIX = "flag_"
-KNOWN_FLAGS = ("three_previous_ai", "knows_witness")
+KNOWN_FLAGS = ("three_previous_ai", "three_previous_ai_interrogated", "knows_witness")
 
 # column -> (dtype, description)
 JUDGEMENT_COLUMNS: dict[str, tuple[str, str]] = {
@@ -36,12 +36,15 @@ JUDGEMENT_COLUMNS: dict[str, tuple[str, str]] = {
     "duration_s": ("float64", "ended_ms - started_ms, in seconds."),
     "n_messages": ("Int64", "Messages exchanged in this seat's conversation (both sides)."),
     "selection_prob": ("float64", "Probability with which matchmaking chose this AI witness for the game (empty if not recorded)."),
-    "flag_three_previous_ai": ("boolean", "Exclusion flag: the interrogator's previous three games were all against AI witnesses."),
+    "flag_three_previous_ai": ("boolean", "Exclusion flag (Jones & Bergen): the interrogator's previous three games, in any "
+                                          "role, were all against AI witnesses (a game as a human witness breaks the run)."),
     "flag_knows_witness": ("boolean", "Exclusion flag: the interrogator said they know the witness personally."),
 }
 
 # columns the loader adds when the data has them (not required of other judgement tables)
 OPTIONAL_JUDGEMENT_COLUMNS: dict[str, tuple[str, str]] = {
+    "flag_three_previous_ai_interrogated": ("boolean", "Exclusion flag, the interrogator-only reading: the previous "
+                                                       "three games the interrogator *interrogated* were all against AIs."),
     "exclusion_origins": ("string", "Where each flag of the row came from: 'rule' (computed, e.g. knows_witness from "
                                     "the reason), 'hand' (set by a researcher with `turinglab flag set`, with the "
                                     "reason given), 'system' (recorded by the server); and flags a researcher "
@@ -57,6 +60,7 @@ PARTICIPANT_COLUMNS: dict[str, tuple[str, str]] = {
     "education": ("string", "Highest education level, as reported."),
     "chatbot_freq": ("Int64", "How often they use chatbots: 0 never, 1 monthly, 2 weekly, 3 daily."),
     "llm_knowledge": ("Int64", "Knowledge of LLMs: 0 nothing, 1 a little, 2 some, 3 a lot, 4 researches them."),
+    "prior_visits": ("Int64", "Played here before: 0 none, 1 once, 2 a few times, 3 many times."),
 }
 
 TAG_COLUMNS: dict[str, tuple[str, str]] = {

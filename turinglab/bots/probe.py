@@ -4,10 +4,10 @@
                                           judged_human_rate, ...)
 
 Each game: the scripted interrogator (bots/interrogator.py) asks `turns` questions, the witness
-answers with no delay, and each reply goes through the same guard as in a live game (content
-filter, then the persona-break classifier of witnesses/guard; a refused reply is asked for again,
-steered back into persona, up to AI_REGENERATE_TRIES times while the first reply's mean designed
-delay has not passed, then the fallback answers: "guard_fallbacks"). We count the model's replies
+answers with no delay, and each reply comes through the AI seat of a live game
+(witnesses/ai_seat.py: content filter, then the persona-break classifier of witnesses/guard; a
+refused reply is asked for again, steered back into persona, up to REGENERATE_TRIES times while the
+first reply's mean designed delay has not passed, then the ELIZA fallback answers: "guard_fallbacks"). We count the model's replies
 as first generated ("persona_breaks": before the guard) and as they would be shown
 ("shown_breaks"), and how many were ready later than their designed delay ("late", "late_guarded":
 model and guard time measured, as a live game would show them). `records` keeps every reply.
@@ -31,11 +31,10 @@ from typing import Any
 from turinglab.bots.interrogator import ScriptedInterrogator
 from turinglab.game.config import Rules, WitnessSpec
 from turinglab.witnesses import timing
+from turinglab.witnesses.ai_seat import LATE_TOLERANCE_MS, AISeat, wall_ms
 from turinglab.witnesses.base import GameContext, Turn, Witness
 from turinglab.witnesses.guard import classify, is_refusal
 
-REGENERATE_TRIES = 2  # as server/live/ai_seat.py REGENERATE_TRIES
-LATE_TOLERANCE_S = 0.1  # as server/live/ai_seat.py LATE_TOLERANCE_MS
 
 
 @dataclass
@@ -94,11 +93,12 @@ def _summary(xs: list[float]) -> dict[str, float] | None:
     return {"n": len(xs), "median": round(statistics.median(xs), 2), "p5": round(q[0], 2), "p95": round(q[18], 2)}
 
 
-async def _game(witness: Witness, spec: WitnessSpec, i: int, turns: int, max_chars: int, check_filter,
-                res: ProbeResult, rules: Rules, strategy: str = "default") -> None:  # noqa: ANN001
+async def _game(witness: Witness, spec: WitnessSpec, i: int, turns: int, max_chars: int, flt: Any,
+                res: ProbeResult, rules: Rules, strategy: str = "default") -> None:
     now = datetime.now(timezone.utc)
     ctx = GameContext(game_id=f"probe-{i}", started_at=now, now=now, time_limit_s=300, max_chars=max_chars)
     rng = random.Random(i)
+    seat = AISeat(witness, spec, content_filter=flt, max_chars=max_chars, game=ctx.game_id, seat="A")
     await witness.start(ctx)
     history: list[Turn] = []
     shown: list[tuple[str, str]] = []
@@ -108,7 +108,7 @@ async def _game(witness: Witness, spec: WitnessSpec, i: int, turns: int, max_cha
             shown.append(("Interrogator", q))
             ctx = GameContext(game_id=ctx.game_id, started_at=now, now=now + timedelta(seconds=40 * (k + 1)),
                               time_limit_s=300, max_chars=max_chars)
-            text = await _reply(witness, spec, history, ctx, q, max_chars, check_filter, res, rng, rules, cat)
+            text = await _reply(seat, history, ctx, q, res, rng, rules, cat)
             history.append(Turn("witness", text, 0))
             shown.append(("Witness", text))
     finally:
@@ -117,72 +117,52 @@ async def _game(witness: Witness, spec: WitnessSpec, i: int, turns: int, max_cha
     res.transcripts.append(shown)
 
 
-async def _reply(witness: Witness, spec: WitnessSpec, history: list[Turn], ctx: GameContext, q: str, max_chars: int,
-                 check_filter, res: ProbeResult, rng: random.Random, rules: Rules, cat: str) -> str:  # noqa: ANN001
-    """One reply as a live game makes it (server/live/ai_seat.py `AISeat.answer`): the guard refuses a
-    blocked or persona-breaking reply, which is asked for again (steered) while the mean designed
-    delay of the first reply has not passed, at most REGENERATE_TRIES times; then the fallback."""
+async def _reply(seat: AISeat, history: list[Turn], ctx: GameContext, q: str, res: ProbeResult,
+                 rng: random.Random, rules: Rules, cat: str) -> str:
+    """One reply through the AI seat, the one path of a live game (witnesses/ai_seat.py), and
+    what it did, counted: the reply as first generated, each regeneration, the shown one."""
+    spec = seat.spec
     t0 = time.monotonic()
-    r = await witness.reply(history, ctx)
-    res.latencies_s.append(r.latency_s)
-    text = r.text.strip()[:max_chars] or await _fallback_text(spec, history, ctx)
-    word = await check_filter(text)
-    broke, why = classify(text, q)
+    asked = wall_ms()
+    ans = await seat.answer(history, ctx, question=q, asked_ms=asked, deadline_ms=asked + 300_000)
+    elapsed = time.monotonic() - t0
+    first = ans.refusals[0].text if ans.refusals else ans.text
+    broke, why = classify(first, q)
+    model_s = [x for x in ans.trace.get("model_s", []) if x is not None]
+    if model_s:
+        res.latencies_s.append(model_s[0])
     res.replies += 1
-    res.fallbacks += int(r.fallback)
-    res.refusals += int(is_refusal(text))
+    res.fallbacks += int("witness_fallback" in ans.trace)
+    res.refusals += int(is_refusal(first))
     res.persona_breaks += int(broke)
     if broke:
-        res.examples.append({"question": q, "reply": text, "why": why})
-    rec: dict[str, Any] = {"game": int(ctx.game_id.split("-")[-1]), "turn": len(history) // 2 + 1, "category": cat,
-                           "question": q, "first": text, "first_why": why, "tries": [], "fallback": bool(r.fallback)}
-    budget = timing.mean_delay(len(text), spec.timing, len(q))
-    source = "model"
-    while word or broke:
-        res.blocked += int(bool(word))
-        if len(rec["tries"]) < REGENERATE_TRIES and time.monotonic() - t0 < budget:
-            res.regenerated += 1
-            left = budget - (time.monotonic() - t0)
-            try:
-                text = (await asyncio.wait_for(witness.regenerate(history, ctx), max(0.05, left))).text.strip()[:max_chars]
-            except asyncio.TimeoutError:
-                text = ""
-            word, (broke, why) = (await check_filter(text), classify(text, q)) if text else (None, (False, "empty"))
-            rec["tries"].append({"text": text, "why": why, "blocked": word or None})
-            source = "regenerated"
-            if text:
-                continue
-        res.guard_fallbacks += 1
-        text, source = await _fallback_text(spec, history, ctx, q), "fallback"
-        break
-    elapsed = time.monotonic() - t0
+        res.examples.append({"question": q, "reply": first, "why": why})
+    res.blocked += sum(r.code == "blocked" for r in ans.refusals)
+    res.regenerated += len(ans.tries)
+    refused = {r.text: r for r in ans.refusals[1:]}
+    tries = []
+    for t in ans.tries:
+        r = refused.get(t)
+        tries.append({"text": t, "why": r.detail if r else ("empty" if not t else "ok"),
+                      "blocked": r.detail if r and r.code == "blocked" else None})
+    res.guard_fallbacks += int(bool(ans.refusals) and ans.source == "fallback")
+    text = ans.text
     designed = max(timing.reply_delay(len(text), spec.timing, rng, prev_chars=len(q)),
                    timing.typing_delay(rules, rng) + rules.typing_min_s)
-    late = elapsed > designed + LATE_TOLERANCE_S
+    late = elapsed > designed + LATE_TOLERANCE_MS / 1000
     res.late += int(late)
-    if source != "model":
+    if ans.source != "model":
         res.guarded_elapsed_s.append(round(elapsed, 2))
         res.late_guarded += int(late)
     shown_break, shown_why = classify(text, q)
     res.shown_breaks += int(shown_break)
     res.lengths.append(len(text))
-    rec.update(source=source, shown=text, shown_why=shown_why, elapsed_s=round(elapsed, 2),
-               designed_s=round(designed, 2), late=late)
-    res.records.append(rec)
+    res.records.append({"game": int(ctx.game_id.split("-")[-1]), "turn": len(history) // 2 + 1, "category": cat,
+                        "question": q, "first": first, "first_why": why, "tries": tries,
+                        "fallback": "witness_fallback" in ans.trace, "source": ans.source, "shown": text,
+                        "shown_why": shown_why, "elapsed_s": round(elapsed, 2), "designed_s": round(designed, 2),
+                        "late": late})
     return text
-
-
-async def _fallback_text(spec: WitnessSpec, history: list[Turn], ctx: GameContext, q: str | None = None) -> str:
-    """What the live game shows when the guard's tries are used up (server/live/ai_seat.py): the spec's
-    fallback (ELIZA, lowercased as LLMWitness does, or its fixed text), else a neutral line."""
-    fb = (spec.fallback or "").strip()
-    if fb.lower() == "eliza":
-        from turinglab.witnesses.eliza.witness import ElizaWitness
-
-        text = (await ElizaWitness(codename=spec.codename, seed=0).reply(history, ctx)).text.lower()
-    else:
-        text = fb
-    return text if text and not classify(text, q)[0] else "sorry, what do you mean?"
 
 
 def judge_transcripts(res: ProbeResult, chat: Callable[[list[dict[str, str]]], str]) -> None:
@@ -230,7 +210,7 @@ def probe(spec: WitnessSpec, *, games: int = 20, turns: int = 5, max_chars: int 
     `judge=None` skips the judged-human rate. `strategy`: the scripted interrogator's ("default"
     or "adversarial": bots/adversarial.py); each record's "category" is the message's family."""
     ScriptedInterrogator(0, strategy)  # an unknown strategy fails here, before the model starts
-    from turinglab.server.content_filter import ContentFilter
+    from turinglab.witnesses.content_filter import ContentFilter
     from turinglab.witnesses.registry import build_witness
 
     from turinglab.witnesses.guard import model
@@ -247,7 +227,7 @@ def probe(spec: WitnessSpec, *, games: int = 20, turns: int = 5, max_chars: int 
 
             await warm_up([spec])
         for i in range(games):
-            await _game(make(spec, seed + i), spec, seed + i, turns, max_chars, flt.check, res, rules, strategy)
+            await _game(make(spec, seed + i), spec, seed + i, turns, max_chars, flt, res, rules, strategy)
             if progress:
                 progress(i + 1)
 

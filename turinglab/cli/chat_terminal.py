@@ -87,7 +87,13 @@ class ChatGame:
             self.witness = build_witness(self.spec, seed=self.seed)
         except (WitnessConfigError, PersonaError, UnknownWitness) as exc:
             raise ChatError(str(exc)) from None
-        self._eliza: Any = None
+        from turinglab.witnesses.ai_seat import AISeat, ElizaFallback
+        from turinglab.witnesses.content_filter import ContentFilter
+        from turinglab.witnesses.eliza.witness import ElizaWitness
+
+        eliza = ElizaFallback(lambda: ElizaWitness(codename=self.spec.codename, seed=self.seed))
+        self.seat = AISeat(self.witness, self.spec, content_filter=ContentFilter(self.study.content_filter),
+                           max_chars=self.study.rules.max_chars, fallback=eliza, now=now_ms, seat="A")
         user = self.store.find_participant(label=TERMINAL_USER)
         self.participant = user.id if user else self.store.create_participant(label=TERMINAL_USER)
         t0 = now_ms()
@@ -95,6 +101,8 @@ class ChatGame:
         self.game_id: str = self.store.create_game(self.study_id, "two-player", {"A": identity},
                                                    self.participant, t0)
         self.game = Game.start("two-player", self.study.rules, t0)
+        self.seat.game = self.game_id
+        self.script = False  # script mode: refused witness replies get a note on stderr
         self.stored = 0
         self._save()
 
@@ -123,20 +131,22 @@ class ChatGame:
                 for e in self.game.log if e.type == MESSAGE]
 
     async def witness_turn(self, sent_ms: int, prev_chars: int, show_typing: bool) -> str | None:
-        """Ask the witness, hold the reply for its human-like delay, send it through the engine."""
+        """The witness's reply through the AI seat (witnesses/ai_seat.py, as in a server game:
+        content filter, persona guard, steered regeneration, ELIZA fallback; every refused reply
+        stored as a `refused` event), held for its human-like delay, sent through the engine."""
         from turinglab.witnesses.timing import hold_for, reply_delay, typing_delay
 
         history, ctx = self._history(), self._ctx()
-        text = ""
-        try:
-            reply = await self.witness.reply(history, ctx)
-            text = (reply.text or "").strip()
-        except Exception as exc:  # noqa: BLE001 - as the server does: ELIZA answers, the game goes on
-            log.warning("game %s: witness %s failed (%s: %s); ELIZA answers", self.game_id, self.spec.codename,
-                        type(exc).__name__, exc)
-        if not text:
-            text = await self._fallback_text(history, ctx)
-        text = text[: self.study.rules.max_chars]
+
+        async def record(r: Any) -> None:  # witnesses.ai_seat.Refusal
+            self.game.refuse(Send("A", r.text), r.code, r.detail, now_ms())
+            self._save()
+            if self.script:  # a note on stderr (the interactive player sees nothing)
+                print(f"witness reply refused ({r.code}): {r.detail}", file=self.err)
+
+        answer = await self.seat.answer(history, ctx, question=history[-1].text if history else "",
+                                        asked_ms=sent_ms, deadline_ms=self.game.deadline_ms, on_refusal=record)
+        text = answer.text
         if self.delay:
             designed = reply_delay(len(text), self.spec.timing, self.rng, prev_chars=prev_chars)
             typing_at = typing_delay(self.study.rules, self.rng)
@@ -150,24 +160,13 @@ class ChatGame:
         out = self.act(Send("A", text))
         return text if out.ok else None
 
-    async def _fallback_text(self, history: list, ctx: Any) -> str:
-        """ELIZA's answer when the witness fails or says nothing (lower case, as the server's fallback)."""
-        from turinglab.witnesses.eliza.witness import ElizaWitness
-
-        if self._eliza is None:
-            self._eliza = ElizaWitness(codename=self.spec.codename, seed=self.seed)
-        try:
-            return (await self._eliza.reply(history, ctx)).text.strip().lower() or "please go on."
-        except Exception:  # noqa: BLE001
-            log.exception("the ELIZA fallback failed")
-            return "please go on."
-
     async def close(self) -> None:
         await self.witness.close()
 
     # --- script mode ---
 
     async def run_script(self, lines: IO[str]) -> None:
+        self.script = True
         await self.witness.start(self._ctx())
         for raw in lines:
             line = raw.rstrip("\r\n")
@@ -379,6 +378,8 @@ def run_chat(witness: str, study: Study, db: str | None, *, delay: bool, seed: i
         raise ChatError(f"turinglab chat plays two-player games; study {study.name!r} is {study.format} "
                         "(use a two-player study, e.g. --study with preset: jones-bergen-2023)")
     spec = pick_witness(witness, study)
+    # the AI seat's log lines (a refused reply, its reason) are not for the player's terminal
+    logging.getLogger("turinglab.witnesses.ai_seat").addHandler(logging.NullHandler())
     store = Store(db)
     try:
         study_id = store.register_study(study, new_version=new_version)

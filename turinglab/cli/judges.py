@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
+from dataclasses import dataclass
+
 import typer
 
 from turinglab.cli.common import analysis_load, console, fail
@@ -33,7 +37,7 @@ def _judges_items(study: str | None, responses: str | None, task: str | None, hu
         fail(str(exc))
 
 
-def _judges_run(items, trials, cfg, source: str, as_json: bool, no_cache: bool, items_out: str | None) -> None:
+def _judges_run(items, trials, cfg, source: str, opts: _Shared) -> None:
     import json
 
     from turinglab.judges.evaluate import evaluate
@@ -44,15 +48,15 @@ def _judges_run(items, trials, cfg, source: str, as_json: bool, no_cache: bool, 
     from turinglab.judges.vectors import VectorsError
 
     try:
-        res = evaluate(items, cfg, trials, progress=True, use_cache=not no_cache, source=source)
+        res = evaluate(items, cfg, trials, progress=True, use_cache=not opts.no_cache, source=source)
     except (JudgeError, FeaturesError, ItemsError, LLMJudgeError, VectorsError) as exc:
         fail(str(exc))
     per_item = res.pop("item_verdicts", [])
-    if items_out:
+    if opts.items_out:
         import pandas as pd
 
-        pd.DataFrame(per_item).to_csv(items_out, index=False)
-    if as_json:
+        pd.DataFrame(per_item).to_csv(opts.items_out, index=False)
+    if opts.as_json:
         print(json.dumps(res, indent=2))
         return
     from turinglab.judges.show import render
@@ -60,8 +64,7 @@ def _judges_run(items, trials, cfg, source: str, as_json: bool, no_cache: bool, 
     render(console, res)
 
 
-def _judges_config(judge, features, folds, group_by_stimulus, seed, repeats, alpha, limit, model, base_url, api_key_env,
-                   prompt, max_tokens):
+def _judges_config(judge, features, folds, group_by_stimulus, seed, repeats, alpha, opts: _Shared):
     from turinglab.judges.evaluate import ALL_JUDGES, Config
 
     if judge not in ALL_JUDGES:
@@ -72,6 +75,7 @@ def _judges_config(judge, features, folds, group_by_stimulus, seed, repeats, alp
         fail(f"--repeats must be at least 1, got {repeats}")
     if not 0 < alpha < 1:
         fail(f"--alpha must be between 0 and 1 (e.g. 0.05), got {alpha}")
+    limit, prompt = opts.limit, opts.prompt
     if limit is not None and limit < 2:
         fail(f"--limit must be at least 2, got {limit}")
     if features and judge in ("tfidf-lr", "llm"):
@@ -80,22 +84,65 @@ def _judges_config(judge, features, folds, group_by_stimulus, seed, repeats, alp
         fail("--group-by-stimulus does not apply to --judge llm (it is not trained)")
     if limit is not None and judge != "llm":
         fail("--limit applies to --judge llm only (trained judges use every item)")
-    spec = {"model": model, "base_url": base_url, "api_key_env": api_key_env, "max_tokens": max_tokens, "seed": seed}
+    spec = {"model": opts.model, "base_url": opts.base_url, "api_key_env": opts.api_key_env,
+            "max_tokens": opts.max_tokens, "seed": seed}
     return Config(judge=judge, features=features, folds=folds, seed=seed, repeats=repeats,
                   group_by_stimulus=group_by_stimulus, alpha=alpha, limit=limit,
                   model=spec if judge == "llm" else {}, prompt=prompt if judge == "llm" else None)
 
 
 _J_JUDGE = typer.Option(..., "--judge", help="svm | rf | tfidf-lr | llm")
-_J_MODEL = typer.Option("local", "--model", help="llm: model name ('local' = the embedded model).")
-_J_BASE = typer.Option(None, "--base-url", help="llm: OpenAI-compatible base URL of a remote model.")
-_J_KEYENV = typer.Option("OPENAI_API_KEY", "--api-key-env", help="llm: env var holding the API key.")
-_J_PROMPT = typer.Option(None, "--prompt", help="llm: a Jinja template file for the judge's instructions.")
-_J_LIMIT = typer.Option(None, "--limit", help="llm: judge a random balanced sample of N items.")
-_J_TOKENS = typer.Option(24, "--max-tokens", help="llm: answer length cap.")
+
+
+@dataclass
+class _Shared:
+    """The options `judges evaluate` and `judges run` share: the LLM's and the output's."""
+
+    limit: int | None
+    model: str
+    base_url: str | None
+    api_key_env: str
+    prompt: str | None
+    max_tokens: int
+    items_out: str | None
+    no_cache: bool
+    as_json: bool
+
+
+def _shared_options(items_help: str, cache_help: str):
+    """Append the shared options to a command's parameters (in this order) and pass them as `opts: _Shared`."""
+    shared = [
+        ("limit", int, typer.Option(None, "--limit", help="llm: judge a random balanced sample of N items.")),
+        ("model", str, typer.Option("local", "--model", help="llm: model name ('local' = the embedded model).")),
+        ("base_url", str, typer.Option(None, "--base-url", help="llm: OpenAI-compatible base URL of a remote model.")),
+        ("api_key_env", str, typer.Option("OPENAI_API_KEY", "--api-key-env", help="llm: env var holding the API key.")),
+        ("prompt", str, typer.Option(None, "--prompt", help="llm: a Jinja template file for the judge's instructions.")),
+        ("max_tokens", int, typer.Option(24, "--max-tokens", help="llm: answer length cap.")),
+        ("items_out", str, typer.Option(None, "--items-out", help=items_help)),
+        ("no_cache", bool, typer.Option(False, "--no-cache", help=cache_help)),
+        ("as_json", bool, typer.Option(False, "--json", help="Print the result as JSON.")),
+    ]
+    names = [name for name, _, _ in shared]
+
+    def decorate(func):
+        own = [p for p in inspect.signature(func).parameters.values() if p.name != "opts"]
+        params = own + [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=d, annotation=t)
+                        for n, t, d in shared]
+
+        @functools.wraps(func)
+        def command(**kwargs):
+            opts = _Shared(**{n: kwargs.pop(n) for n in names})
+            return func(**kwargs, opts=opts)
+
+        command.__signature__ = inspect.Signature(params, return_annotation=None)
+        command.__annotations__ = {p.name: p.annotation for p in params}
+        return command
+
+    return decorate
 
 
 @app.command("evaluate")
+@_shared_options("Also write each item's verdict and score to this CSV.", "Recompute even if a cached result exists.")
 def judges_evaluate(
     judge: str = _J_JUDGE,
     study: str = typer.Option(None, "--study", help="A stored static study (name or id)."),
@@ -109,50 +156,33 @@ def judges_evaluate(
     seed: int = typer.Option(42, "--seed", help="Seed of the folds and groups (and of the LLM)."),
     repeats: int = typer.Option(1, "--repeats", help="Repeat the cross-validation with seeds seed, seed+1, ..."),
     alpha: float = typer.Option(0.05, "--alpha", help="1 - confidence level of the intervals."),
-    limit: int = _J_LIMIT,
-    model: str = _J_MODEL,
-    base_url: str = _J_BASE,
-    api_key_env: str = _J_KEYENV,
-    prompt: str = _J_PROMPT,
-    max_tokens: int = _J_TOKENS,
-    items_out: str = typer.Option(None, "--items-out", help="Also write each item's verdict and score to this CSV."),
-    no_cache: bool = typer.Option(False, "--no-cache", help="Recompute even if a cached result exists."),
-    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    opts: _Shared = None,
 ) -> None:
     """Evaluate one AI judge on static items, beside the human judges of the same items."""
-    cfg = _judges_config(judge, features, folds, group_by_stimulus, seed, repeats, alpha, limit, model, base_url,
-                         api_key_env, prompt, max_tokens)
+    cfg = _judges_config(judge, features, folds, group_by_stimulus, seed, repeats, alpha, opts)
     items, trials, source = _judges_items(study, responses, task, human_judges, db)
-    _judges_run(items, trials, cfg, source, as_json, no_cache, items_out)
+    _judges_run(items, trials, cfg, source, opts)
 
 
 @app.command("run")
+@_shared_options("Also write each transcript's verdict to this CSV.", "Ask the model again even if answers are cached.")
 def judges_run(
     judge: str = typer.Option("llm", "--judge", help="llm (the inverted test; trained judges need static items)."),
     from_study: str = typer.Option(..., "--from-study", help="A live study whose stored transcripts the judge reads."),
     db: str = typer.Option(None, "--db", help="Database URL (default: $DATABASE_URL or ./turinglab.db)."),
     seed: int = typer.Option(42, "--seed", help="Seed of the sample and the LLM."),
     alpha: float = typer.Option(0.05, "--alpha", help="1 - confidence level of the intervals."),
-    limit: int = _J_LIMIT,
-    model: str = _J_MODEL,
-    base_url: str = _J_BASE,
-    api_key_env: str = _J_KEYENV,
-    prompt: str = _J_PROMPT,
-    max_tokens: int = _J_TOKENS,
-    items_out: str = typer.Option(None, "--items-out", help="Also write each transcript's verdict to this CSV."),
-    no_cache: bool = typer.Option(False, "--no-cache", help="Ask the model again even if answers are cached."),
-    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    opts: _Shared = None,
 ) -> None:
     """The inverted Turing test: an LLM judges stored live games from the transcripts the interrogators saw."""
     if judge != "llm":
         fail(f"`judges run` takes --judge llm (got {judge!r}); trained judges: `judges evaluate`")
-    cfg = _judges_config("llm", None, 10, False, seed, 1, alpha, limit, model, base_url, api_key_env, prompt,
-                         max_tokens)
+    cfg = _judges_config("llm", None, 10, False, seed, 1, alpha, opts)
     loaded = analysis_load(db, from_study)
     from turinglab.judges.live import from_loaded
 
     items, trials = from_loaded(loaded)
-    _judges_run(items, trials, cfg, f"live study {loaded.study_name}", as_json, no_cache, items_out)
+    _judges_run(items, trials, cfg, f"live study {loaded.study_name}", opts)
 
 @app.command("figure")
 def judges_figure(

@@ -20,6 +20,22 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+class Timing(_Strict):
+    """Human-like reply delay of an AI witness (SPEC §1).
+
+    delay = base_s + s_per_char * n_chars + Gamma(gamma_shape, gamma_scale)
+            [+ read_s_per_char * n_chars of the previous message]
+    The model's own latency is absorbed into the delay, never added on top.
+    """
+
+    base_s: Annotated[float, Field(ge=0)] = 1.0
+    s_per_char: Annotated[float, Field(ge=0)] = 0.3
+    gamma_shape: Annotated[float, Field(gt=0)] = 2.5
+    gamma_scale: Annotated[float, Field(gt=0)] = 0.25
+    read_s_per_char: Annotated[float, Field(ge=0)] = 0.0
+    max_s: Annotated[float | None, Field(gt=0)] = None
+
+
 class Rules(_Strict):
     """Rules of one game. Defaults are the Jones & Bergen (2023) numbers."""
 
@@ -38,22 +54,27 @@ class Rules(_Strict):
     # leaving (closed tab, lost connection); past it the game ends (`verdict_timeout`, `abandoned`)
     # and frees its witness. None = no limit (a left game then waits for a restart)
     verdict_grace_s: Annotated[float | None, Field(gt=0)] = 60.0
+    # a human witness's reply: "relay" shows it as typed (Jones & Bergen; the presets);
+    # "equalised" holds it to `human_witness_delay`, the AI delay formula, so that reply timing
+    # cannot tell the witnesses apart (a blinding choice of its own, see docs/protocol.md)
+    human_witness_timing: Literal["relay", "equalised"] = "equalised"
+    human_witness_delay: Timing = Timing()
 
+    @model_validator(mode="after")
+    def _confidence_scale(self) -> "Rules":
+        if self.confidence_min >= self.confidence_max:
+            raise ValueError(f"confidence_min ({self.confidence_min}) must be below confidence_max "
+                             f"({self.confidence_max}), e.g. 0 and 100, or -100 and 100")
+        return self
 
-class Timing(_Strict):
-    """Human-like reply delay of an AI witness (SPEC §1).
-
-    delay = base_s + s_per_char * n_chars + Gamma(gamma_shape, gamma_scale)
-            [+ read_s_per_char * n_chars of the previous message]
-    The model's own latency is absorbed into the delay, never added on top.
-    """
-
-    base_s: Annotated[float, Field(ge=0)] = 1.0
-    s_per_char: Annotated[float, Field(ge=0)] = 0.3
-    gamma_shape: Annotated[float, Field(gt=0)] = 2.5
-    gamma_scale: Annotated[float, Field(gt=0)] = 0.25
-    read_s_per_char: Annotated[float, Field(ge=0)] = 0.0
-    max_s: Annotated[float | None, Field(gt=0)] = None
+    def confidence_weight(self, confidence: float) -> float:
+        """The confidence's place on the configured scale, 0 at confidence_min to 1 at
+        confidence_max (c / 100 on 0-100; (c + 100) / 200 on -100..100): the weight of a
+        verdict in the Thompson tallies."""
+        lo, hi = self.confidence_min, self.confidence_max
+        if not lo <= confidence <= hi:
+            raise ValueError(f"confidence must be within {lo}..{hi}, got {confidence}")
+        return (confidence - lo) / (hi - lo)
 
 
 class Postprocess(_Strict):
@@ -87,6 +108,9 @@ class WitnessSpec(_Strict):
     retries: Annotated[int, Field(ge=0)] = 2
     prompt: str | None = None  # name of a shipped prompt template, or a path to a .j2 file
     persona: dict[str, Any] = Field(default_factory=dict)
+    # draw the persona's name, city, time zone and languages anew for each game (Jones & Bergen;
+    # witnesses/persona_draw.py); None: the study's `persona_draw`. Only LLM and local witnesses.
+    persona_draw: bool | None = None
     fallback: str | None = "eliza"  # what answers when the model fails: "eliza" or fixed text
     script: str | None = None  # eliza: path of another script (default: DOCTOR)
     timing: Timing = Timing()
@@ -122,7 +146,14 @@ class Allocation(_Strict):
     ai_fallback_noise_mu: float = 1.0
     ai_fallback_noise_sigma: Annotated[float, Field(ge=0)] = 7.0
     wait_match_window: Annotated[int, Field(gt=0)] = 5  # AI games wait the mean of the last N human waits
-    witness_policy: Literal["thompson", "uniform"] = "thompson"
+    witness_policy: Literal["thompson", "uniform", "groups"] = "thompson"
+    # "groups" (Jones & Bergen 2025's pre-registration): the AI witnesses are split into groups; an
+    # interrogator meets the groups in turn, in random order (each group once before any twice),
+    # and a witness of the group uniformly
+    witness_groups: tuple[tuple[str, ...], ...] = ()
+    # games per participant (every seat); after them the participant is done (phase `done`, the
+    # completion link). None: no limit
+    session_rounds: Annotated[int | None, Field(gt=0)] = None
     # three-player: a game needs two people at once. A participant left waiting alone sees how
     # many are here; after lone_wait_s, lone_then "end" ends their part (thanks + the completion
     # link), "wait" keeps them waiting (they may stop at any time)
@@ -150,6 +181,8 @@ class Study(_Strict):
     witnesses: tuple[WitnessSpec, ...] = ()
     allocation: Allocation = Allocation()
     exclusions: tuple[str, ...] = ("three_previous_ai", "knows_witness")
+    # per-game persona draws for every LLM/local witness that does not set its own `persona_draw`
+    persona_draw: bool = False
     content_filter: tuple[str, ...] = ()  # extra blocked words beyond the shipped list
     consent_text: str | None = None
     completion_url: str | None = None  # e.g. a Prolific completion redirect
@@ -171,6 +204,18 @@ class Study(_Strict):
         if unknown:
             raise ValueError(f"allocation.capacity names no witness {', '.join(map(repr, unknown))}; "
                              f"use the codenames of this study's witnesses ({', '.join(names) or 'none'})")
+        grouped = [c for g in a.witness_groups for c in g]
+        if a.witness_policy == "groups" and not a.witness_groups:
+            raise ValueError("allocation.witness_policy 'groups' needs allocation.witness_groups, e.g. "
+                             "[[ELIZA], [Local-NO-PERSONA], [Local-PERSONA]]")
+        bad = sorted({c for c in grouped if c not in names} | {c for c in grouped if grouped.count(c) > 1})
+        if bad or any(not g for g in a.witness_groups):
+            raise ValueError(f"allocation.witness_groups: every group needs witnesses of this study, each in one "
+                             f"group only; check {', '.join(map(repr, bad)) or 'the empty group'} "
+                             f"(witnesses: {', '.join(names) or 'none'})")
+        if a.witness_policy == "groups" and set(grouped) != set(names):
+            raise ValueError(f"allocation.witness_groups leaves out {', '.join(sorted(set(names) - set(grouped)))}; "
+                             "put every witness of the study in a group")
         if a.overflow_witness is not None:
             if a.overflow_witness not in names:
                 raise ValueError(f"allocation.overflow_witness {a.overflow_witness!r} is not one of this study's "
@@ -179,6 +224,11 @@ class Study(_Strict):
                 raise ValueError(f"allocation.overflow_witness {a.overflow_witness!r} has a capacity limit; "
                                  "choose a witness without one (e.g. ELIZA or an API model) or set its capacity: unlimited")
         return self
+
+    def draws_persona(self, spec: WitnessSpec) -> bool:
+        """Does this witness get a persona drawn for each game?"""
+        on = self.persona_draw if spec.persona_draw is None else spec.persona_draw
+        return on and spec.kind in ("llm", "local")
 
     def capacity_of(self, codename: str) -> int | str:
         """The capacity rule of one witness: a number, "auto" or "unlimited" (see Allocation)."""

@@ -162,8 +162,10 @@ class Game:
     # --- construction ---
 
     @classmethod
-    def start(cls, format: Format, rules: Rules, now_ms: int) -> "Game":
-        """A new game whose log begins with `game_started` at `now_ms`."""
+    def start(cls, format: Format, rules: Rules, now_ms: int,
+              personas: dict[str, dict[str, Any]] | None = None) -> "Game":
+        """A new game whose log begins with `game_started` at `now_ms`; `personas` (seat -> the
+        persona drawn for its AI witness) is stored in that event for analyses, never shown."""
         if format not in ("two-player", "three-player"):
             raise ValueError(f"format must be 'two-player' or 'three-player', got {format!r}")
         game = cls()
@@ -171,7 +173,8 @@ class Game:
             ev.GAME_STARTED,
             SYSTEM,
             now_ms,
-            payload={"format": format, "rules": rules.model_dump(mode="json")},
+            payload={"format": format, "rules": rules.model_dump(mode="json"),
+                     **({"personas": personas} if personas else {})},
         )
         return game
 

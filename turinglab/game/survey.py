@@ -10,6 +10,8 @@ GENDERS = ("female", "male", "non-binary", "other", "prefer not to say")
 EDUCATION = ("none", "high school", "some college", "bachelor", "master", "doctorate")
 CHATBOT_USE = ("never", "monthly", "weekly", "daily")  # ordinal
 LLM_KNOWLEDGE = ("nothing", "a little", "some", "a lot", "I research them")  # ordinal
+# Jones & Bergen also asked whether the participant had been to the site before ("prior visits")
+PRIOR_VISITS = ("none", "once", "a few times", "many times")  # ordinal
 AGE_RANGE = (16, 120)
 
 

@@ -11,7 +11,9 @@ Two-player:
 - A participant assigned to a human game who finds no partner within
   `45 + N(1, 7)` s (drawn when joining, never below 0) is matched with an AI.
 - The AI witness is picked by Thompson sampling (or uniformly), with its selection
-  probability.
+  probability. Policy "groups" (Jones & Bergen 2025): each interrogator meets the study's
+  witness groups in turn, a group they have met least often (ties at random), and a witness of
+  it uniformly; the recorded probability is that of this draw, given their history (`faced`).
 
 Three-player: two humans and one AI. The interrogator is the one of the two who has
 interrogated fewer times in this room (ties at random), so roles rotate; the AI's side
@@ -92,6 +94,24 @@ class WaitingRoom:
     interrogated: dict[str, int] = field(default_factory=dict)
     capacity: Capacity | None = None
     stalled: set = field(default_factory=set)  # due for an AI game, but every witness is full
+    faced: dict = field(default_factory=dict)  # "groups": interrogator -> {group index: AI games}
+
+    def note_faced(self, interrogator: str, codename: str) -> None:
+        """An AI game of `interrogator` against `codename` (also when rebuilding from the store)."""
+        for gi, group in enumerate(self.study.allocation.witness_groups):
+            if codename in group:
+                d = self.faced.setdefault(interrogator, {})
+                d[gi] = d.get(gi, 0) + 1
+
+    def _group_choice(self, names: list[str], interrogator: str | None) -> tuple[str, float]:
+        groups = [[c for c in g if c in names] for g in self.study.allocation.witness_groups]
+        open_ = [i for i, g in enumerate(groups) if g]
+        seen = self.faced.get(interrogator, {}) if interrogator else {}
+        least = min(seen.get(i, 0) for i in open_)
+        pick = [i for i in open_ if seen.get(i, 0) == least]
+        gi = pick[int(self.rng.integers(len(pick)))]
+        g = groups[gi]
+        return g[int(self.rng.integers(len(g)))], 1.0 / (len(pick) * len(g))
 
     @property
     def codenames(self) -> list[str]:
@@ -142,7 +162,7 @@ class WaitingRoom:
         self.stalled.clear()
 
     # ---- matching ----------------------------------------------------------
-    def _ai_slot(self) -> Slot | None:
+    def _ai_slot(self, interrogator: str | None = None) -> Slot | None:
         """The AI witness of a new game, or None when every witness is at capacity (and no overflow)."""
         names = self.codenames
         cap = self.capacity
@@ -158,10 +178,15 @@ class WaitingRoom:
                 names = [overflow]
             else:
                 return None
-        codename, prob = choose_witness(
-            self.study.allocation.witness_policy, self.stats, names, self.rng, self.prob_draws,
-            floor=self.study.allocation.thompson_floor,
-        )
+        if self.study.allocation.witness_policy == "groups":
+            codename, prob = self._group_choice(names, interrogator)
+            if interrogator is not None:
+                self.note_faced(interrogator, codename)
+        else:
+            codename, prob = choose_witness(
+                self.study.allocation.witness_policy, self.stats, names, self.rng, self.prob_draws,
+                floor=self.study.allocation.thompson_floor,
+            )
         if cap is not None:
             cap.acquire(codename)
         return Slot("ai", witness=codename, selection_prob=prob)
@@ -177,12 +202,13 @@ class WaitingRoom:
         queue = sorted(self.waiting.values(), key=lambda w: (w.joined_ms, w.participant_id))
         if self.study.format == "three-player":
             while len(queue) >= 2:
-                slot = self._ai_slot()
+                roles = self._roles(queue[0], queue[1]) if self.study.allocation.witness_policy == "groups" else None
+                slot = self._ai_slot(roles[0].participant_id if roles else None)
                 if slot is None:
                     self._stall(*(w.participant_id for w in queue))
                     break
                 a, b = queue.pop(0), queue.pop(0)
-                matches.append(self._three(a, b, now_ms, slot))
+                matches.append(self._three(a, b, now_ms, slot, roles))
         else:
             humans = [w for w in queue if w.assignment == "human"]
             while len(humans) >= 2:
@@ -193,7 +219,7 @@ class WaitingRoom:
                     continue
                 if w.participant_id in self.stalled:
                     continue
-                slot = self._ai_slot()
+                slot = self._ai_slot(w.participant_id)
                 if slot is None:
                     self._stall(w.participant_id)
                     continue
@@ -216,15 +242,19 @@ class WaitingRoom:
         return Match("two-player", inter.participant_id,
                      {"A": Slot("human", participant_id=wit.participant_id)}, waits, "human")
 
-    def _three(self, a: Waiting, b: Waiting, now_ms: int, ai: Slot) -> Match:
+    def _roles(self, a: Waiting, b: Waiting) -> tuple[Waiting, Waiting]:
+        """(interrogator, witness): the one who has interrogated fewer times, ties at random."""
+        na, nb = self.interrogated.get(a.participant_id, 0), self.interrogated.get(b.participant_id, 0)
+        if na == nb:
+            return (a, b) if self.rng.random() < 0.5 else (b, a)
+        return (a, b) if na < nb else (b, a)
+
+    def _three(self, a: Waiting, b: Waiting, now_ms: int, ai: Slot,
+               roles: tuple[Waiting, Waiting] | None = None) -> Match:
         del self.waiting[a.participant_id], self.waiting[b.participant_id]
         self.stalled.discard(a.participant_id)
         self.stalled.discard(b.participant_id)
-        na, nb = self.interrogated.get(a.participant_id, 0), self.interrogated.get(b.participant_id, 0)
-        if na == nb:
-            inter, wit = (a, b) if self.rng.random() < 0.5 else (b, a)
-        else:
-            inter, wit = (a, b) if na < nb else (b, a)
+        inter, wit = roles or self._roles(a, b)
         self.interrogated[inter.participant_id] = self.interrogated.get(inter.participant_id, 0) + 1
         ai_seat = "A" if self.rng.random() < 0.5 else "B"
         human_seat = "B" if ai_seat == "A" else "A"

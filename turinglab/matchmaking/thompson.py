@@ -1,7 +1,8 @@
 """Choosing an AI witness: Thompson sampling (Jones & Bergen) or uniform.
 
 Each witness has confidence-weighted wins w and losses l (a win is a verdict that the
-witness is human; its weight is confidence / 100). Thompson sampling draws
+witness is human; its weight is the confidence's place on the study's scale,
+(c - min) / (max - min): c / 100 on 0-100, (c + 100) / 200 on -100..100). Thompson sampling draws
 x_i ~ Beta(w_i + 1, l_i + 1) for every witness and takes the largest. Since this makes some
 witnesses play far more games than others, the probability with which the chosen witness
 was picked is estimated (Monte Carlo, seeded) and stored with the game.
@@ -47,12 +48,18 @@ class WitnessStats:
     def for_codenames(cls, codenames: list[str]) -> "WitnessStats":
         return cls({c: Tally() for c in codenames})
 
-    def record(self, codename: str, judged_human: bool, confidence: float) -> None:
-        """Add one verdict about `codename` (confidence 0-100)."""
-        if not 0 <= confidence <= 100:
-            raise ValueError(f"confidence must be within 0-100, got {confidence}")
+    def record(self, codename: str, judged_human: bool, confidence: float,
+               scale: tuple[float, float] = (0, 100)) -> None:
+        """Add one verdict about `codename`; `scale` is the study's (confidence_min, confidence_max)
+        and the weight is the confidence's place on it (0 at the bottom, 1 at the top)."""
+        lo, hi = scale
+        if not lo < hi:
+            raise ValueError(f"confidence scale must run from low to high, got {lo}..{hi}")
+        if not lo <= confidence <= hi:
+            span = f"{lo}-{hi}" if lo >= 0 else f"{lo}..{hi}"
+            raise ValueError(f"confidence must be within {span}, got {confidence}")
         t = self.tallies.setdefault(codename, Tally())
-        weight = confidence / 100.0
+        weight = (confidence - lo) / (hi - lo)
         if judged_human:
             t.wins += weight
             t.judged_human += 1

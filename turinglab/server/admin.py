@@ -8,6 +8,7 @@ $TURINGLAB_ADMIN_ACCOUNTS, and the password of $TURINGLAB_ADMIN_PASSWORD (or
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import hmac
 import io
@@ -114,6 +115,16 @@ def tables(store: Store, study_id: int | None = None) -> dict[str, pd.DataFrame]
                        **{f"demo_{k}": v for k, v in p.demographics.items()}})
     return {"games": pd.DataFrame(g_rows), "messages": pd.DataFrame(m_rows), "verdicts": pd.DataFrame(v_rows),
             "participants": pd.DataFrame(p_rows), "events": pd.DataFrame(e_rows)}
+
+
+def guarded(guard):  # noqa: ANN001, ANN201
+    """Decorate an admin route (under @app.get): the guard's refusal, the login form or 503, answers first."""
+    def wrap(fn):  # noqa: ANN001, ANN202
+        @functools.wraps(fn)
+        async def route(request: Request, **params: Any) -> Response:
+            return await guard(request) or await fn(request, **params)
+        return route
+    return wrap
 
 
 def admin_guard(app: FastAPI, password: str | None, message, accounts_file: str | None = None):  # noqa: ANN001, ANN201
@@ -235,10 +246,8 @@ def add_admin(app: FastAPI, password: str | None, page, message, accounts_file: 
     guard = admin_guard(app, password, message, accounts_file)
 
     @app.get("/admin", response_class=HTMLResponse)
+    @guarded(guard)
     async def admin(request: Request) -> Response:
-        denied = await guard(request)
-        if denied:
-            return denied
         hub = request.app.state.hub
         store: Store = request.app.state.store
         now = hub.now()
@@ -288,11 +297,9 @@ def add_admin(app: FastAPI, password: str | None, page, message, accounts_file: 
             "capacity": capacity, "cap_counts": cap_counts, **board})
 
     @app.get("/admin/game/{game_id}", response_class=HTMLResponse)
+    @guarded(guard)
     async def game_page(request: Request, game_id: str) -> Response:
         """One game's transcript: every event in order, who sat where, the verdict."""
-        denied = await guard(request)
-        if denied:
-            return denied
         store: Store = request.app.state.store
         try:
             g = await asyncio.to_thread(store.game, game_id)
@@ -320,10 +327,8 @@ def add_admin(app: FastAPI, password: str | None, page, message, accounts_file: 
             "study_name": request.app.state.hub.study.name, "g": g, "seats": seats, "rows": rows, "live": live})
 
     @app.get("/admin/export/{name}")
+    @guarded(guard)
     async def export(request: Request, name: str) -> Response:
-        denied = await guard(request)
-        if denied:
-            return denied
         hub = request.app.state.hub
         if name == PAYMENT_EXPORT:  # raw Prolific ids beside the pseudonyms, for payment only
             import tempfile

@@ -19,8 +19,8 @@ from turinglab.server.live import protocol as proto
 from turinglab.server.content_filter import ContentFilter, ModerationHook
 from turinglab.server.live.hub import Clock, Hub, WitnessFactory
 from turinglab.server.web import (
-    COOKIE, CSRF_HEADER, DEFAULT_DISPLAY_NAME, PROLIFIC, SECURITY_HEADERS, Csrf, _db_ping,
-    add_consent_routes, add_survey_route, page_renderers,
+    COOKIE, DEFAULT_DISPLAY_NAME, PROLIFIC, SECURITY_HEADERS, Csrf, _db_ping,
+    add_consent_routes, add_survey_route, csrf_refusal, page_renderers,
 )
 from turinglab.store.api import Store
 from turinglab.server.guards import (  # noqa: F401 - TokenBucket and the start limit are used here
@@ -69,7 +69,7 @@ def check_witnesses(study: Study, witness_factory: WitnessFactory | None = None)
 
 
 def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None = None,
-               rng_seed: int | None = None, human_timing: Timing | None = Timing(),
+               rng_seed: int | None = None, human_timing: Timing | None | str = "study",
                witness_factory: WitnessFactory | None = None, moderation: ModerationHook | None = None,
                admin_password: str | None = None, admin_accounts: str | None = None, waiting_grace_s: float = 15.0,
                initial_ai_wait_s: float = 10.0, warm_up: bool = False, secret: str | None = None,
@@ -78,8 +78,10 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
                redis_prefix: str | None = None) -> FastAPI:
     """The turinglab web app for one study. `db_url` None: $DATABASE_URL or ./turinglab.db.
 
-    Migrations run when the app starts. `human_timing=None` turns the human witnesses'
-    designed delay off (benchmarks only: it breaks the blinding of timing).
+    Migrations run when the app starts. Human witnesses' replies follow the study's
+    `rules.human_witness_timing` ("relay": as typed; "equalised": held to `rules.human_witness_delay`);
+    under "equalised" a `human_timing` Timing replaces that delay and None turns it off (benchmarks
+    only: it breaks the blinding of timing).
     `admin_password` None: read $TURINGLAB_ADMIN_PASSWORD (the account `admin`); `admin_accounts`
     None: $TURINGLAB_ADMIN_ACCOUNTS (a file of named accounts, turinglab/server/admin_auth.py). `warm_up` loads the local model at start.
     `secret` signs the participants' form tokens (None: $TURINGLAB_SECRET, else random per process);
@@ -101,8 +103,9 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
     hub_class = Hub
     if redis_url:
         from turinglab.server.live.cluster import ClusterHub
-        from turinglab.server.live.cluster_redis import check_cluster_db, shared_secret
+        from turinglab.server.live.cluster_redis import check_cluster_db, check_cluster_study, shared_secret
 
+        check_cluster_study(study)
         check_cluster_db(store.url)
         hub_class = ClusterHub
         hub_kw = {"redis_url": redis_url, "prefix": redis_prefix or f"turinglab:{study.name}"}
@@ -163,19 +166,7 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
 
     def forged(request: Request, pid: str | None = None, json: bool = False) -> Response | None:
         """A refusal if this POST came from another site or lacks the participant's token, else None."""
-        if csrf.cross_site(request.headers):
-            why = "it was sent from another site"
-        elif pid is not None and not csrf.token_ok(pid, request.headers.get(CSRF_HEADER)
-                                                    or getattr(request.state, "csrf_field", None)):
-            why = "its form token is missing or out of date (for example, the server restarted)"
-        else:
-            return None
-        log.warning("refused a POST to %s: %s", request.url.path, why)
-        if json:
-            return JSONResponse({"detail": f"not saved: {why}; reload the page and try again"}, status_code=403)
-        link = f"/p/{pid}" if pid else "/"
-        return message(request, "Request refused", f"This request was refused because {why}. "
-                       "Open your personal link again and repeat the step.", 403, link=link, link_text="Reload")
+        return csrf_refusal(csrf, message, request, pid, getattr(request.state, "csrf_field", None), json)
 
     async def posted(request: Request, token: str, csrf_field: str | None) -> tuple[Any, Response | None]:
         """The participant of a form POST, and its refusal (unknown link, forged) or None."""
@@ -237,7 +228,8 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
         else:
             r = study.rules
             resp = page(request, "play.html", token=p.id, csrf=csrf.token(p.id), format=study.format,
-                        max_chars=r.max_chars,
+                        max_chars=r.max_chars, conf_min=r.confidence_min, conf_max=r.confidence_max,
+                        rounds=study.allocation.session_rounds,
                         duration=_duration(r.time_limit_s), block_paste=r.block_paste,
                         lone_then=study.allocation.lone_then, lone_wait=_duration(study.allocation.lone_wait_s),
                         completion=bool(study.completion_url))

@@ -5,6 +5,7 @@ guard and security headers, the survey form and the database ping."""
 from __future__ import annotations
 
 import hashlib
+import logging
 import hmac
 import os
 import secrets
@@ -40,6 +41,7 @@ class Survey(BaseModel):
     education: Literal[survey.EDUCATION] | None = None  # type: ignore[valid-type]
     chatbot_use: Literal[survey.CHATBOT_USE] | None = None  # type: ignore[valid-type]
     llm_knowledge: Literal[survey.LLM_KNOWLEDGE] | None = None  # type: ignore[valid-type]
+    prior_visits: Literal[survey.PRIOR_VISITS] | None = None  # type: ignore[valid-type]
     # Zhang et al. asked judges their native language and country (static judge pages)
     native_language: Annotated[str | None, Field(min_length=1, max_length=60)] = None
     country: Annotated[str | None, Field(min_length=1, max_length=60)] = None
@@ -183,3 +185,21 @@ def add_survey_route(app: FastAPI, find, forged, save) -> None:  # noqa: ANN001
             return answers
         await save(p, answers)
         return JSONResponse({"ok": True})
+
+
+def csrf_refusal(csrf: Csrf, message, request: Request, pid: str | None, field: str | None = None,  # noqa: ANN001
+                 json: bool = False) -> Response | None:
+    """A refusal if this POST came from another site or lacks the participant's token (from the
+    header or the form `field`), else None: a JSON 403 for scripts, a page for browsers."""
+    if csrf.cross_site(request.headers):
+        why = "it was sent from another site"
+    elif pid is not None and not csrf.token_ok(pid, request.headers.get(CSRF_HEADER) or field):
+        why = "its form token is missing or out of date (for example, the server restarted)"
+    else:
+        return None
+    logging.getLogger("turinglab.server").warning("refused a POST to %s: %s", request.url.path, why)
+    if json:
+        return JSONResponse({"detail": f"not saved: {why}; reload the page and try again"}, status_code=403)
+    return message(request, "Request refused", f"This request was refused because {why}. Open your "
+                   "personal link again and repeat the step.", 403, link=f"/p/{pid}" if pid else "/",
+                   link_text="Reload")

@@ -79,14 +79,8 @@ def three_player(k: int, n: int, alpha: float = 0.05, method: str = "sterne") ->
     ci = interval(k, n, alpha, method)
     est = k / n
     return ThreePlayerResult(
-        k=k,
-        n=n,
-        alpha=alpha,
-        method=method,
-        machine_success=Estimate(est, ci.low, ci.high),
-        interval=ci,
-        p_value=_two_sided_p(k, n, 0.5, method),
-        decision=decide(ci.pieces, 0.5),
+        k=k, n=n, alpha=alpha, method=method, machine_success=Estimate(est, ci.low, ci.high), interval=ci,
+        p_value=_two_sided_p(k, n, 0.5, method), decision=decide(ci.pieces, 0.5),
         humanness=Estimate(est / 0.5, ci.low / 0.5, ci.high / 0.5, tuple((a / 0.5, b / 0.5) for a, b in ci.pieces)),
     )
 
@@ -161,21 +155,9 @@ def two_player(
             "the decision follows the test that gives the p-value"
         )
     return TwoPlayerResult(
-        k_m=k_m,
-        n_m=n_m,
-        k_h=k_h,
-        n_h=n_h,
-        alpha=alpha,
-        method=method,
-        ratio_method=ratio_method,
-        machine_success=Estimate(pm, cm.low, cm.high),
-        threshold=Estimate(ph, ch.low, ch.high),
-        p_value=p,
-        decision=decision,
-        humanness=Estimate(ratio, lo, hi, ((lo, hi),)),
-        test=test_name,
-        note=note,
-        machine_interval=cm,
-        threshold_interval=ch,
+        k_m=k_m, n_m=n_m, k_h=k_h, n_h=n_h, alpha=alpha, method=method, ratio_method=ratio_method,
+        machine_success=Estimate(pm, cm.low, cm.high), threshold=Estimate(ph, ch.low, ch.high),
+        p_value=p, decision=decision, humanness=Estimate(ratio, lo, hi, ((lo, hi),)),
+        test=test_name, note=note, machine_interval=cm, threshold_interval=ch,
     )
 

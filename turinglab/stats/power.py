@@ -112,14 +112,7 @@ def power(
         below = np.flatnonzero(~reach)
         stable = int(ns[below[-1] + 1]) if below.size else 1
     return PowerResult(
-        rate=rate,
-        vs=vs,
-        alpha=alpha,
-        target=target,
-        method=method,
-        first_n=first,
-        stable_n=stable,
-        n_max=n_max,
+        rate=rate, vs=vs, alpha=alpha, target=target, method=method, first_n=first, stable_n=stable, n_max=n_max,
         power_at_first_n=float(pw[first - 1]) if first else None,
         power_at_stable_n=float(pw[stable - 1]) if stable else None,
         ns=tuple(int(v) for v in ns),

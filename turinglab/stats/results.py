@@ -100,14 +100,9 @@ class BinomResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "k": self.k,
-            "n": self.n,
-            "p0": self.p0,
-            "alpha": self.alpha,
-            "estimate": _num(self.estimate),
-            "p_value": _num(self.p_value),
-            "alternative": self.alternative,
-            "interval": self.interval.to_dict(),
+            "k": self.k, "n": self.n, "p0": self.p0, "alpha": self.alpha,
+            "estimate": _num(self.estimate), "p_value": _num(self.p_value),
+            "alternative": self.alternative, "interval": self.interval.to_dict(),
         }
 
 
@@ -204,13 +199,8 @@ class PowerResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "rate": self.rate,
-            "vs": self.vs,
-            "alpha": self.alpha,
-            "power": self.target,
-            "method": self.method,
-            "first_n": self.first_n,
-            "stable_n": self.stable_n,
+            "rate": self.rate, "vs": self.vs, "alpha": self.alpha, "power": self.target, "method": self.method,
+            "first_n": self.first_n, "stable_n": self.stable_n,
             "power_at_first_n": _num(self.power_at_first_n),
             "power_at_stable_n": _num(self.power_at_stable_n),
             "n_max": self.n_max,

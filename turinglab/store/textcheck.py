@@ -74,24 +74,19 @@ def check_import(study_name: str, stimuli: Sequence[Any], responses: Sequence[An
     `store.static`'s StimulusIn, ResponseIn, JudgeIn and ImportTrial."""
     out: list[str] = []
     _field("study", "name", study_name, MAX_STUDY_NAME, out)
-    for s in stimuli:
-        where = f"stimulus {_short(s.key)}"
-        _field(where, "key", s.key, MAX_KEY, out)
-        _field(where, "text", s.text, None, out)
-        _field(where, "image", s.image, MAX_IMAGE, out)
-        _field(where, "fields", s.fields, None, out)
-    for r in responses:
-        where = f"item {_short(r.key)}"
-        _field(where, "key", r.key, MAX_KEY, out)
-        _field(where, "stimulus", r.stimulus_key, MAX_KEY, out)
-        _field(where, "text", r.text, None, out)
-        _field(where, "agent", r.agent, MAX_KEY, out)
-        _field(where, "payload", r.payload, None, out)
-    for j in judges:
-        where = f"judge {_short(j.label)}"
-        _field(where, "workerID", j.label, MAX_KEY, out)
-        _field(where, "prolific_pid", j.prolific_pid, MAX_PROLIFIC, out)
-        _field(where, "workerData", j.demographics, None, out)
+    # (what, attribute naming it, [(field as the error names it, attribute, longest)])
+    for kind, objs, label, fields in (
+        ("stimulus", stimuli, "key", [("key", "key", MAX_KEY), ("text", "text", None), ("image", "image", MAX_IMAGE),
+                                      ("fields", "fields", None)]),
+        ("item", responses, "key", [("key", "key", MAX_KEY), ("stimulus", "stimulus_key", MAX_KEY),
+                                    ("text", "text", None), ("agent", "agent", MAX_KEY), ("payload", "payload", None)]),
+        ("judge", judges, "label", [("workerID", "label", MAX_KEY), ("prolific_pid", "prolific_pid", MAX_PROLIFIC),
+                                    ("workerData", "demographics", None)]),
+    ):
+        for o in objs:
+            where = f"{kind} {_short(getattr(o, label))}"
+            for name, attr, longest in fields:
+                _field(where, name, getattr(o, attr), longest, out)
     for t in trials:
         src = t.answers.get("source_trial") if isinstance(t.answers, dict) else None
         where = f"trial {_short(src)}" if isinstance(src, str) else f"trial {t.seq} of judge {_short(t.judge)}"

@@ -16,18 +16,15 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[2]))
-from static_judge_data import images, make_study  # noqa: E402
+from static_judge_data import chromium_on, images, make_study, submit_item  # noqa: E402
 
 from turinglab.server.judging.pages import create_static_app  # noqa: E402
-from turinglab.server.testing import serve_in_thread  # noqa: E402
 from turinglab.statictests.config import Session, StaticStudy  # noqa: E402
 from turinglab.statictests.speakers import speaker_report  # noqa: E402
 from turinglab.store.api import Store  # noqa: E402
 from turinglab.store.static import ResponseIn, StimulusIn  # noqa: E402
 
 pytestmark = pytest.mark.browser
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 WIDTHS = ({"width": 390, "height": 844}, {"width": 1280, "height": 900})
 FV = Path(__file__).parents[2] / "data" / "zhang2023" / "judge_pages" / "fv_excerpt.json"
 
@@ -119,11 +116,7 @@ async def judge_through(browser, base: str, vp: dict, task: str, shots: Path) ->
         await page.wait_for_selector("#btn-submit:not([disabled])", timeout=30000)
         if n == 0:
             await shot(page, shots, f"{task}-item")
-        before = await page.get_attribute("input[name=n]", "value")
-        await page.click("#btn-submit")
-        await page.wait_for_function(f"!document.querySelector('input[name=n]') || "
-                                     f"document.querySelector('input[name=n]').value !== '{before}' || "
-                                     "document.getElementById('feedback')")
+        await submit_item(page)
         n += 1
     await shot(page, shots, f"{task}-survey")
     await page.fill("input[name=age]", "38")
@@ -176,8 +169,6 @@ async def check_and_answer(page, task: str) -> None:
 
 @pytest.mark.parametrize("task", ["color", "fv", "conversation"])
 async def test_zhang_judge_session_in_chromium(task, chromium_path, sqlite_url, tmp_path, shots):
-    from playwright.async_api import async_playwright
-
     with Store(sqlite_url) as st:
         if task == "color":
             sid = make_study(st, "color", tmp_path / "img", items=2, min_rt_ms=300, object_words=True, ask_gender=True)
@@ -188,13 +179,8 @@ async def test_zhang_judge_session_in_chromium(task, chromium_path, sqlite_url, 
         study = st.static_study(sid).study
         items = {i.id: i for i in st.items(sid)}
     app = create_static_app(study, sqlite_url, admin_password="pw", rng_seed=5)
-    with serve_in_thread(app) as base:
-        async with async_playwright() as pw:
-            browser = await pw.chromium.launch(executable_path=chromium_path, args=ARGS)
-            try:
-                judges = [await judge_through(browser, base, vp, task, shots) for vp in WIDTHS]
-            finally:
-                await browser.close()
+    async with chromium_on(app, chromium_path) as (browser, base):
+        judges = [await judge_through(browser, base, vp, task, shots) for vp in WIDTHS]
     with Store(sqlite_url) as st:
         trials = [t for j in judges for t in st.trials(sid, judge_id=j)]
         people = [st.get_participant(j) for j in judges]

@@ -11,15 +11,13 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[2]))
-from static_judge_data import make_study  # noqa: E402
+from static_judge_data import chromium_on, make_study, submit_item  # noqa: E402
 
 from turinglab.server.judging.pages import create_static_app  # noqa: E402
-from turinglab.server.testing import browser_admin_login, serve_in_thread  # noqa: E402
+from turinglab.server.testing import browser_admin_login  # noqa: E402
 from turinglab.store.api import Store  # noqa: E402
 
 pytestmark = pytest.mark.browser
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 WIDTHS = ({"width": 390, "height": 844}, {"width": 1280, "height": 900})
 MIN_RT = 800
 
@@ -38,44 +36,37 @@ async def shot(page, shots: Path, name: str) -> None:
 
 @pytest.mark.parametrize("task", ["word", "caption", "object", "color", "fv", "conversation"])
 async def test_judge_session_from_link_to_stored_trials(task, chromium_path, sqlite_url, tmp_path, shots):
-    from playwright.async_api import async_playwright
-
     with Store(sqlite_url) as st:
         sid = make_study(st, task, tmp_path / "img", items=4, feedback=1, controls=1, min_rt_ms=MIN_RT)
         study = st.static_study(sid).study
         items = {i.id: i for i in st.items(sid)}
     app = create_static_app(study, sqlite_url, admin_password="pw", rng_seed=11)
-    with serve_in_thread(app) as base:
-        async with async_playwright() as pw:
-            browser = await pw.chromium.launch(executable_path=chromium_path, args=ARGS)
-            try:
-                for k, vp in enumerate(WIDTHS):
-                    judge = await run_judge(browser, base, vp, task, shots, prolific=(k == 0))
-                    with Store(sqlite_url) as st:
-                        trials = st.trials(sid, judge_id=judge)
-                        sess = st.start_judge_session(sid, judge)
-                        person = st.get_participant(judge)
-                    assert [t.seq for t in trials] == list(range(len(sess.items))) == list(range(6))
-                    assert [t.response_id for t in trials] == [p.response_id for p in sess.items]
-                    assert [t.phase for t in trials] == ["feedback"] + ["test"] * 5
-                    assert all(t.rt_ms >= MIN_RT for t in trials)
-                    assert sum(items[t.response_id].control for t in trials) == 1
-                    assert person.demographics["age"] == 41 and person.consent_ms is not None
-                    if k == 0:
-                        assert (person.prolific_pid, person.prolific_study_id) == (f"PP-{task}", "ST1")
-                    if task == "conversation":
-                        assert all(set(t.answers["speakers"]) == {"A", "B"} and set(t.answers["genders"]) == {"A", "B"}
-                                   and t.answers["control"] for t in trials)
-                    if task == "word" and k == 1:  # the back button and a second submit stored nothing twice
-                        assert len({t.response_id for t in trials}) == 6
-                admin = await browser.new_context(viewport=WIDTHS[1])
-                ap = await admin.new_page()
-                await browser_admin_login(ap, base, "pw")
-                await ap.goto(base + "/admin")
-                await ap.wait_for_selector("text=2 complete")
-                await shot(ap, shots, f"{task}-admin")
-            finally:
-                await browser.close()
+    async with chromium_on(app, chromium_path) as (browser, base):
+        for k, vp in enumerate(WIDTHS):
+            judge = await run_judge(browser, base, vp, task, shots, prolific=(k == 0))
+            with Store(sqlite_url) as st:
+                trials = st.trials(sid, judge_id=judge)
+                sess = st.start_judge_session(sid, judge)
+                person = st.get_participant(judge)
+            assert [t.seq for t in trials] == list(range(len(sess.items))) == list(range(6))
+            assert [t.response_id for t in trials] == [p.response_id for p in sess.items]
+            assert [t.phase for t in trials] == ["feedback"] + ["test"] * 5
+            assert all(t.rt_ms >= MIN_RT for t in trials)
+            assert sum(items[t.response_id].control for t in trials) == 1
+            assert person.demographics["age"] == 41 and person.consent_ms is not None
+            if k == 0:
+                assert (person.prolific_pid, person.prolific_study_id) == (f"PP-{task}", "ST1")
+            if task == "conversation":
+                assert all(set(t.answers["speakers"]) == {"A", "B"} and set(t.answers["genders"]) == {"A", "B"}
+                           and t.answers["control"] for t in trials)
+            if task == "word" and k == 1:  # the back button and a second submit stored nothing twice
+                assert len({t.response_id for t in trials}) == 6
+        admin = await browser.new_context(viewport=WIDTHS[1])
+        ap = await admin.new_page()
+        await browser_admin_login(ap, base, "pw")
+        await ap.goto(base + "/admin")
+        await ap.wait_for_selector("text=2 complete")
+        await shot(ap, shots, f"{task}-admin")
 
 
 async def run_judge(browser, base: str, vp: dict, task: str, shots: Path, prolific: bool) -> str:
@@ -121,11 +112,7 @@ async def run_judge(browser, base: str, vp: dict, task: str, shots: Path, prolif
         if n_items in (0, 1):
             await shot(page, shots, f"{task}-item{n_items}")
             await check_drawing(page, task)
-        n_before = await page.get_attribute("input[name=n]", "value")
-        await page.click("#btn-submit")
-        await page.wait_for_function(f"!document.querySelector('input[name=n]') || "
-                                     f"document.querySelector('input[name=n]').value !== '{n_before}' || "
-                                     "document.getElementById('feedback')")
+        await submit_item(page)
         n_items += 1
         if task == "word" and n_items == 2 and not prolific:
             await resubmit_from_history(page)
@@ -196,8 +183,6 @@ async def test_a_displaced_test_from_live_games_plays_in_the_browser(chromium_pa
     the stored messages, and the trials are stored against those items."""
     import asyncio
 
-    from playwright.async_api import async_playwright
-
     from tests.server.live.test_server import ELIZA, running, study
     from turinglab.bots.play import play_one
     from turinglab.statictests.config import Session, preset_study
@@ -226,33 +211,28 @@ async def test_a_displaced_test_from_live_games_plays_in_the_browser(chromium_pa
     app = create_static_app(study_cfg, sqlite_url, rng_seed=3)
     shown: list[list[str]] = []
     choices: list[list[str]] = []
-    with serve_in_thread(app) as base:
-        async with async_playwright() as pw:
-            browser = await pw.chromium.launch(executable_path=chromium_path, args=ARGS)
-            try:
-                page = await (await browser.new_context(viewport=WIDTHS[0])).new_page()
-                await page.goto(base + "/")
-                await page.click("text=Start")
-                await page.check("input[name=agree]")
-                await page.click("text=Continue")
-                while True:
-                    await page.wait_for_selector("#answer-form, #survey-form")
-                    if await page.is_visible("#survey-form"):
-                        break
-                    shown.append(await page.evaluate(
-                        "[...document.querySelectorAll('#transcript li')].map(li => li.lastChild.textContent)"))
-                    choices.append(await page.eval_on_selector_all("input[name=control]", "es => es.map(e => e.value)"))
-                    if len(shown) == 1:
-                        await shot(page, shots, "displaced-item")
-                    await answer(page, "conversation")
-                    await page.wait_for_selector("#btn-submit:not([disabled])")
-                    n_before = await page.get_attribute("input[name=n]", "value")
-                    await page.click("#btn-submit")
-                    await page.wait_for_function(f"!document.querySelector('input[name=n]') || "
-                                                 f"document.querySelector('input[name=n]').value !== '{n_before}'")
-                judge = page.url.rstrip("/").rsplit("/", 1)[1]
-            finally:
-                await browser.close()
+    async with chromium_on(app, chromium_path) as (browser, base):
+        page = await (await browser.new_context(viewport=WIDTHS[0])).new_page()
+        await page.goto(base + "/")
+        await page.click("text=Start")
+        await page.check("input[name=agree]")
+        await page.click("text=Continue")
+        while True:
+            await page.wait_for_selector("#answer-form, #survey-form")
+            if await page.is_visible("#survey-form"):
+                break
+            shown.append(await page.evaluate(
+                "[...document.querySelectorAll('#transcript li')].map(li => li.lastChild.textContent)"))
+            choices.append(await page.eval_on_selector_all("input[name=control]", "es => es.map(e => e.value)"))
+            if len(shown) == 1:
+                await shot(page, shots, "displaced-item")
+            await answer(page, "conversation")
+            await page.wait_for_selector("#btn-submit:not([disabled])")
+            n_before = await page.get_attribute("input[name=n]", "value")
+            await page.click("#btn-submit")
+            await page.wait_for_function(f"!document.querySelector('input[name=n]') || "
+                                         f"document.querySelector('input[name=n]').value !== '{n_before}'")
+        judge = page.url.rstrip("/").rsplit("/", 1)[1]
     with Store(sqlite_url) as st:
         trials = st.trials(sid, judge_id=judge)
     assert len(trials) == len(shown) == 2

@@ -64,11 +64,16 @@ def item_json(html: str) -> dict:
     return json.loads(m.group(1))
 
 
+def _made(url: str, task: str, img, **kw) -> tuple[int, dict]:
+    """A stored static study made by make_study: (its id, its items by id)."""
+    with Store(url) as st:
+        sid = make_study(st, task, img, **kw)
+        return sid, {i.id: i for i in st.items(sid)}
+
+
 @pytest.mark.parametrize("task", TASKS)
 def test_pages_carry_no_truth_agent_or_key_and_escape_text(task, sqlite_url, tmp_path):
-    with Store(sqlite_url) as st:
-        sid = make_study(st, task, tmp_path / "img", items=8, n_stimuli=8, min_rt_ms=0)
-        items = {i.id: i for i in st.items(sid)}
+    sid, items = _made(sqlite_url, task, tmp_path / "img", items=8, n_stimuli=8, min_rt_ms=0)
     with TestClient(app_for(sqlite_url, sid)) as c:
         pid, tok = consented(c)
         html = c.get(f"/p/{pid}").text
@@ -165,9 +170,7 @@ def test_images_only_inside_image_dir_and_only_the_current_or_past_item(sqlite_u
 
 
 def test_feedback_page_only_after_the_answer_and_only_in_the_feedback_phase(sqlite_url):
-    with Store(sqlite_url) as st:
-        sid = make_study(st, "word", None, min_rt_ms=0, feedback=2, items=2)
-        items = {i.id: i for i in st.items(sid)}
+    sid, items = _made(sqlite_url, "word", None, min_rt_ms=0, feedback=2, items=2)
     with TestClient(app_for(sqlite_url, sid)) as c:
         pid, tok = consented(c)
         html = c.get(f"/p/{pid}").text
@@ -193,9 +196,7 @@ def test_feedback_page_only_after_the_answer_and_only_in_the_feedback_phase(sqli
 
 
 def test_conversation_trial_answers_and_topic_control(db_url):
-    with Store(db_url) as st:
-        sid = make_study(st, "conversation", None, min_rt_ms=0, items=2, n_stimuli=4)
-        items = {i.id: i for i in st.items(sid)}
+    sid, items = _made(db_url, "conversation", None, min_rt_ms=0, items=2, n_stimuli=4)
     with TestClient(app_for(db_url, sid)) as c:
         pid, tok = consented(c)
         html = c.get(f"/p/{pid}").text

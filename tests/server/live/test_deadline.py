@@ -6,18 +6,23 @@ real local model: test_local_model.py)."""
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import time
 from datetime import datetime, timedelta, timezone
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path
 
 import pytest
 
-from turinglab.game.config import WitnessSpec
-from turinglab.server.testing import AdminLogin
-from turinglab.witnesses.base import GameContext, Turn
-from turinglab.witnesses.deadline import usable
-from turinglab.witnesses.llm import DEADLINE_MARGIN_S, LLMWitness
+sys.path.insert(0, str(Path(__file__).parents[2]))
+import loopback_model  # noqa: E402
+
+from turinglab.game.config import WitnessSpec  # noqa: E402
+from turinglab.server.testing import AdminLogin  # noqa: E402
+from turinglab.witnesses.base import GameContext, Turn  # noqa: E402
+from turinglab.witnesses.deadline import usable  # noqa: E402
+from turinglab.witnesses.llm import DEADLINE_MARGIN_S, LLMWitness  # noqa: E402
 
 T0 = datetime(2026, 11, 22, 15, 0, tzinfo=timezone.utc)
 HISTORY = [Turn("interrogator", "what did you do this weekend?", 0)]
@@ -81,26 +86,12 @@ def serve_stream(stream: Stream):
             except (BrokenPipeError, ConnectionResetError):
                 stream.client_left.set()
 
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    httpd.daemon_threads = True
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    return httpd, f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+    return loopback_model.start(Handler)
 
 
 @pytest.fixture
 def streaming():
-    servers = []
-
-    def start(tokens):
-        s = Stream(tokens)
-        httpd, url = serve_stream(s)
-        servers.append(httpd)
-        return s, url
-
-    yield start
-    for h in servers:
-        h.shutdown()
-        h.server_close()
+    yield from loopback_model.servers(Stream, serve_stream)
 
 
 def witness(url: str, **kw) -> LLMWitness:

@@ -17,6 +17,14 @@ from turinglab.store.api import NewGame, Store
 from turinglab.store.db import StoreError
 
 
+@pytest.fixture
+def store(postgres_url):
+    """A store on this test's PostgreSQL database, closed after the test."""
+    s = Store(postgres_url)
+    yield s
+    s.close()
+
+
 def _games(store: Store, n: int, prefix: str = "g") -> list[tuple[NewGame, Game]]:
     sid = store.register_study(Study(name="pgwriter"))
     out = []
@@ -31,8 +39,7 @@ def _say(g: Game, n: int, gid: str) -> list[Event]:
     return g.apply(Send("interrogator" if n % 2 == 0 else "A", f"{gid}-{n}", "A"), 1001 + n).events
 
 
-async def test_starts_and_events_of_many_games_share_transactions_in_order(postgres_url):
-    store = Store(postgres_url)
+async def test_starts_and_events_of_many_games_share_transactions_in_order(store):
     games = _games(store, 40)
     writer = PgWriter(store.url)
     try:
@@ -51,11 +58,9 @@ async def test_starts_and_events_of_many_games_share_transactions_in_order(postg
             assert store.game(new.game_id).seats["A"].participant_id == new.seats["A"]["participant_id"]
     finally:
         await writer.stop()
-        store.close()
 
 
-async def test_acknowledged_only_after_the_commit(postgres_url):
-    store = Store(postgres_url)
+async def test_acknowledged_only_after_the_commit(store):
     [(new, g)] = _games(store, 1)
     writer = PgWriter(store.url)
     other = create_engine(store.url)
@@ -81,7 +86,6 @@ async def test_acknowledged_only_after_the_commit(postgres_url):
     finally:
         await writer.stop()
         other.dispose()
-        store.close()
 
 
 async def test_a_constraint_error_in_one_event_fails_it_alone(postgres_url):
@@ -126,8 +130,7 @@ async def test_a_constraint_error_in_one_event_fails_it_alone(postgres_url):
         store.close()
 
 
-async def test_sequence_gap_and_unknown_game_fail_alone(postgres_url):
-    store = Store(postgres_url)
+async def test_sequence_gap_and_unknown_game_fail_alone(store):
     games = _games(store, 5)
     writer = PgWriter(store.url)
     try:
@@ -147,11 +150,9 @@ async def test_sequence_gap_and_unknown_game_fail_alone(postgres_url):
             assert len(store.events(new.game_id)) == len(g.log)
     finally:
         await writer.stop()
-        store.close()
 
 
-async def test_a_database_that_is_away_fails_the_batch_without_storing(postgres_url):
-    store = Store(postgres_url)
+async def test_a_database_that_is_away_fails_the_batch_without_storing(store):
     [(new, g)] = _games(store, 1)
     away = store.url.replace("127.0.0.1:5432", "127.0.0.1:9")  # nothing listens there
     assert away != store.url
@@ -171,7 +172,6 @@ async def test_a_database_that_is_away_fails_the_batch_without_storing(postgres_
         assert len(store.events(new.game_id)) == len(g.log)
     finally:
         await good.stop()
-        store.close()
 
 
 async def test_a_game_created_elsewhere_gets_its_seats_and_derived_rows(postgres_url):

@@ -13,19 +13,25 @@ from turinglab.store.api import Store
 from turinglab.store.db import StoreError
 
 
+async def _create_games(store, writer, sid, n: int) -> list:
+    """Create n two-player games through the writer; [(game id, the started Game not yet stored)]."""
+    games = []
+    for k in range(n):
+        g = Game.start("two-player", Rules(), 1000)
+        i, w = store.create_participant(), store.create_participant()
+        gid = f"g{k:04d}"
+        await writer.run(gid, lambda st, gid=gid, i=i, w=w: st.create_game(
+            sid, "two-player", {"A": {"kind": "human", "participant_id": w}}, i, 1000, game_id=gid))
+        games.append((gid, g))
+    return games
+
+
 async def test_group_commit_order_and_isolation(db_url):
     store = Store(db_url)
     sid = store.register_study(Study(name="writer"))
     writer = Writer(store.url, workers=2)
     try:
-        games = []
-        for k in range(30):
-            g = Game.start("two-player", Rules(), 1000)
-            i, w = store.create_participant(), store.create_participant()
-            gid = f"g{k:04d}"
-            await writer.run(gid, lambda st, gid=gid, i=i, w=w: st.create_game(
-                sid, "two-player", {"A": {"kind": "human", "participant_id": w}}, i, 1000, game_id=gid))
-            games.append((gid, g))
+        games = await _create_games(store, writer, sid, 30)
 
         async def play(gid: str, g: Game) -> None:
             await writer.append(gid, g.log)
@@ -69,14 +75,7 @@ async def test_stop_writes_what_is_queued_and_in_flight(sqlite_url):
     store = Store(sqlite_url)
     sid = store.register_study(Study(name="writer-stop"))
     writer = Writer(store.url, workers=1)
-    games = []
-    for k in range(20):
-        g = Game.start("two-player", Rules(), 1000)
-        i, w = store.create_participant(), store.create_participant()
-        gid = f"g{k:04d}"
-        await writer.run(gid, lambda st, gid=gid, i=i, w=w: st.create_game(
-            sid, "two-player", {"A": {"kind": "human", "participant_id": w}}, i, 1000, game_id=gid))
-        games.append((gid, g))
+    games = await _create_games(store, writer, sid, 20)
     pending = [asyncio.create_task(writer.append(gid, g.log)) for gid, g in games]
     await asyncio.sleep(0)  # queued; the worker has taken the first batch into its thread
     await writer.stop()

@@ -33,7 +33,8 @@ from fastapi import FastAPI, Request
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse, Response
 
 from turinglab.server.web import (
-    COOKIE, CSRF_FIELD, CSRF_HEADER, PROLIFIC, Csrf, _db_ping, add_consent_routes, add_survey_route, page_renderers,
+    COOKIE, CSRF_FIELD, PROLIFIC, Csrf, _db_ping, add_consent_routes, add_survey_route, csrf_refusal,
+    page_renderers,
     templates,
 )
 from turinglab.server.guards import HealthLog, PerAddress, returning, too_many_starts
@@ -220,18 +221,7 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
                        "all of it, or start again.", 404, link="/", link_text="Start again")
 
     def forged(request: Request, pid: str | None, field: str | None = None, json: bool = False) -> Response | None:
-        if csrf.cross_site(request.headers):
-            why = "it was sent from another site"
-        elif pid is not None and not csrf.token_ok(pid, request.headers.get(CSRF_HEADER) or field):
-            why = "its form token is missing or out of date (for example, the server restarted)"
-        else:
-            return None
-        log.warning("refused a POST to %s: %s", request.url.path, why)
-        if json:
-            return JSONResponse({"detail": f"not saved: {why}; reload the page and try again"}, status_code=403)
-        return message(request, "Request refused", f"This request was refused because {why}. Open your "
-                       "personal link again and repeat the step.", 403, link=f"/p/{pid}" if pid else "/",
-                       link_text="Reload")
+        return csrf_refusal(csrf, message, request, pid, field, json)
 
     async def judge(token: str):  # noqa: ANN202 - ParticipantInfo | None
         if not 1 <= len(token) <= 40:
@@ -557,15 +547,13 @@ def safe_image(image_dir: Path, name: str | None) -> Path | None:
 
 def add_static_admin(app: FastAPI, password: str | None, message, accounts_file: str | None = None) -> None:  # noqa: ANN001
     """/admin for a static study: judges in progress and done, trials per phase and agent, controls."""
-    from turinglab.server.admin import admin_guard
+    from turinglab.server.admin import admin_guard, guarded
 
     guard = admin_guard(app, password, message, accounts_file)
 
     @app.get("/admin", response_class=HTMLResponse)
+    @guarded(guard)
     async def admin(request: Request) -> Response:
-        denied = await guard(request)
-        if denied:
-            return denied
         store: Store = request.app.state.store
         sid = request.app.state.static_study_id
         info = await asyncio.to_thread(store.static_study, sid)

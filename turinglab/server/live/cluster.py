@@ -343,7 +343,7 @@ class ClusterHub(RedisOutage, Hub):
         try:
             f = proto.parse(raw)
         except proto.BadFrame as exc:
-            await self.send(pid, proto.error("bad_frame", str(exc), exc.client_id))
+            await self.send(pid, proto.error(exc.code, str(exc), exc.client_id))
             return
         t = f.type  # type: ignore[attr-defined]
         cid = getattr(f, "client_id", None)
@@ -600,7 +600,7 @@ class ClusterHub(RedisOutage, Hub):
             gid, witness, judged, conf = json.loads(raw)
             if gid in self.counted:
                 continue
-            self.room.stats.record(witness, judged, conf)
+            self.room.stats.record(witness, judged, conf, self.confidence_scale)
         self.counted.update(json.loads(raw)[0] for raw in new)
 
     # ---- leases and takeover ---------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import secrets
+from typing import Any
 
 from turinglab.matchmaking import Match
 from turinglab.matchmaking.room import Slot, Waiting
@@ -108,6 +109,15 @@ def shared_secret(redis_url: str, prefix: str) -> str:
         return r.get(f"{prefix}:secret")
     finally:
         r.close()
+
+
+def check_cluster_study(study: Any) -> None:
+    """The sessions of rounds and the witness groups (jones-bergen-2025) are kept by one worker only."""
+    a = study.allocation
+    if a.session_rounds is not None or a.witness_policy == "groups":
+        raise ValueError("allocation.session_rounds and witness_policy 'groups' (the jones-bergen-2025 sessions) "
+                         "run on a single server process for now: serve without --workers/--redis, or set "
+                         "session_rounds: null and another witness_policy in the study file")
 
 
 def check_cluster_db(db_url: str) -> None:

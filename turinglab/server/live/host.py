@@ -22,6 +22,7 @@ class SeatInfo:
     identity: Identity
     witness: Witness | None = None  # AI seats
     spec: WitnessSpec | None = None
+    persona: dict[str, Any] | None = None  # drawn for this game (stored, never sent to a player)
 
 
 @dataclass
@@ -42,7 +43,9 @@ class Host(Protocol):
     writer: Any  # Writer or PgWriter: append / run, in game order
     filter: Any  # ContentFilter
     room: Any  # WaitingRoom: Thompson tallies and the AI witnesses' capacity
-    human_timing: Any  # Timing | None: the human witnesses' designed delay
+    human_timing: Any  # Timing | None: the human witnesses' designed delay ("equalised")
+    human_relay: bool  # the study relays human witnesses' replies as typed (rules.human_witness_timing)
+    confidence_scale: tuple[int, int]  # (confidence_min, confidence_max): a verdict's weight in the tallies
 
     def now(self) -> int: ...
     async def send(self, pid: str | None, frame: dict[str, Any]) -> None: ...

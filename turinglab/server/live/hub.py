@@ -26,13 +26,14 @@ from turinglab.game.events import Identity, judged_human
 from turinglab.matchmaking import Match, WaitingRoom, WitnessStats
 from turinglab.matchmaking.capacity import Capacity, Estimate, shortest_delay_s
 from turinglab.server.live import protocol as proto
-from turinglab.server.live.ai_seat import ElizaFallback
+from turinglab.witnesses.ai_seat import ElizaFallback
 from turinglab.server.content_filter import ContentFilter
 from turinglab.server.live.host import SeatInfo, StoreAway
 from turinglab.server.live.session import GameSession
 from turinglab.server.live.pgwriter import PgWriter
 from turinglab.server.live.sqlwriter import Writer
 from turinglab.store.api import NewGame, Store, UnknownId
+from turinglab.witnesses import persona_draw
 from turinglab.witnesses.base import GameContext, Turn, Witness
 
 log = logging.getLogger("turinglab.server")
@@ -101,7 +102,7 @@ class Person:
 
 class Hub:
     def __init__(self, study: Study, store: Store, *, clock: Clock | None = None, rng_seed: int | None = None,
-                 human_timing: Timing | None = Timing(), witness_factory: WitnessFactory | None = None,
+                 human_timing: Timing | None | str = "study", witness_factory: WitnessFactory | None = None,
                  content_filter: ContentFilter | None = None, waiting_grace_s: float = 15.0,
                  initial_ai_wait_s: float = 10.0, writers: int | None = None,
                  study_id: int | None = None) -> None:
@@ -110,7 +111,13 @@ class Hub:
         self.now: Clock = clock or wall_clock
         seed = rng_seed if rng_seed is not None else secrets.randbits(32)
         self.seeds = np.random.default_rng(seed)
-        self.human_timing = human_timing
+        # human witnesses' replies: relayed as typed, or ("equalised") held to the study's delay;
+        # a Timing given here replaces that delay (tests, benchmarks), None turns it off
+        rules = study.rules
+        self.human_relay = rules.human_witness_timing == "relay"
+        self.human_timing = None if self.human_relay else (
+            rules.human_witness_delay if human_timing == "study" else human_timing)
+        self.confidence_scale = (rules.confidence_min, rules.confidence_max)
         self.witness_factory = witness_factory or default_witness_factory
         self.filter = content_filter or ContentFilter(study.content_filter)
         self.waiting_grace_s = waiting_grace_s
@@ -167,12 +174,15 @@ class Hub:
             if g.format == "three-player" and g.interrogator_id:
                 rot = self.room.interrogated
                 rot[g.interrogator_id] = rot.get(g.interrogator_id, 0) + 1
+            for ident in g.seats.values():  # witness groups: which group each interrogator met
+                if ident.kind == "ai" and ident.witness and g.interrogator_id:
+                    self.room.note_faced(g.interrogator_id, ident.witness)
             if g.verdict is None:
                 continue
             for seat, ident in g.seats.items():
                 if ident.kind == "ai" and ident.witness:
                     judged = judged_human(g.format, g.verdict.choice, seat)
-                    self.room.stats.record(ident.witness, judged, g.verdict.confidence)
+                    self.room.stats.record(ident.witness, judged, g.verdict.confidence, self.confidence_scale)
 
     def warm_up(self) -> None:
         """Load the local model now (in the background), so the first game's replies are not
@@ -336,8 +346,15 @@ class Hub:
             return s.phase()
         if pid in self.room.waiting or pid in self.starting:
             return "waiting"
+        if self.session_complete(pid):
+            return "done"
         p = self.people.get(pid)
         return "alone" if p is not None and p.alone else "idle"
+
+    def session_complete(self, pid: str) -> bool:
+        """The participant has played the study's `allocation.session_rounds` games (every seat)."""
+        n = self.study.allocation.session_rounds
+        return n is not None and self.played.get(pid, 0) >= n
 
     def lone_info(self, pid: str) -> dict[str, Any] | None:
         """Three-player waiting: how many people are here of the two a game needs, and when the
@@ -429,7 +446,7 @@ class Hub:
         try:
             f = parsed if parsed is not None else proto.parse(raw)
         except proto.BadFrame as exc:
-            await self.send(pid, proto.error("bad_frame", str(exc), exc.client_id))
+            await self.send(pid, proto.error(exc.code, str(exc), exc.client_id))
             return
         t = f.type  # type: ignore[attr-defined]
         if t == "ping":
@@ -478,6 +495,9 @@ class Hub:
     async def _join(self, pid: str) -> None:
         p = self.people[pid]
         if not await self._may_join(p):
+            return
+        if self.session_complete(pid):  # every round played: the state says `done` (completion link)
+            await self.send_state(pid)
             return
         p.alone = False
         fresh = pid not in self.room.waiting
@@ -558,7 +578,12 @@ class Hub:
         if ident.kind != "ai":
             return SeatInfo(ident)
         spec = next(w for w in self.study.witnesses if w.codename == ident.witness)
-        return SeatInfo(ident, self.witness_factory(spec, int(self.seeds.integers(2**31))), spec)
+        seed = int(self.seeds.integers(2**31))
+        persona = None
+        if self.study.draws_persona(spec):  # a persona drawn from the seat's seed (Jones & Bergen)
+            persona = persona_draw.draw(seed)
+            spec = spec.model_copy(update={"persona": {**spec.persona, **persona}})
+        return SeatInfo(ident, self.witness_factory(spec, seed), spec, persona)
 
     async def _close_witnesses(self, seats: Iterable[SeatInfo]) -> None:
         for seat in seats:

@@ -98,9 +98,10 @@ class BadFrame(ValueError):
     """A frame that is not valid JSON or does not match the protocol; the text says why.
     `client_id`: the frame's own, when it had a usable one (the browser puts the text back)."""
 
-    def __init__(self, message: str, client_id: str | None = None) -> None:
+    def __init__(self, message: str, client_id: str | None = None, code: str = "bad_frame") -> None:
         super().__init__(message)
         self.client_id = client_id
+        self.code = code  # the error frame's code: bad_frame, or bad_verdict for a verdict's fields
 
 
 _MESSAGE_KEYS = frozenset({"type", "conv", "text", "client_id"})
@@ -147,7 +148,12 @@ def parse(raw: str) -> BaseModel:
             parts.append(f"{loc}: {err['msg']}")
         cid = data.get("client_id")
         cid = cid if type(cid) is str and 1 <= len(cid) <= 64 and storable(cid) else None
-        raise BadFrame(f"bad {data['type']!r} frame: " + "; ".join(parts), cid) from None
+        # a verdict whose choice or confidence is not a usable answer is a bad verdict (text no
+        # database can hold, or a field of another frame, stays a bad frame)
+        fields = {str(e["loc"][1]) if len(e["loc"]) > 1 else "" for e in exc.errors()}
+        answer = fields <= {"choice", "confidence"} and not any(NOT_STORABLE in e["msg"] for e in exc.errors())
+        code = "bad_verdict" if data["type"] == "verdict" and answer else "bad_frame"
+        raise BadFrame(f"bad {data['type']!r} frame: " + "; ".join(parts), cid, code) from None
     if isinstance(frame, MessageIn):
         frame._seen = see(frame.text)  # the same normalisation as the fast path
     return frame

@@ -20,7 +20,7 @@ from turinglab.game import events as ev
 from turinglab.game.engine import Disconnect, End, Game, GiveVerdict, Hold, Paste, Reconnect, ReportAbuse, Send, Tick, Typing
 from turinglab.game.events import INTERROGATOR, Event
 from turinglab.server.live import protocol as proto
-from turinglab.server.live.ai_seat import AISeat, Refusal
+from turinglab.witnesses.ai_seat import AISeat, Refusal
 from turinglab.server.live.host import Held, Host, SeatInfo, StoreAway, _dt
 from turinglab.server.live.stored_game import StoredGame
 from turinglab.server.live.reply_timing import designed_delay, not_before
@@ -34,13 +34,14 @@ log = logging.getLogger("turinglab.server")
 
 class GameSession(StoredGame):
     """One live game: relays frames, runs its timers and seats, commits every change
-    (stored_game.py), and lets the AI seat (ai_seat.py) write the AI witnesses' replies."""
+    (stored_game.py), and lets the AI seat (witnesses/ai_seat.py) write the AI witnesses' replies."""
 
     def __init__(self, hub: Host, game_id: str, fmt: str, interrogator: str,
                  seats: dict[str, SeatInfo], now_ms: int, seed: int) -> None:
         self.hub = hub
         self.id = game_id
-        self.game = Game.start(fmt, hub.study.rules, now_ms)
+        personas = {k: s.persona for k, s in seats.items() if s.persona is not None}
+        self.game = Game.start(fmt, hub.study.rules, now_ms, personas=personas or None)
         self.seats = seats
         self.interrogator = interrogator
         self.seat_of = {interrogator: INTERROGATOR}
@@ -213,7 +214,8 @@ class GameSession(StoredGame):
 
     async def _witness_message(self, pid: str, conv: str, f: proto.MessageIn, now: int) -> None:
         q = self._last_question(conv)
-        release = now if q is None else max(q.t_ms + max(now - q.t_ms, self._designed_fn(conv, q)(len(f.text))),
+        relay = self.hub.human_relay and self.seats[conv].spec is None  # shown as typed (the presets)
+        release = now if q is None or relay else max(q.t_ms + max(now - q.t_ms, self._designed_fn(conv, q)(len(f.text))),
                                             self._not_before(q))
         if release <= now:
             e = await self._apply_send(pid, conv, conv, f.text, f.client_id, now)
@@ -278,7 +280,7 @@ class GameSession(StoredGame):
             return
 
     async def _ai_reply(self, conv: str, q: Event) -> None:
-        """The AI seat answers `q` (ai_seat.py: model, guard, regeneration, fallback); its refused
+        """The AI seat answers `q` (witnesses/ai_seat.py: model, guard, regeneration, fallback); its refused
         replies are committed as they come, its reply shown by the human rule."""
         seat = self.seats[conv]
         assert seat.witness is not None and seat.spec is not None
@@ -316,6 +318,8 @@ class GameSession(StoredGame):
             conv = (f.conv or "A") if seat == INTERROGATOR else seat
             out = self.game.apply(Paste(seat, f.length, conv), self.hub.now())
             await self._commit(out.events)
+        if not out.ok:  # paste_blocked (recorded), or a paste out of the game's time
+            await self._send(pid, proto.error(out.code or "refused", out.detail or "refused"))
 
     async def on_verdict(self, pid: str, f: proto.VerdictIn) -> None:
         async with self.locked():
@@ -383,7 +387,7 @@ class GameSession(StoredGame):
             for name, s in self.seats.items():
                 if s.identity.kind == "ai":
                     judged = ev.judged_human(self.game.format, v["choice"], name)
-                    self.hub.room.stats.record(s.identity.witness, judged, v["confidence"])
+                    self.hub.room.stats.record(s.identity.witness, judged, v["confidence"], self.hub.confidence_scale)
         await self.hub.game_over(self)
         current = asyncio.current_task()
         for t in list(self.tasks):

@@ -126,6 +126,7 @@
     if (st.phase === "idle") show("s-idle");
     else if (st.phase === "waiting") { showLone(); show("s-waiting"); }
     else if (st.phase === "alone") show("s-alone");
+    else if (st.phase === "done") show("s-done");
     else if (st.phase === "game") { buildGame(g); show("s-game"); }
     else if (st.phase === "verdict") {
       buildGame(g);
@@ -232,7 +233,7 @@
     }
     const conf = $("confidence");
     if (openVerdict.game !== g.game_id) {  // a new game's verdict: the slider starts untouched
-      conf.value = 50; conf.classList.add("untouched"); $("conf-out").textContent = "move the slider";
+      conf.value = Math.round((Number(conf.min) + Number(conf.max)) / 2); conf.classList.add("untouched"); $("conf-out").textContent = "move the slider";
       openVerdict.game = g.game_id;
     }
     $("verdict-title").textContent = forced ? "Time is up: your verdict" : "Your verdict";
@@ -258,6 +259,8 @@
   };
 
   function kindText(k) { return k === "human" ? "a human" : "an AI"; }
+  // "confidence 70 of 100"; on a scale with negatives "confidence -40 on -100 to 100"
+  function confText(c) { const s = $("confidence"); return "confidence " + c + (Number(s.min) < 0 ? " on " + s.min + " to " + s.max : " of " + s.max); }
   // the reveal in the participant's own terms: no seat letters they never saw
   function buildReveal(g) {
     const body = $("reveal-body"); body.replaceChildren();
@@ -270,7 +273,7 @@
       else line("You were talking to " + kindText(seats.A.kind) + ".");
       if (v) {
         const said = three ? "you said Witness " + v.choice + " was the human" : "you said " + kindText(v.choice);
-        body.append(el("p", "", "Your verdict: " + said + " (confidence " + v.confidence + " of 100)."));
+        body.append(el("p", "", "Your verdict: " + said + " (" + confText(v.confidence) + ")."));
       }
     } else {
       const other = Object.keys(seats).find((c) => c !== g.seat);
@@ -280,8 +283,8 @@
         const you = three ? v.choice === g.seat : v.choice === "human";
         body.append(el("p", "", three
           ? (you ? "The interrogator picked you as the human" : "The interrogator thought the AI was the human")
-            + " (confidence " + v.confidence + " of 100)."
-          : "The interrogator said you were " + kindText(v.choice) + " (confidence " + v.confidence + " of 100)."));
+            + " (" + confText(v.confidence) + ")."
+          : "The interrogator said you were " + kindText(v.choice) + " (" + confText(v.confidence) + ")."));
         body.append(el("p", you ? "correct" : "wrong", you ? "You convinced them." : "You did not convince them."));
       }
     }

@@ -1,12 +1,13 @@
-"""The AI seat: how an AI witness answers one question, apart from the websocket relay.
+"""The AI seat: how an AI witness answers one question, wherever it plays.
 
 Given the question, the conversation so far and the time it may take, `AISeat.answer` asks the
 witness's model, runs every reply through the content filter and the persona guard, asks the
 model again (steered back into persona: the witness's `regenerate`) while the reply's mean
 designed delay still hides the extra time, and else lets the ELIZA fallback answer. Each refused
 reply is reported (`on_refusal`, awaited before the model is asked again, so the caller can
-record it in order) and listed in the `Answer`. It knows no game, socket or store: a live game
-(server/live/session.py) and a plain asyncio caller use it alike.
+record it in order) and listed in the `Answer`. It knows no game, socket or store: it is the one
+path of an AI reply for a live game (server/live/session.py), `turinglab chat`
+(cli/chat_terminal.py) and the witness probe (bots/probe.py); bots play through the server.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any
 from turinglab.witnesses import timing
 from turinglab.witnesses.base import GameContext, Turn, Witness
 
-log = logging.getLogger("turinglab.server")
+log = logging.getLogger(__name__)
 
 LATE_TOLERANCE_MS = 100  # a reply this much past its designed time counts as late (scheduling jitter)
 REGENERATE_TRIES = 2  # a refused AI reply is asked for again at most this often (within its delay)
@@ -48,6 +49,8 @@ class Answer:
     text: str  # what to show (never empty)
     refusals: list[Refusal] = field(default_factory=list)
     fallback: bool = False  # the fallback wrote it, not the witness's model
+    source: str = "model"  # who wrote the shown text: "model", "regenerated" or "fallback"
+    tries: list[str] = field(default_factory=list)  # what each regeneration gave ("" when it failed)
     trace: dict[str, Any] = field(default_factory=dict)  # the model's timings, for the reply's timing record
 
 
@@ -102,6 +105,7 @@ class AISeat:
         text = await self._generate(history, ctx, left, out.trace)
         if not text:
             out.trace["eliza"] = out.fallback = True
+            out.source = "fallback"
             text = await self.fallback(history, ctx)
         text = text[: self.max_chars]
         # the filter binds AI witnesses too: a blocked reply is recorded and counted, and the
@@ -122,9 +126,12 @@ class AISeat:
             if self.spec.kind != "eliza" and tries < REGENERATE_TRIES and now < budget:
                 tries += 1
                 text = (await self._generate(history, ctx, (budget - now) / 1000, out.trace, again=True))[: self.max_chars]
+                out.tries.append(text)
                 if text:
+                    out.source = "regenerated"
                     continue
             out.trace["eliza"] = out.fallback = True
+            out.source = "fallback"
             text = (await self.fallback(history, ctx))[: self.max_chars]
             if await self.guard(text, question):
                 text = LAST_RESORT

@@ -1,4 +1,4 @@
-"""The AI seat (server/live/ai_seat.py) driven from plain asyncio, without a websocket or a store:
+"""The AI seat (witnesses/ai_seat.py) driven from plain asyncio, without a websocket or a store:
 the real ELIZA witness, the real content filter and persona guard, and deterministic test
 doubles for an LLM."""
 
@@ -9,8 +9,8 @@ import time
 from datetime import datetime, timezone
 
 from turinglab.game.config import Timing, WitnessSpec
-from turinglab.server.content_filter import ContentFilter
-from turinglab.server.live.ai_seat import LAST_RESORT, REGENERATE_TRIES, AISeat, ElizaFallback, Refusal, wall_ms
+from turinglab.witnesses.content_filter import ContentFilter
+from turinglab.witnesses.ai_seat import LAST_RESORT, REGENERATE_TRIES, AISeat, ElizaFallback, Refusal, wall_ms
 from turinglab.witnesses.base import GameContext, Reply, Turn, Witness
 from turinglab.witnesses.registry import available, build_witness
 
