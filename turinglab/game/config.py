@@ -50,8 +50,10 @@ class Rules(_Strict):
     typing_jitter_s: Annotated[float, Field(ge=0)] = 3.0
     confidence_min: int = 0
     confidence_max: int = 100
-    # seconds the interrogator has to give the verdict once time is up (None = no limit)
-    verdict_grace_s: Annotated[float | None, Field(gt=0)] = None
+    # seconds the interrogator has to give the verdict once time is up, and to come back after
+    # leaving (closed tab, lost connection); past it the game ends (`verdict_timeout`, `abandoned`)
+    # and frees its witness. None = no limit (a left game then waits for a restart)
+    verdict_grace_s: Annotated[float | None, Field(gt=0)] = 60.0
     # a human witness's reply: "relay" shows it as typed (Jones & Bergen; the presets);
     # "equalised" holds it to `human_witness_delay`, the AI delay formula, so that reply timing
     # cannot tell the witnesses apart (a blinding choice of its own, see docs/protocol.md)

@@ -46,9 +46,19 @@ class _HeaderDeadline:
             t.close()
 
 
-def protocol_class() -> type:
+def _build() -> type:
     try:
         from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol as Base
     except ImportError:  # httptools not installed
         from uvicorn.protocols.http.h11_impl import H11Protocol as Base
-    return type("HeaderDeadline" + Base.__name__, (_HeaderDeadline, Base), {})
+    cls = type("HeaderDeadlineProtocol", (_HeaderDeadline, Base), {})
+    cls.__module__ = __name__  # importable by its qualified name: worker processes unpickle it
+    return cls
+
+
+HeaderDeadlineProtocol = _build()
+PROTOCOL_PATH = f"{__name__}:HeaderDeadlineProtocol"  # for uvicorn.run(..., workers=N, http=PROTOCOL_PATH)
+
+
+def protocol_class() -> type:
+    return HeaderDeadlineProtocol

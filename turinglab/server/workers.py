@@ -45,13 +45,14 @@ def serve_cluster(study: str | None, db: str | None, redis_url: str | None, work
     except Exception as exc:  # noqa: BLE001 - StudyFileError, StoreError, WitnessSetupError
         fail(" ".join(str(exc).split()) or type(exc).__name__)
     print(f"turinglab: {workers} worker(s) on http://{host}:{port}/ sharing {redis_url}", flush=True)
-    from turinglab.server.slowclients import protocol_class
+    from turinglab.server.slowclients import PROTOCOL_PATH
     from turinglab.server.testing import WS_MAX_BYTES
 
     from turinglab.server.proxies import proxy_settings
 
+    # an import string, not the class: the spawned worker processes import it themselves
     uvicorn.run("turinglab.server.workers:app_from_env", factory=True, workers=workers, host=host, port=port,
-                log_level="info", ws_max_size=WS_MAX_BYTES, http=protocol_class(), **proxy_settings())
+                log_level="info", ws_max_size=WS_MAX_BYTES, http=PROTOCOL_PATH, **proxy_settings())
 
 
 def app_from_env():  # noqa: ANN201 - FastAPI

@@ -81,6 +81,13 @@ STEER = ("Stay in character: you are a human chatting with a stranger. Answer th
          "model, a program or an assistant; never offer help or ask if they have questions.")
 
 DEADLINE_MARGIN_S = 0.3  # a reply is returned this long before it is due (the server's checks after it)
+# a streamed reply with no usable words by the time the fallback's own words (at least this long)
+# would be due gives up: the fallback then answers when the designed reply would have come
+GIVE_UP_CHARS = 10
+
+
+class NoWordsInTime(TimeoutError):
+    """The model had no usable words before the reply was due: the fallback answers on time."""
 
 
 @dataclass
@@ -160,6 +167,7 @@ class LLMWitness(Witness):
         self._after = ""
         self._warm: asyncio.Task | None = None
         self._eliza: Witness | None = None
+        self._ready_fallback: str | None = None  # the fallback words of the reply in progress (their length: the give-up)
         self._turn = 0
         self._slot = slot  # the local server's slot this witness's requests go to
         self._leased = False
@@ -221,9 +229,17 @@ class LLMWitness(Witness):
     def _budget_s(self, ctx: GameContext) -> float:
         """Longest wait for the model before the fallback answers: `timeout_s` in all, retries
         included (a game cannot wait for a timed-out request to be tried again), and never past
-        the game's end."""
+        the game's end. A streamed reply (`ctx.reply_due`) gives up sooner, when it has no words
+        by its designed delay (`_give_up_s`); this cap holds once its words come."""
         left = ctx.time_limit_s - (ctx.now - ctx.started_at).total_seconds()
         return max(1.0, min(self.spec.timeout_s, left)) if left > 0 else self.spec.timeout_s
+
+    def _give_up_s(self, ctx: GameContext) -> float:
+        """Seconds from now until a streamed reply without usable words gives up for the fallback:
+        when a short reply (GIVE_UP_CHARS) would be due, less the margin, and within `_budget_s`."""
+        assert ctx.reply_due is not None
+        chars = max(GIVE_UP_CHARS, len(self._ready_fallback or ""))
+        return max(0.05, min(self._budget_s(ctx), ctx.reply_due(chars) - DEADLINE_MARGIN_S))
 
     async def _await_warm(self) -> None:
         """Wait for the prompt pre-read, shielded: a reply whose budget runs out (wait_for cancels
@@ -282,24 +298,35 @@ class LLMWitness(Witness):
         on time (the first words came after their own deadline), the whole reply is returned as
         soon as the model ends (deadline "missed"): shown late, and logged."""
         assert ctx.reply_due is not None
-        client, kwargs = await self._request(history, steer)
-        kwargs["stream"] = True
-        kwargs["stream_options"] = {"include_usage": True}
-        out = Streamed()
+        give_up = time.monotonic() + self._give_up_s(ctx)
+
+        async def opened() -> tuple[Any, Any]:
+            client, kwargs = await self._request(history, steer)
+            kwargs["stream"] = True
+            kwargs["stream_options"] = {"include_usage": True}
+            return await client.chat.completions.create(**kwargs)
         t0 = time.monotonic()
-        stream = await client.chat.completions.create(**kwargs)
+        try:  # the pre-read, the request and the model's first words share the give-up time
+            stream = await asyncio.wait_for(opened(), timeout=max(0.0, give_up - t0))
+        except asyncio.TimeoutError:
+            raise NoWordsInTime(f"the model did not answer within {give_up - t0:.2f} s (its designed delay)") from None
+        out = Streamed()
         chunks = stream.__aiter__()
         best, raw = "", ""  # best: the longest prefix that is still on time
         try:
             while True:
-                wait = None
                 if best:  # past this, `best` itself would be late: cut there
                     wait = max(0.0, ctx.reply_due(self._shown_len(best, ctx)) - DEADLINE_MARGIN_S)
+                else:  # no usable words yet: wait until the give-up time, then the fallback answers
+                    wait = max(0.0, give_up - time.monotonic())
                 try:
                     chunk = await asyncio.wait_for(chunks.__anext__(), timeout=wait)
                 except StopAsyncIteration:
                     break
                 except asyncio.TimeoutError:
+                    if not best:
+                        raise NoWordsInTime(f"no usable words within {time.monotonic() - t0:.2f} s "
+                                            "(their designed delay)") from None
                     out.deadline, out.raw = "cut", raw
                     return best, out
                 out.read(chunk)
@@ -346,6 +373,10 @@ class LLMWitness(Witness):
             self._fill(ctx)
         self._turn += 1
         try:
+            self._ready_fallback = None
+            if ctx.reply_due is not None and self.spec.fallback:
+                # the fallback's words are ready first: the model may take until they would be due
+                self._ready_fallback = await self._fallback_text(history, ctx)
             call = self._stream if ctx.reply_due is not None else self._complete
             raw, resp = await asyncio.wait_for(call(history, ctx, steer), timeout=self._budget_s(ctx))
             text = postprocess(raw, self.spec.postprocess, ctx.max_chars, self.rng)
@@ -387,6 +418,13 @@ class LLMWitness(Witness):
             if isinstance(exc, asyncio.CancelledError):  # never let a stray cancellation out of a witness
                 raise RuntimeError(f"witness {self.codename}: the model call was cancelled") from exc
             raise exc
+        text, self._ready_fallback = self._ready_fallback or await self._fallback_text(history, ctx), None
+        return Reply(
+            text=text, latency_s=time.monotonic() - t0, fallback=True, error=error, meta={"fallback": fb}
+        )
+
+    async def _fallback_text(self, history: list[Turn], ctx: GameContext) -> str:
+        fb = self.spec.fallback or ""
         if fb.strip().lower() == "eliza":
             if self._eliza is None:
                 from turinglab.witnesses.eliza.witness import ElizaWitness
@@ -397,9 +435,7 @@ class LLMWitness(Witness):
             text = postprocess(r.text.lower(), self.spec.postprocess, ctx.max_chars, self.rng)
         else:
             text = postprocess(fb, self.spec.postprocess, ctx.max_chars, self.rng)
-        return Reply(
-            text=text, latency_s=time.monotonic() - t0, fallback=True, error=error, meta={"fallback": fb}
-        )
+        return text
 
     async def close(self, wait: bool = False) -> None:
         """Let go of the client (the shared one stays open for other witnesses; one given to the

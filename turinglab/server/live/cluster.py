@@ -35,6 +35,7 @@ from turinglab.matchmaking import Match
 from turinglab.server.live import protocol as proto
 from turinglab.server.live.cluster_redis import (CLAIM, ENDED_MS, HOLD, RELEASE, RENEW, TAKE, match_from_json,
                                                   match_to_json, waiting_from_json, waiting_to_json)
+from turinglab.server.live.cluster_outage import LEASE_MS, RENEW_S, RedisOutage
 from turinglab.server.live.hub import Hub, lone_frame
 from turinglab.server.live.resumed import ResumedSession
 from turinglab.server.live.session import GameSession
@@ -42,12 +43,10 @@ from turinglab.store.api import UnknownId
 
 log = logging.getLogger("turinglab.cluster")
 
-LEASE_MS = 4000  # a dead worker's games are taken over after this long
 ADOPT_EVERY = 30  # every this many renewals, look in the store for open games Redis does not know
-RENEW_S = 1.0  # leases, the matchmaker lock and the worker's heartbeat are renewed this often
 GAME_FRAMES = {"message", "paste", "verdict", "report"}
 
-class ClusterHub(Hub):
+class ClusterHub(RedisOutage, Hub):
     """A `Hub` whose waiting room, relay and game ownership are shared through Redis."""
 
     def __init__(self, *args: Any, redis_url: str, prefix: str, **kw: Any) -> None:
@@ -57,8 +56,14 @@ class ClusterHub(Hub):
         self.prefix = prefix
         # a roomy pool: with 64 connections, a burst of joins and starts left some sends waiting
         # seconds for a connection (the stragglers of the start burst)
+        from redis.backoff import NoBackoff
+        from redis.exceptions import ConnectionError as RedisConnectionError
+        from redis.retry import Retry
+
+        # one retry on a connection error: after a Redis restart a pooled connection is stale once
         pool = aioredis.BlockingConnectionPool.from_url(redis_url, decode_responses=True, max_connections=512,
-                                                         timeout=20)
+                                                         timeout=20, retry=Retry(NoBackoff(), 1),
+                                                         retry_on_error=[RedisConnectionError])
         self.r = aioredis.Redis(connection_pool=pool)
         self.claim = self.r.register_script(CLAIM)
         self.renew = self.r.register_script(RENEW)
@@ -75,6 +80,8 @@ class ClusterHub(Hub):
         self.routes: dict[str, str] = {}  # participant -> the worker that ran their last game frame
         self._waking: asyncio.Task | None = None  # a publish of "wake" in flight
         self._wake_again = False
+        self.redis_down_since: float | None = None  # time.monotonic() when the subscription failed
+        self.waiting_here: dict[str, str] = {}  # participants who joined the room here: their entries
         self.bg: list[asyncio.Task] = []
         super().__init__(*args, **kw)
         if self.room.capacity is not None and self.room.capacity.estimates:
@@ -131,9 +138,12 @@ class ClusterHub(Hub):
             pass
 
     async def redis_ok(self) -> bool:
-        """/healthz: does Redis answer (a worker without it can neither match nor relay)?"""
+        """/healthz: does Redis answer (a worker without it can neither match nor relay)? At once
+        False while the subscription is being restored."""
+        if self.redis_down_since is not None:
+            return False
         try:
-            return bool(await asyncio.wait_for(self.r.ping(), 2.0))
+            return bool(await asyncio.wait_for(self.r.ping(), 1.0))
         except Exception:  # noqa: BLE001
             return False
 
@@ -154,31 +164,6 @@ class ClusterHub(Hub):
                 await self.r.set(self.k(f"game:{pid}"), g.id)
 
     # ---- relay ---------------------------------------------------------------------
-    async def _listen(self) -> None:
-        while True:
-            try:
-                async for msg in self.pubsub.listen():
-                    if msg["type"] != "message":
-                        continue
-                    ch = msg["channel"][len(self.prefix) + 1:]
-                    if ch == "wake":
-                        self.wake.set()
-                    elif ch.startswith("p:"):
-                        self._to_local(ch[2:], msg["data"])
-                    else:
-                        self._from_worker(json.loads(msg["data"]))
-            except asyncio.CancelledError:
-                raise
-            except Exception:  # noqa: BLE001 - Redis went away: subscribe again when it is back
-                log.exception("worker %s: the Redis subscription failed; subscribing again", self.me)
-                await asyncio.sleep(0.5)
-                try:
-                    self.pubsub = self.r.pubsub()
-                    await self.pubsub.subscribe(self.k(f"w:{self.me}"), self.k("wake"),
-                                                *(self.k(f"p:{p}") for p in self.conns if self.conns[p]))
-                except Exception:  # noqa: BLE001
-                    pass
-
     def _to_local(self, pid: str, data: str) -> None:
         origin, _, frame = data.partition("|")
         if origin == self.me:
@@ -250,9 +235,13 @@ class ClusterHub(Hub):
     # ---- connections ---------------------------------------------------------------
     async def connect(self, pid: str, ws: WebSocket) -> None:
         first = await self._add_connection(pid, ws)
-        if first:
-            await self.pubsub.subscribe(self.k(f"p:{pid}"))
-        await self.r.set(self.k(f"at:{pid}"), self.me, ex=86400)
+        try:
+            if first:
+                await self.pubsub.subscribe(self.k(f"p:{pid}"))
+            await self.r.set(self.k(f"at:{pid}"), self.me, ex=86400)
+        except Exception:  # noqa: BLE001 - Redis away: my own games go on; subscribed again when it is back
+            if self._owns(pid) is None:
+                raise
         s = self._owns(pid)
         if s is not None:
             await ws.send_text(json.dumps(self.state_frame(pid)))
@@ -420,6 +409,8 @@ class ClusterHub(Hub):
         p.joined_ms = entry.joined_ms
         self.room.waiting.pop(pid, None)  # the shared room is the only room
         fresh = await self.r.hsetnx(self.k("room"), pid, waiting_to_json(entry))
+        if fresh:
+            self.waiting_here[pid] = waiting_to_json(entry)
         if fresh and self.study.format == "three-player" and self.study.allocation.lone_then == "end":
             task = asyncio.create_task(self._lone_timeout_shared(pid, waiting_to_json(entry)))
             self._lone_tasks.add(task)

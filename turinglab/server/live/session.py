@@ -17,7 +17,7 @@ from typing import Any, Callable
 import numpy as np
 
 from turinglab.game import events as ev
-from turinglab.game.engine import Disconnect, Game, GiveVerdict, Hold, Paste, Reconnect, ReportAbuse, Send, Tick, Typing
+from turinglab.game.engine import Disconnect, End, Game, GiveVerdict, Hold, Paste, Reconnect, ReportAbuse, Send, Tick, Typing
 from turinglab.game.events import INTERROGATOR, Event
 from turinglab.server.live import protocol as proto
 from turinglab.witnesses.ai_seat import AISeat, Refusal
@@ -61,6 +61,7 @@ class GameSession(StoredGame):
         self.identity = {k: s.identity.to_dict() for k, s in seats.items()}
         self.stats_recorded = False
         self.store_away = False  # a write failed; memory is rebuilt from the stored log before the next
+        self.away_since: int | None = None  # when the interrogator left (None: connected)
 
     # ---- helpers -----------------------------------------------------------
     @property
@@ -344,13 +345,33 @@ class GameSession(StoredGame):
     async def on_connection(self, pid: str, connected: bool) -> None:
         if self.game.state == "ended":
             return
+        seat = self.seat_of[pid]
         try:
             async with self.locked():
-                seat = self.seat_of[pid]
                 out = self.game.apply(Reconnect(seat) if connected else Disconnect(seat), self.hub.now())
                 await self._commit(out.events)
         except StoreAway:  # not recorded (and not kept in memory): nobody was told it was
             pass
+        if seat == INTERROGATOR and not connected and self.rules.verdict_grace_s is not None:
+            self.away_since = self.hub.now()
+            self._spawn(self._abandon_if_away(self.away_since))
+        elif seat == INTERROGATOR and connected:
+            self.away_since = None
+
+    async def _abandon_if_away(self, since: int) -> None:
+        """The interrogator left: if still away after the grace period, the game ends (`abandoned`)
+        and its witness slot is free for the next participant."""
+        await asyncio.sleep(self.rules.verdict_grace_s)
+        if self.away_since != since or self.game.state == "ended":
+            return  # came back (or left again later: that departure's own timer decides)
+
+        async def end() -> None:
+            if self.game.state != "ended":
+                await self._commit(self.game.apply(End("abandoned"), self.hub.now()).events)
+        await self._retrying(end)
+        log.info("game %s: the interrogator left %.0f s ago: ended (abandoned)", self.id,
+                 (self.hub.now() - since) / 1000)
+        await self._after_change()
 
     # ---- the end ---------------------------------------------------------------
     async def finish(self) -> None:

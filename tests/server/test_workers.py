@@ -1,0 +1,128 @@
+"""`turinglab serve --workers 2 --db postgresql… --redis redis://…`: the documented command starts
+N worker processes on one port, and a two-player game is played across both of them."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.server.live.test_cluster import prefix, redis_url  # noqa: F401 - the fixture
+from turinglab.server.testing import WsPlayer, free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+STUDY = """
+name: served
+rules: {time_limit_s: 60, typing_min_s: 0.05, typing_jitter_s: 0.05}
+allocation: {human_ratio: 1.0}
+"""
+
+
+def start_serve(args: list[str], env_extra: dict[str, str], log: Path, wait_s: float = 120) -> tuple:
+    """`turinglab serve ARGS` as a subprocess; returns (process, base URL) once /healthz answers."""
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TURINGLAB_SECRET": "serve-test-secret", **env_extra}
+    proc = subprocess.Popen([sys.executable, "-m", "turinglab.cli", "serve", *args, "--port", str(port),
+                             "--no-warm-up"], env=env, stdout=log.open("w"), stderr=subprocess.STDOUT,
+                            start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"serve exited ({proc.returncode}): {log.read_text()[-2000:]}")
+        try:
+            if httpx.get(base + "/healthz", timeout=2).status_code == 200:
+                return proc, base
+        except httpx.TransportError:
+            pass
+        time.sleep(0.3)
+    stop_serve(proc)
+    raise RuntimeError(f"serve did not answer within {wait_s} s: {log.read_text()[-2000:]}")
+
+
+def stop_serve(proc: subprocess.Popen) -> None:
+    import signal
+
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)  # its own session: the parent and its worker processes
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(5)
+
+
+def workers_started(log: Path) -> int:
+    return log.read_text().count("Application startup complete")
+
+
+async def test_serve_workers_2_plays_a_game_across_both_workers(postgres_url, redis_url, tmp_path):  # noqa: F811
+    import redis.asyncio as aioredis
+
+    study = tmp_path / "study.yaml"
+    study.write_text(STUDY)
+    log = tmp_path / "serve.log"
+    pre = prefix()
+    proc, base = start_serve(["--study", str(study), "--db", postgres_url, "--redis", redis_url, "--workers", "2"],
+                             {"TURINGLAB_REDIS_PREFIX": pre}, log)
+    r = aioredis.Redis.from_url(redis_url, decode_responses=True)
+    players: list[WsPlayer] = []
+    try:
+        deadline = time.monotonic() + 60
+        while workers_started(log) < 2:
+            assert time.monotonic() < deadline, log.read_text()[-2000:]
+            time.sleep(0.3)
+        p = await (await WsPlayer.create(base)).connect()
+        q = await (await WsPlayer.create(base)).connect()
+        players += [p, q]
+
+        async def worker_of(x: WsPlayer) -> str | None:
+            for _ in range(100):
+                w = await r.get(f"{pre}:at:{x.pid}")
+                if w:
+                    return w
+                await asyncio.sleep(0.05)
+            return None
+
+        # the kernel spreads connections over the two processes: reconnect q until it is on the other one
+        for _ in range(40):
+            if await worker_of(p) != await worker_of(q):
+                break
+            await q.close()
+            await r.delete(f"{pre}:at:{q.pid}")
+            await q.connect()
+        wp, wq = await worker_of(p), await worker_of(q)
+        assert wp and wq and wp != wq, f"both players on worker {wp}: the second worker took no connection"
+        for x in (p, q):
+            await x.send({"type": "join"})
+        sp, sq = await p.phase("game", 20), await q.phase("game", 20)
+        assert sp["game"]["game_id"] == sq["game"]["game_id"]
+        inter, wit = (p, q) if sp["game"]["role"] == "interrogator" else (q, p)
+        for k in range(2):
+            await inter.send({"type": "message", "conv": "A", "text": f"hello {k}", "client_id": f"q{k}"})
+            await inter.next("ack", 10, client_id=f"q{k}")
+            await wit.next("message", 10, text=f"hello {k}")
+            await wit.send({"type": "message", "text": f"hi back {k}", "client_id": f"w{k}"})
+            await wit.next("ack", 10, client_id=f"w{k}")
+            await inter.next("message", 10, text=f"hi back {k}")
+        await inter.send({"type": "verdict", "choice": "human", "confidence": 70})
+        assert (await inter.phase("reveal", 10))["game"]["reveal"]["correct"] is True
+        await wit.phase("reveal", 10)
+    finally:
+        for x in players:
+            await x.close()
+        await r.aclose()
+        stop_serve(proc)
+    from turinglab.store.api import Store
+
+    with Store(postgres_url) as st:
+        g = st.games()[0]
+        texts = [e.payload["text"] for e in st.events(g.id) if e.type == "message"]
+    assert texts == ["hello 0", "hi back 0", "hello 1", "hi back 1"]
+    assert "PicklingError" not in log.read_text()
