@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import threading
-from http.server import ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 def start(handler) -> tuple[ThreadingHTTPServer, str]:
@@ -29,3 +30,22 @@ def servers(make, serve):
     for httpd in running:
         httpd.shutdown()
         httpd.server_close()
+
+
+class StreamHandler(BaseHTTPRequestHandler):
+    """A quiet request handler that answers with a chunked server-sent-event stream, as the
+    OpenAI-shaped API streams a completion: `begin_stream()`, then one `_chunk(payload)` per event."""
+
+    def log_message(self, *a) -> None:  # quiet
+        pass
+
+    def begin_stream(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+
+    def _chunk(self, payload: dict | str) -> None:
+        data = f"data: {payload if isinstance(payload, str) else json.dumps(payload)}\n\n".encode()
+        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        self.wfile.flush()

@@ -10,13 +10,13 @@ import sys
 import threading
 import time
 from datetime import datetime, timedelta, timezone
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[2]))
 import loopback_model  # noqa: E402
+from loopback_model import StreamHandler  # noqa: E402
 
 from turinglab.game.config import WitnessSpec  # noqa: E402
 from turinglab.server.testing import AdminLogin  # noqa: E402
@@ -57,21 +57,11 @@ class Stream:
 
 
 def serve_stream(stream: Stream):
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *a):
-            pass
-
-        def _chunk(self, payload: dict | str) -> None:
-            data = f"data: {payload if isinstance(payload, str) else json.dumps(payload)}\n\n".encode()
-            self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
-            self.wfile.flush()
+    class Handler(StreamHandler):
 
         def do_POST(self):
             stream.bodies.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.send_header("Transfer-Encoding", "chunked")
-            self.end_headers()
+            self.begin_stream()
             base = {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m"}
             try:
                 for gap, tok in stream.tokens:

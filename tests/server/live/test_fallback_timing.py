@@ -10,13 +10,18 @@ import json
 import logging
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+import sys
+from http.server import ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 
-from turinglab.game.config import Allocation, Rules, Study, Timing, WitnessSpec
-from turinglab.server.app import create_app
-from turinglab.server.testing import WsPlayer, serve_in_thread
+sys.path.insert(0, str(Path(__file__).parents[2]))
+from loopback_model import StreamHandler  # noqa: E402
+
+from turinglab.game.config import Allocation, Rules, Study, Timing, WitnessSpec  # noqa: E402
+from turinglab.server.app import create_app  # noqa: E402
+from turinglab.server.testing import WsPlayer, serve_in_thread  # noqa: E402
 
 STALL_S = 8.0  # far past every designed delay here, far below timeout_s
 BEHAVIOUR = {"q1": "timeout", "q3": "error", "q5": "stall"}  # the rest answer at once
@@ -25,14 +30,7 @@ TIMING = Timing(base_s=1.5, s_per_char=0.02, gamma_shape=1.0, gamma_scale=0.01)
 
 
 def serve_model(seen: list[str]):
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *a):
-            pass
-
-        def _chunk(self, payload: dict | str) -> None:
-            data = f"data: {payload if isinstance(payload, str) else json.dumps(payload)}\n\n".encode()
-            self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
-            self.wfile.flush()
+    class Handler(StreamHandler):
 
         def do_POST(self):
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -47,10 +45,7 @@ def serve_model(seen: list[str]):
                     time.sleep(0.1)
                     self.send_error(500, "model crashed")
                     return
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.send_header("Transfer-Encoding", "chunked")
-                self.end_headers()
+                self.begin_stream()
                 if what == "stall":  # the stream opened, then nothing
                     time.sleep(STALL_S)
                 base = {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m"}

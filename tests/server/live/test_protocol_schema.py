@@ -12,7 +12,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from tests.server.live.test_server import ELIZA, RULES, in_game, players, running, say, study
+from tests.server.live.test_server import ELIZA, RULES, in_game, players, running, say, study, three_player_opening
 from turinglab.game.config import Rules
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -125,14 +125,7 @@ async def test_every_frame_of_a_recorded_three_player_game_matches_the_schema(sq
     rules = RULES.model_copy(update={"confidence_min": -100, "confidence_max": 100})
     assert isinstance(rules, Rules)
     with running(study(fmt="three-player", witnesses=(ELIZA,), rules=rules), sqlite_url) as base:
-        seats = await in_game(await players(base, 2))
-        i = seats["interrogator"]
-        (hseat,) = [k for k in seats if k != "interrogator"]
-        aseat = "B" if hseat == "A" else "A"
-        await say(i, "hello A", conv="A")
-        await say(i, "hello B", conv="B")
-        await seats[hseat].next("message", text=f"hello {hseat}")
-        await say(seats[hseat], "hi, human here", conv=None)
+        seats, i, hseat, aseat = await three_player_opening(base)
         for _ in range(200):  # both replies, in whichever order they came
             if {f["conv"] for f in i.frames if f["type"] == "message" and f["from"] == "them"} == {"A", "B"}:
                 break

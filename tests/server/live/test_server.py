@@ -247,17 +247,23 @@ async def test_abuse_report_ends_and_flags(db_url):
         assert g.flags.get("abuse_reported") is True and g.status == "ended"
 
 
+async def three_player_opening(base: str):  # noqa: ANN201 - (seats, interrogator, human seat, AI seat)
+    """Two players in a three-player game: the interrogator greets both witnesses, the human answers."""
+    seats = await in_game(await players(base, 2))
+    i = seats["interrogator"]
+    (hseat,) = [k for k in seats if k != "interrogator"]
+    aseat = "B" if hseat == "A" else "A"
+    await say(i, "hello A", conv="A")
+    await say(i, "hello B", conv="B")
+    await seats[hseat].next("message", text=f"hello {hseat}")
+    await say(seats[hseat], "hi, human here", conv=None)
+    return seats, i, hseat, aseat
+
+
 async def test_three_player_game(sqlite_url):
     s = study(fmt="three-player", witnesses=(ELIZA,))
     with running(s, sqlite_url) as base:
-        seats = await in_game(await players(base, 2))
-        i = seats["interrogator"]
-        (hseat,) = [k for k in seats if k != "interrogator"]
-        aseat = "B" if hseat == "A" else "A"
-        await say(i, "hello A", conv="A")
-        await say(i, "hello B", conv="B")
-        await seats[hseat].next("message", text=f"hello {hseat}")
-        await say(seats[hseat], "hi, human here", conv=None)
+        seats, i, hseat, aseat = await three_player_opening(base)
         await i.next("message", conv=hseat, text="hi, human here")
         ai = await i.next("message", conv=aseat)
         assert ai["text"]
