@@ -174,6 +174,12 @@ class Terminal:
     def type(self, text: str) -> None:
         os.write(self.master, text.encode())
 
+    def __enter__(self) -> "Terminal":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        assert self.close() == 0  # the game ended and chat exited cleanly
+
     def close(self) -> int:
         try:
             return self.proc.wait(timeout=30)
@@ -186,8 +192,7 @@ class Terminal:
 def test_time_runs_out_in_a_real_terminal(sqlite_url, tmp_path):
     f = tmp_path / "s.yaml"
     f.write_text("preset: jones-bergen-2023\nname: tiny\nrules: {time_limit_s: 1.5}\n")
-    term = Terminal("--study", str(f), "--db", sqlite_url, "--no-delay")
-    try:
+    with Terminal("--study", str(f), "--db", sqlite_url, "--no-delay") as term:
         term.wait_for(b"you> ")
         term.wait_for(b"Time is up")  # nobody typed: the timer closes the chat
         term.wait_for(b"[human/ai]")
@@ -197,8 +202,6 @@ def test_time_runs_out_in_a_real_terminal(sqlite_url, tmp_path):
         term.wait_for(b"optional")
         term.type("\n")
         term.wait_for(b"db show")
-    finally:
-        assert term.close() == 0
     with Store(sqlite_url) as store:
         (g,) = store.games()
         assert g.verdict.forced and g.verdict.choice == "human" and g.verdict.correct is False
@@ -206,13 +209,10 @@ def test_time_runs_out_in_a_real_terminal(sqlite_url, tmp_path):
 
 
 def test_lines_typed_ahead_in_a_terminal_are_all_read(sqlite_url):
-    term = Terminal("--db", sqlite_url, "--no-delay")
-    try:
+    with Terminal("--db", sqlite_url, "--no-delay") as term:
         term.wait_for(b"you> ")
         term.type("Men are all alike.\nThey're always bugging us about something or other.\n/quit\n")
         term.wait_for(b"You left the game")
-    finally:
-        assert term.close() == 0
     with Store(sqlite_url) as store:
         (g,) = store.games()
         texts = [e.payload["text"] for e in store.events(g.id) if e.type == "message"]
