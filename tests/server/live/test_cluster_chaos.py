@@ -9,7 +9,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -17,7 +16,8 @@ import httpx
 import pytest
 
 from tests.server.live.test_cluster import prefix, redis_url  # noqa: F401 - the fixture
-from turinglab.server.testing import free_port, give_consent
+from tests.server.test_workers import start_serve
+from turinglab.server.testing import give_consent
 
 ROUNDS = 3
 STUDY = """
@@ -30,25 +30,11 @@ allocation: {human_ratio: 0.6}
 
 
 def start_worker(study: Path, db: str, redis: str, prefix: str, log: Path) -> tuple[subprocess.Popen, str]:
-    port = free_port()
-    env = {**os.environ, "TURINGLAB_REDIS_PREFIX": prefix, "TURINGLAB_SECRET": "chaos-test-secret",
-           "TURINGLAB_START_LIMIT": "off",  # 280 people from one address (issue 24's per-address limit)
-           "PYTHONPATH": str(Path(__file__).resolve().parents[3])}
-    proc = subprocess.Popen([sys.executable, "-m", "turinglab.cli", "serve", "--study", str(study), "--db", db,
-                             "--redis", redis, "--port", str(port), "--no-warm-up"],
-                            env=env, stdout=log.open("w"), stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"worker exited: {log.read_text()[-2000:]}")
-        try:
-            if httpx.get(base + "/healthz", timeout=2).status_code == 200:
-                return proc, base
-        except httpx.TransportError:
-            pass
-        time.sleep(0.2)
-    raise RuntimeError("worker did not start")
+    """One `turinglab serve --redis` worker of the study, up once /healthz answers."""
+    return start_serve(["--study", str(study), "--db", db, "--redis", redis],
+                       {"TURINGLAB_REDIS_PREFIX": prefix, "TURINGLAB_SECRET": "chaos-test-secret",
+                        "TURINGLAB_START_LIMIT": "off"},  # 280 people from one address (issue 24's per-address limit)
+                       log, wait_s=60)
 
 
 class Bot:
