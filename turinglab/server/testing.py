@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import threading
 import time
@@ -198,3 +199,17 @@ async def prolific_start(client, query: str):  # noqa: ANN001, ANN201 - httpx.As
         return r
     assert 'action="/start?' in r.text, r.text[:300]
     return await client.post("/start?" + query)
+
+
+async def lone_player_in_game(app: FastAPI, base: str, warm_s: float = 30) -> WsPlayer:
+    """After the app's warm-up (the persona guard trains then; its first use would make a reply late),
+    one participant joins and is in a game: with no other human that is an AI game."""
+    for _ in range(int(warm_s * 10)):
+        if app.state.hub._warm_task.done():
+            break
+        await asyncio.sleep(0.1)
+    p = await (await WsPlayer.create(base)).connect()
+    await p.phase("idle")
+    await p.send({"type": "join"})
+    await p.phase("game", timeout=10)
+    return p

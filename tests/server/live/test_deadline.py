@@ -175,14 +175,13 @@ async def test_the_message_limit_stops_generation(streaming):
 async def test_a_server_game_shows_a_cut_reply_on_time_and_counts_it(streaming, sqlite_url):
     """End to end: a slow model (0.35 s a word) in a real server game. The reply is cut before
     its designed time, shown whole-worded, and the capacity estimate counts a cut, no late one."""
-    import asyncio
     import re
 
     import httpx
 
     from turinglab.game.config import Allocation, Rules, Study, Timing
     from turinglab.server.app import create_app
-    from turinglab.server.testing import WsPlayer, serve_in_thread
+    from turinglab.server.testing import lone_player_in_game, serve_in_thread
 
     text = "honestly not much just stayed in and watched films all weekend with my flatmate and her dog"
     s, url = streaming(words(text, 0.35, first_gap=0.05))
@@ -193,14 +192,7 @@ async def test_a_server_game_shows_a_cut_reply_on_time_and_counts_it(streaming, 
                   witnesses=[spec], allocation=Allocation(human_ratio=0.0, capacity={"Sierra": "auto"}))
     app = create_app(study, sqlite_url, rng_seed=2, initial_ai_wait_s=0.1, warm_up=True, admin_password="pw")
     with serve_in_thread(app) as base:
-        for _ in range(300):  # the guard trains at warm-up (its first use took 0.4 s: a late reply)
-            if app.state.hub._warm_task.done():
-                break
-            await asyncio.sleep(0.1)
-        p = await (await WsPlayer.create(base)).connect()
-        await p.phase("idle")
-        await p.send({"type": "join"})
-        await p.phase("game", timeout=10)
+        p = await lone_player_in_game(app, base)
         await p.send({"type": "message", "conv": "A", "text": "what did you do this weekend?", "client_id": "c1"})
         ack = await p.next("ack", client_id="c1")
         t0 = time.monotonic()

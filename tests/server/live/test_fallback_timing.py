@@ -5,7 +5,6 @@ full `timeout_s`."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import threading
@@ -21,7 +20,7 @@ from loopback_model import StreamHandler  # noqa: E402
 
 from turinglab.game.config import Allocation, Rules, Study, Timing, WitnessSpec  # noqa: E402
 from turinglab.server.app import create_app  # noqa: E402
-from turinglab.server.testing import WsPlayer, serve_in_thread  # noqa: E402
+from turinglab.server.testing import lone_player_in_game, serve_in_thread  # noqa: E402
 
 STALL_S = 8.0  # far past every designed delay here, far below timeout_s
 BEHAVIOUR = {"q1": "timeout", "q3": "error", "q5": "stall"}  # the rest answer at once
@@ -81,14 +80,7 @@ async def test_every_reply_is_on_time_when_the_model_times_out_errors_or_stalls(
     app = create_app(study, sqlite_url, rng_seed=5, initial_ai_wait_s=0.1, warm_up=True)
     caplog.set_level(logging.INFO, logger="turinglab")
     with serve_in_thread(app) as base:
-        for _ in range(300):  # the persona guard trains at warm-up
-            if app.state.hub._warm_task.done():
-                break
-            await asyncio.sleep(0.1)
-        p = await (await WsPlayer.create(base)).connect()
-        await p.phase("idle")
-        await p.send({"type": "join"})
-        await p.phase("game", timeout=10)
+        p = await lone_player_in_game(app, base)
         took: list[tuple[str, float, str]] = []
         for k in range(1, 6):
             await p.send({"type": "message", "conv": "A", "text": f"q{k} where are you from?", "client_id": f"c{k}"})
