@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -13,6 +12,7 @@ from scipy import stats as sps
 from sqlalchemy import func, select
 from typer.testing import CliRunner
 
+from tests.statictests.test_static_zhang_files import raw_expected
 from turinglab.statictests.demo import data_dir
 from turinglab.cli import app
 from turinglab.store import Store
@@ -30,18 +30,7 @@ def cli(*args: str):
 
 def expected_from_raw() -> dict:
     """Recompute the summary from the raw judge file only (no turinglab code)."""
-    raw = json.loads(JUDGE.read_text())
-    conf = Counter()
-    per_agent = Counter()
-    per_agent_h = Counter()
-    for rec in raw.values():
-        t = rec["trialData"]
-        conf[(t["groundtruth"], t["response_speaker"])] += 1
-        agent = t["machine_groundtruth"] if t["groundtruth"] == "machine" else "human"
-        per_agent[agent] += 1
-        per_agent_h[agent] += t["response_speaker"] == "human"
-    return {"trials": len(raw), "judges": len({r["workerID"] for r in raw.values()}), "conf": conf,
-            "agents": {a: (per_agent[a], per_agent_h[a]) for a in per_agent}}
+    return raw_expected(JUDGE)
 
 
 @needs_data
@@ -60,7 +49,7 @@ def test_word_data_and_judge_trials_import_and_summary_match_raw(db_url):
     assert got["trials"] == exp["trials"] == 2000 and got["judges"] == exp["judges"] == 50
     for truth in ("human", "machine"):
         for answer in ("human", "machine"):
-            assert got["confusion"][truth][answer] == exp["conf"][(truth, answer)]
+            assert got["confusion"][truth][answer] == exp["conf"][truth][answer]
     agents = {a["agent"]: a for a in got["agents"]}
     assert set(agents) == set(exp["agents"])  # the judge file's machine_groundtruth names + pooled human
     assert "GPT3(pr, DaVinci)" in agents and "gpt3promptdav" not in agents
