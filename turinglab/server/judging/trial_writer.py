@@ -13,6 +13,7 @@ import asyncio
 import logging
 from typing import Any
 
+from turinglab.server.live.drain import settle
 from turinglab.store.static import TrialIn
 
 log = logging.getLogger("turinglab.server")
@@ -72,12 +73,7 @@ class TrialWriter:
                         fut.set_exception(err)
                 raise
             for (_, fut), err in zip(batch, outcomes):
-                if fut.done():
-                    continue
-                if err is None:
-                    fut.set_result(None)
-                else:
-                    fut.set_exception(err)
+                settle(fut, None, err)
 
     def _write(self, trials: list[TrialIn]) -> list[BaseException | None]:
         """Runs in a worker thread: the batch in one transaction, else each trial in its own."""

@@ -266,9 +266,7 @@ class ClusterHub(RedisOutage, Hub):
             await s.on_connection(pid, up)
 
     async def disconnect(self, pid: str, ws: WebSocket) -> None:
-        conns = self.conns.get(pid, {})
-        conns.pop(ws, None)
-        if conns:
+        if not self._drop(pid, ws):
             return
         try:
             await self.pubsub.unsubscribe(self.k(f"p:{pid}"))

@@ -1,4 +1,5 @@
-"""The writers' shutdown, shared by the SQLite writer (sqlwriter.py) and the PostgreSQL one (pgwriter.py)."""
+"""What the writers share: their shutdown (the SQLite writer, sqlwriter.py, and the PostgreSQL one,
+pgwriter.py) and how a written job's waiting future gets its outcome (also the judge pages' trial writer)."""
 
 from __future__ import annotations
 
@@ -19,3 +20,13 @@ async def drain(queues: list[asyncio.Queue], tasks: list[asyncio.Task], stop: ob
         for t in pending:
             t.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
+
+
+def settle(fut: asyncio.Future, value: object, exc: BaseException | None) -> None:
+    """Give a job's waiting future its outcome, unless its caller has given up on it already."""
+    if fut.done():
+        return
+    if exc is None:
+        fut.set_result(value)
+    else:
+        fut.set_exception(exc)

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from turinglab.game.events import Event
-from turinglab.server.live.drain import drain
+from turinglab.server.live.drain import drain, settle
 from turinglab.store.api import NewGame, Store
 
 log = logging.getLogger("turinglab.server")
@@ -69,12 +69,7 @@ class Writer:
                 batch.append(item)
             results = await asyncio.to_thread(self._write, store, batch)
             for (_, _, fut), (value, exc) in zip(batch, results):
-                if fut.done():
-                    continue
-                if exc is None:
-                    fut.set_result(value)
-                else:
-                    fut.set_exception(exc)
+                settle(fut, value, exc)
             if stop:
                 return
 
