@@ -17,11 +17,12 @@ from typing import Any, Callable
 import numpy as np
 
 from turinglab.game import events as ev
-from turinglab.game.engine import Disconnect, End, Game, GiveVerdict, Hold, Paste, Reconnect, ReportAbuse, Send, Tick, Typing
+from turinglab.game.engine import Game, GiveVerdict, Hold, Paste, ReportAbuse, Send, Tick, Typing
 from turinglab.game.events import INTERROGATOR, Event
 from turinglab.server.live import protocol as proto
 from turinglab.witnesses.ai_seat import AISeat, Refusal
 from turinglab.server.live.host import Held, Host, SeatInfo, StoreAway, _dt
+from turinglab.server.live.presence import Presence
 from turinglab.server.live.stored_game import StoredGame
 from turinglab.server.live.reply_timing import designed_delay, not_before
 from turinglab.server.live.view import participant_view, verdict_correct
@@ -32,7 +33,7 @@ log = logging.getLogger("turinglab.server")
 
 
 
-class GameSession(StoredGame):
+class GameSession(StoredGame, Presence):
     """One live game: relays frames, runs its timers and seats, commits every change
     (stored_game.py), and lets the AI seat (witnesses/ai_seat.py) write the AI witnesses' replies."""
 
@@ -341,37 +342,6 @@ class GameSession(StoredGame):
             await self._send(pid, proto.error(out.code or "refused", out.detail or "refused"))
             return
         await self.finish()
-
-    async def on_connection(self, pid: str, connected: bool) -> None:
-        if self.game.state == "ended":
-            return
-        seat = self.seat_of[pid]
-        try:
-            async with self.locked():
-                out = self.game.apply(Reconnect(seat) if connected else Disconnect(seat), self.hub.now())
-                await self._commit(out.events)
-        except StoreAway:  # not recorded (and not kept in memory): nobody was told it was
-            pass
-        if seat == INTERROGATOR and not connected and self.rules.verdict_grace_s is not None:
-            self.away_since = self.hub.now()
-            self._spawn(self._abandon_if_away(self.away_since))
-        elif seat == INTERROGATOR and connected:
-            self.away_since = None
-
-    async def _abandon_if_away(self, since: int) -> None:
-        """The interrogator left: if still away after the grace period, the game ends (`abandoned`)
-        and its witness slot is free for the next participant."""
-        await asyncio.sleep(self.rules.verdict_grace_s)
-        if self.away_since != since or self.game.state == "ended":
-            return  # came back (or left again later: that departure's own timer decides)
-
-        async def end() -> None:
-            if self.game.state != "ended":
-                await self._commit(self.game.apply(End("abandoned"), self.hub.now()).events)
-        await self._retrying(end)
-        log.info("game %s: the interrogator left %.0f s ago: ended (abandoned)", self.id,
-                 (self.hub.now() - since) / 1000)
-        await self._after_change()
 
     # ---- the end ---------------------------------------------------------------
     async def finish(self) -> None:
