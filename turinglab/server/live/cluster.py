@@ -266,7 +266,7 @@ class ClusterHub(RedisOutage, Hub):
             await s.on_connection(pid, up)
 
     async def disconnect(self, pid: str, ws: WebSocket) -> None:
-        if not self._drop(pid, ws):
+        if not self._forget_socket(pid, ws):
             return
         try:
             await self.pubsub.unsubscribe(self.k(f"p:{pid}"))

@@ -423,14 +423,14 @@ class Hub:
         if first and s is not None and s.game.connected.get(s.seat_of[pid]) is False:
             await s.on_connection(pid, True)
 
-    def _drop(self, pid: str, ws: WebSocket) -> bool:
+    def _forget_socket(self, pid: str, ws: WebSocket) -> bool:
         """Forget one socket of `pid`: True when it was their last one here."""
         conns = self.conns.get(pid, {})
         conns.pop(ws, None)
         return not conns
 
     async def disconnect(self, pid: str, ws: WebSocket) -> None:
-        if not self._drop(pid, ws):
+        if not self._forget_socket(pid, ws):
             return
         s = self.session_of.get(pid)
         if s is not None:
