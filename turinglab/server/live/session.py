@@ -88,13 +88,17 @@ class GameSession(StoredGame, Presence):
         """Start the witnesses and the clock (after storing the first events, unless `stored`)."""
         if not stored:
             await self._commit(self.game.log)
+        await self._start_witnesses()
+        self._spawn(self._clock_task())
+
+    async def _start_witnesses(self) -> None:
+        """Each AI seat's witness gets the game's context (a taken-over game starts them too)."""
         for name, s in self.seats.items():
             if s.witness is not None:
                 try:
                     await s.witness.start(self._ctx(name, self.game.started_ms))
                 except Exception:  # noqa: BLE001 - a witness failure must not stop the game
                     log.exception("game %s: witness %s failed to start", self.id, name)
-        self._spawn(self._clock_task())
 
     async def _clock_task(self) -> None:
         """Fire the time limit (and a verdict deadline, if the study has one)."""
