@@ -14,9 +14,23 @@ def _log_progress() -> None:
     """Show turinglab's INFO lines (e.g. the local model's progress) on stderr during `serve`."""
     import logging
 
+    import sys
+
+    class _Stderr(logging.StreamHandler):
+        """Writes to whatever sys.stderr is now (a handler bound to a stream that was since
+        closed, e.g. a test runner's capture, raised on every later line)."""
+
+        @property
+        def stream(self):  # noqa: ANN202
+            return sys.stderr
+
+        @stream.setter
+        def stream(self, _value) -> None:  # noqa: ANN001
+            pass
+
     lg = logging.getLogger("turinglab")
     if not lg.handlers:
-        h = logging.StreamHandler()
+        h = _Stderr()
         h.setFormatter(logging.Formatter("%(levelname)s:     %(message)s"))
         lg.addHandler(h)
     lg.setLevel(logging.INFO)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 import uuid
 import warnings
 
@@ -176,25 +177,27 @@ async def test_ai_game_on_the_other_worker_and_thompson_tallies_shared(postgres_
 
 async def test_open_games_redis_does_not_know_are_taken_over_and_ended_ones_left(postgres_url, redis_url):
     """After Redis lost its keys (or a full restart), a worker puts the store's open games up for
-    takeover and resumes them; a game that has ended stays ended."""
+    takeover and resumes them; a game that has ended stays ended, and one started long ago ends
+    by its rules (time up, then no verdict in the grace period)."""
     import redis.asyncio as aioredis
 
     from turinglab.game.engine import End, Game
     from turinglab.store.api import Store
 
     s = Study(name="cl-adopt", rules=RULES, allocation=Allocation(human_ratio=1.0))
+    now = int(time.time() * 1000)  # started now: a game started long ago would end on resuming (time up)
     with Store(postgres_url) as st:
         sid = st.register_study(s)
         ids = []
-        for ended in (False, True):
+        for ended, t0 in ((False, now), (True, now), (False, 1000)):
             i, w = st.create_participant(consent_ms=1), st.create_participant(consent_ms=1)
-            gid = st.create_game(sid, "two-player", {"A": {"kind": "human", "participant_id": w}}, i, 1000)
-            g = Game.start("two-player", s.rules, 1000)
+            gid = st.create_game(sid, "two-player", {"A": {"kind": "human", "participant_id": w}}, i, t0)
+            g = Game.start("two-player", s.rules, t0)
             if ended:
-                g.apply(End("server_restart"), 2000)
+                g.apply(End("server_restart"), t0 + 1000)
             st.append_events(gid, g.log)
             ids.append(gid)
-    open_gid, ended_gid = ids
+    open_gid, ended_gid, overdue_gid = ids
     [app] = apps(s, postgres_url, redis_url, n=1, human_timing=FAST)
     pre = PREFIXES[-1]
     r = aioredis.Redis.from_url(redis_url, decode_responses=True)
@@ -208,6 +211,15 @@ async def test_open_games_redis_does_not_know_are_taken_over_and_ended_ones_left
             assert await r.sismember(f"{pre}:games", open_gid)
             assert not await r.sismember(f"{pre}:games", ended_gid)
             assert not await r.exists(f"{pre}:lease:{ended_gid}")
+            for _ in range(200):  # started long ago: resumed, its time and verdict grace are over
+                with Store(postgres_url) as st:
+                    if st.game(overdue_gid).status == "ended":
+                        break
+                await asyncio.sleep(0.05)
+            with Store(postgres_url) as st:
+                kinds = [(e.type, e.payload.get("reason")) for e in st.events(overdue_gid)]
+            assert kinds[-2:] == [("time_up", None), ("game_ended", "verdict_timeout")]
+            assert not await r.sismember(f"{pre}:games", overdue_gid)
     finally:
         await r.aclose()
 
