@@ -250,3 +250,29 @@ def test_an_ended_game_is_never_taken_over_nor_renewed(redis_url):
     assert r.get(f"{pre}:lease:gEnded") is None and r.get(f"{pre}:lease:gVanished") == "wMe"
     assert r.smembers(f"{pre}:games") == {"gOrphan", "gHeld", "gVanished"}
     r.close()
+
+
+async def test_a_game_that_never_started_is_not_leased_again_nor_taken_over_twice(postgres_url, redis_url):
+    """A taken-over game its dead owner never stored is forgotten (its players start again). A
+    renewal made from a list that still had it must not lease it again: it would be taken over a
+    second time 4 s later, and its `start_failed` would pull the players out of their new game."""
+    from turinglab.matchmaking import Match
+    from turinglab.matchmaking.room import Slot
+
+    s = Study(name="cl-forget", rules=RULES, allocation=Allocation(human_ratio=1.0))
+    [app] = apps(s, postgres_url, redis_url, n=1, human_timing=FAST)
+    pre = PREFIXES[-1]
+    async with app.router.lifespan_context(app):  # the worker started in this test's loop
+        hub = app.state.hub
+        m = Match("two-player", "pI", {"A": Slot("human", "pW", None, None)}, {"pI": 0, "pW": 0}, "human")
+        await hub.r.sadd(f"{pre}:games", "gX")
+        await hub.r.set(f"{pre}:lease:gX", hub.me, px=4000)
+        await hub.r.set(f"{pre}:game:pI", "gX")
+        await hub.r.set(f"{pre}:game:pW", "gNext")  # already matched into another game
+        still = await hub._forget("gX", m.participants)
+        assert still == ["pI"]
+        assert await hub.r.get(f"{pre}:game:pW") == "gNext" and await hub.r.get(f"{pre}:game:pI") is None
+        lost = await hub.renew(keys=[f"{pre}:lease:gX"], args=[hub.me, 4000, f"{pre}:games", "gX", pre])
+        assert lost == [] and await hub.r.get(f"{pre}:lease:gX") is None
+        assert not await hub.r.sismember(f"{pre}:games", "gX")
+        assert await hub.take(keys=[f"{pre}:games"], args=[hub.me, 4000, pre]) == []

@@ -515,6 +515,7 @@ class ClusterHub(RedisOutage, Hub):
         per_owner: dict[str, list[tuple[str, Match]]] = {}
         for m, gid, owner, ok in zip(matches, gids, owners, claimed):
             if ok:
+                log.info("worker %s: game %s for worker %s: %s", self.me, gid, owner, " ".join(m.participants))
                 per_owner.setdefault(owner, []).append((gid, m))
             else:
                 log.info("a match was not claimed (someone left meanwhile); the room is polled again")
@@ -545,17 +546,25 @@ class ClusterHub(RedisOutage, Hub):
             await self._start_in_turn(m, gid)
         except BaseException as exc:  # noqa: BLE001 - one bad start must not stop the worker
             log.error("starting game %s failed", gid, exc_info=exc)
-            await self._forget(gid, m.participants)
-            await self._start_failed(m)
+            await self._start_failed(m, gid, await self._forget(gid, m.participants))
         finally:
             self.pending.pop(gid, None)
 
-    async def _forget(self, gid: str, pids: list[str]) -> None:
-        await self.r.srem(self.k("games"), gid)
-        await self.release(keys=[self.k(f"lease:{gid}")], args=[self.me])
+    async def _forget(self, gid: str, pids: list[str]) -> list[str]:
+        """A game that never started: out of the games and its lease released, marked ended in the
+        same step (as at game over), so a renewal already under way does not lease it again and a
+        later scan take it over a second time. Returns the players still on it (not moved on)."""
+        async with self.r.pipeline(transaction=True) as pipe:
+            pipe.srem(self.k("games"), gid)
+            pipe.set(self.k(f"ended:{gid}"), "1", px=ENDED_MS)
+            await self.release(keys=[self.k(f"lease:{gid}")], args=[self.me], client=pipe)
+            await pipe.execute()
+        still = []
         for pid in pids:
             if await self.r.get(self.k(f"game:{pid}")) == gid:
                 await self.r.delete(self.k(f"game:{pid}"))
+                still.append(pid)
+        return still
 
     async def _send_fresh_state(self, pid: str) -> None:
         await self.send(pid, await self._shared_state(pid))
@@ -656,9 +665,11 @@ class ClusterHub(RedisOutage, Hub):
             except UnknownId:  # its owner died before storing it: its players start again
                 raw = await self.r.get(self.k(f"match:{gid}"))
                 m = match_from_json(raw) if raw else None
-                await self._forget(gid, m.participants if m else [])
+                log.warning("worker %s: game %s was never stored (its owner died first); its players (%s) "
+                            "start again", self.me, gid, ", ".join(m.participants) if m else "unknown")
+                still = await self._forget(gid, m.participants if m else [])
                 if m is not None:
-                    await self._start_failed(m)
+                    await self._start_failed(m, gid, still)
                 return
             events = await asyncio.to_thread(self.store.events, gid)
             await self._resume(info, events)

@@ -597,10 +597,12 @@ class Hub:
                 except Exception:  # noqa: BLE001 - closing is best effort after a failed start
                     log.exception("closing a witness of a failed start failed")
 
-    async def _start_failed(self, m: Match) -> None:
-        for pid in m.participants:
+    async def _start_failed(self, m: Match, gid: str | None = None, pids: list[str] | None = None) -> None:
+        """Tell the players of a match whose game `gid` did not start (only `pids`, those not yet
+        moved on, when given); a session of another game of theirs is left alone."""
+        for pid in m.participants if pids is None else pids:
             s = self.session_of.get(pid)
-            if s is not None and s.game.state != "ended":
+            if s is not None and s.game.state != "ended" and (gid is None or s.id == gid):
                 self.session_of.pop(pid, None)
             await self.send(pid, proto.error("start_failed", proto.TEXTS["start_failed"]))
             await self._send_fresh_state(pid)
