@@ -63,3 +63,19 @@ async def test_admin_shows_why_the_capacity_estimate_changed_and_participants_ne
     seen = json.dumps(p.frames) + page  # what the participant received: none of the estimate
     for word in ("load average", "reply latency", "warming up", "capacity", "first live timing"):
         assert word not in seen, word
+
+
+async def test_the_timed_reply_at_start_gives_the_first_reason(sqlite_url):
+    """The server's calibration (one timed reply after the warm-up) is named as the reason, with the load."""
+    s = Study(name="cap-cal", rules=RULES, witnesses=[ELIZA],
+              allocation=Allocation(human_ratio=0.0, capacity={"Eliza": "auto"}))
+    app = create_app(s, sqlite_url, rng_seed=2, human_timing=FAST, admin_password="pw")
+    with serve_in_thread(app):
+        hub = app.state.hub
+        est = hub.room.capacity.estimates["Eliza"]
+        assert est.changes == [] and "warming up" in est.why
+        await hub._calibrate(ELIZA)  # a real ELIZA reply, timed as the local model's is at start
+    assert est.why.startswith("timed at start, after the model's warm-up: a whole reply in ")
+    assert "load average" in est.why and est.samples == 1
+    assert est.changes and est.changes[-1]["from"] == 1 and est.changes[-1]["to"] == est.limit > 1
+    assert isinstance(est.changes[-1]["at_ms"], int)
