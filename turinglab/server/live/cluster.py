@@ -23,6 +23,7 @@ the app is given a Redis URL; without one nothing here is used.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import secrets
@@ -239,7 +240,9 @@ class ClusterHub(RedisOutage, Hub):
         try:
             await self._connected(pid, ws, first)
         except Exception:  # Redis away and the game is not mine: the socket closes (no stale entry stays)
-            self._forget_socket(pid, ws)
+            if self._forget_socket(pid, ws):
+                with contextlib.suppress(Exception):
+                    await self.pubsub.unsubscribe(self.k(f"p:{pid}"))
             raise
 
     async def _connected(self, pid: str, ws: WebSocket, first: bool) -> None:
@@ -680,6 +683,8 @@ class ClusterHub(RedisOutage, Hub):
         while True:
             await asyncio.sleep(RENEW_S)
             n += 1
+            if self.redis_down_since is not None:  # until the rebuild is done: every live owner renews first,
+                continue  # so a lease Redis lost meanwhile is taken back by its owner, not taken over
             try:
                 if n % ADOPT_EVERY == 0:  # Redis lost meanwhile: open games nobody holds come back from the log
                     await self._adopt_open()
