@@ -3,12 +3,13 @@
     python benchmarks/bench_local_model.py [--games 2] [--threads 1] [--read-time 8] [--gguf PATH] [--parallel]
 
 Plays scripted interrogator messages against the `local` witness (young persona) through the
-same OpenAI-compatible path as a real game. Each game's prompt is pre-read at game start
-(as the engine's `start` call does) while the "interrogator" types the first message for
-`--read-time` seconds. Prints the model latency p50/p95, generation tokens/s, and the share
-of replies whose model latency exceeded their designed human-like delay (SPEC §1), i.e. the
-replies that came later than the timing model intended. Replies stream with their deadline as in
-a server game (deadline-aware generation: cut before they would be late); `--no-deadline` waits
+same OpenAI-compatible path as a real game. Each game's prompt is pre-read at game start (as the
+engine's `start` call does) while the "interrogator" types the first message for `--read-time`
+seconds. Prints the reply latency p50/p95, generation tokens/s, how many replies the model gave
+and how many its fallback gave (and why), and the share of replies whose latency exceeded their
+designed human-like delay (SPEC §1), i.e. the replies that came later than the timing model
+intended, of all replies and of the model's own. Replies stream with their deadline as in a
+server game (deadline-aware generation: cut before they would be late); `--no-deadline` waits
 for whole replies instead. Games run without the server's capacity limit: for that, see
 bench_capacity.py.
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import random
 import statistics
 import time
@@ -64,7 +66,8 @@ async def play(server: LocalServer, game: int, read_time: float, rng: np.random.
         tm = r.meta.get("timings") or {}
         rows.append({"latency": r.latency_s, "designed": designed, "tokens": r.tokens or 0,
                      "gen_tps": tm.get("predicted_per_second"), "prompt_n": tm.get("prompt_n"),
-                     "fallback": r.fallback, "text": r.text, "msg": msg, "deadline": r.meta.get("deadline")})
+                     "fallback": r.fallback, "error": r.error, "text": r.text, "msg": msg,
+                     "deadline": r.meta.get("deadline")})
         history.append(Turn("witness", r.text, i))
     await w.close()
     return rows
@@ -82,6 +85,7 @@ async def main() -> None:
     ap.add_argument("--parallel", action="store_true", help="play the games simultaneously")
     ap.add_argument("--no-deadline", action="store_true", help="wait for whole replies (no deadline-aware generation)")
     args = ap.parse_args()
+    load0 = os.getloadavg()[0]
     server = LocalServer(args.gguf, threads=args.threads)
     t = time.monotonic()
     await server.astart()
@@ -102,12 +106,22 @@ async def main() -> None:
     lat = np.array([r["latency"] for r in rows])
     tps = [r["gen_tps"] for r in rows if r["gen_tps"]]
     late = sum(r["latency"] > r["designed"] for r in rows)
-    print(f"replies: {len(rows)}  fallbacks: {sum(r['fallback'] for r in rows)}")
-    print(f"model latency p50 {np.percentile(lat, 50):.2f} s  p95 {np.percentile(lat, 95):.2f} s  max {lat.max():.2f} s")
+    model = [r for r in rows if not r["fallback"]]
+    print(f"machine load average {load0:.1f} at the start, {os.getloadavg()[0]:.1f} at the end")
+    print(f"replies: {len(rows)}  by the model: {len(model)}  by the fallback: {len(rows) - len(model)}")
+    if len(model) < len(rows):
+        why = Counter((r["error"] or "no reason given").split(":")[0] for r in rows if r["fallback"])
+        print("  fallback because:", dict(why))
+    if not model:
+        print("NOTE: every reply was the fallback's: the model answered none in time (the machine is busy?). "
+              "The figures below time the fallback, not the model: run again on a quieter machine.")
+    print(f"reply latency (model or fallback) p50 {np.percentile(lat, 50):.2f} s  p95 {np.percentile(lat, 95):.2f} s  max {lat.max():.2f} s")
     if tps:
         print(f"generation: {statistics.median(tps):.1f} tokens/s (median over replies, llama.cpp timings)")
     print(f"tokens per reply: median {statistics.median(r['tokens'] for r in rows):.0f}")
-    print(f"model latency > designed delay: {late}/{len(rows)} = {late / len(rows):.1%}")
+    late_model = sum(r["latency"] > r["designed"] for r in model)
+    print(f"latency > designed delay: {late}/{len(rows)} = {late / len(rows):.1%} of all replies; "
+          f"{late_model}/{len(model)} of the model's own")
     print("deadline:", dict(Counter(r["deadline"] for r in rows)))
 
 

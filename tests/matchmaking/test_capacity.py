@@ -169,3 +169,33 @@ async def test_server_starts_no_game_past_the_limit_and_the_next_when_one_ends(s
         assert hub.room.capacity.in_use == {"Eliza": 1}
         for p in ps:
             await p.close()
+
+
+def test_every_change_of_a_limit_keeps_its_reason():
+    """Capacity honesty (issue 23): the reason names the timing that moved the limit, alone and
+    at how many replies at once, and the load the caller measured; a timing that leaves the
+    limit where it was is no change; a study file's number is never explained away."""
+    e = Estimate(t1_s=None, delay_s=4.0, headroom=0.7, fixed=None, ceiling=4)
+    cap = Capacity(estimates={"m": e}, alpha=0.5)
+    assert "warming up" in e.why and e.basis == "1 until a reply is timed"
+    cap.observe("m", 2.0, 1, first_s=0.5, load=1.2, calibration=True, at_ms=5)
+    assert e.why == "timed at start, after the model's warm-up: first words in 0.50 s alone; machine load average 1.2"
+    assert e.changes == [{"at_ms": 5, "from": 1, "to": 4, "why": e.why}]
+    assert e.basis == "floor(0.7 × 4.00 s ÷ 0.50 s) = 5, at most 4 (the model's slots)"
+    cap.observe("m", 2.0, 1, first_s=0.6)  # 0.55 s: still 4 (5 capped): no change, the reason stays
+    assert len(e.changes) == 1 and e.why.startswith("timed at start")
+    cap.observe("m", 12.0, 3, first_s=6.6, load=7.9)  # 3 at once, 2.2 s each alone: the mean is 1.375 s
+    assert e.limit == 2 and e.why == ("measured reply latency rose: first words in 1.38 s alone (was 0.55 s), "
+                                      "3 replies generating at once; machine load average 7.9")
+    assert [(c["from"], c["to"]) for c in e.changes] == [(1, 4), (4, 2)]
+    for _ in range(6):
+        cap.observe("m", 0.1, 1, first_s=0.1)
+    assert [(c["from"], c["to"]) for c in e.changes][2:] == [(2, 3), (3, 4)] and e.limit == 4
+    assert all("measured reply latency fell" in c["why"] for c in e.changes[2:])
+    cap.alpha = 1.0  # each timing alone: the limit swings 1 <-> 4
+    for i in range(30):  # only the last few are kept
+        cap.observe("m", 1.0, 1, first_s=5.0 if i % 2 else 0.1)
+    assert len(e.changes) == 10
+    fixed = Estimate(t1_s=None, delay_s=4.0, headroom=0.7, fixed=3)
+    Capacity(estimates={"m": fixed}).observe("m", 9.0, 1, load=9.0)
+    assert fixed.changes == [] and fixed.basis == "3, set in the study file"

@@ -216,6 +216,13 @@ def admin_guard(app: FastAPI, password: str | None, message, accounts_file: str 
     return guard
 
 
+def _clock(ms: int | None) -> str:
+    """A time of day (UTC) for the admin page ("—" when none was recorded)."""
+    from datetime import datetime, timezone
+
+    return "—" if ms is None else datetime.fromtimestamp(ms / 1000, timezone.utc).strftime("%H:%M:%S UTC")
+
+
 def leaderboard_rows(games) -> dict:  # noqa: ANN001
     """The humanlikeness leaderboard of the stored games, as display strings (bot games marked)."""
     from turinglab.analysis.leaderboard import from_games, leaderboard
@@ -285,7 +292,8 @@ def add_admin(app: FastAPI, password: str | None, page, message, accounts_file: 
             {"codename": c, **e.to_dict(), "in_use": cap.in_use.get(c, 0),
              "t1": "not measured yet" if e.t1_s is None else f"{e.t1_s:.2f} s",
              "first": "not measured yet" if e.first_s is None else f"{e.first_s:.2f} s",
-             "source": "study file" if e.fixed is not None else "estimated"}
+             "source": "study file" if e.fixed is not None else "estimated",
+             "changed": [{**ch, "at": _clock(ch["at_ms"])} for ch in reversed(e.changes)]}
             for c, e in cap.estimates.items()]
         cap_counts = {} if cap is None else {"deferred": cap.deferred, "reallocated": cap.reallocated,
                                              "overflowed": cap.overflowed}

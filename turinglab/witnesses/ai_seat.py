@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -32,6 +33,15 @@ FALLBACK_TEXT = "please go on."  # when the fallback itself fails
 
 def wall_ms() -> int:
     return time.time_ns() // 1_000_000
+
+
+def load_average() -> float | None:
+    """The machine's load average over the last minute (None where the system has none): a
+    capacity estimate's change names it, since other work on the cores slows the model."""
+    try:
+        return os.getloadavg()[0]
+    except (OSError, AttributeError):
+        return None
 
 
 @dataclass(frozen=True)
@@ -195,7 +205,8 @@ class AISeat:
                 trace["witness_fallback"] = reply.error
             if cap is not None and not reply.error:  # the model's real speed, for its capacity estimate
                 cap.observe(name, time.monotonic() - t0, max(n, cap.generating.get(name, 0)),
-                            first_s=reply.meta.get("usable_s"), cut=reply.meta.get("deadline") == "cut")
+                            first_s=reply.meta.get("usable_s"), cut=reply.meta.get("deadline") == "cut",
+                            load=load_average(), at_ms=self.now())
                 n = 0
             if reply.error:
                 log.warning("game %s seat %s: %s (fallback=%s)", self.game, self.seat, reply.error, reply.fallback)

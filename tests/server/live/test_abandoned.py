@@ -98,3 +98,54 @@ async def test_a_closed_tab_frees_the_waiting_room(sqlite_url):
         await wait_for(lambda: p.pid in room.waiting, 5)
         await p.close()
         await wait_for(lambda: p.pid not in room.waiting, 3)
+
+
+async def test_closing_the_interrogators_browser_mid_game_in_the_default_study_frees_the_slot(
+        chromium_path, sqlite_url):
+    """Done-when of issue 23, in a real browser: the default study (no preset: its rules, format and
+    allocation, with its own ELIZA given one slot, every game an AI game, and its 60 s verdict grace
+    shortened to GRACE_S); the interrogator's browser is closed mid-game; the game ends `abandoned`
+    and a second participant, waiting in another browser, gets the slot within the grace."""
+    from tests.server.test_browser import DESKTOP, newcomer, role, type_send
+    from tests.static_judge_data import chromium_on
+
+    d = default_study()
+    assert d.rules.verdict_grace_s == Rules().verdict_grace_s == 60.0  # what applies when nothing is set
+    eliza = next(w for w in d.witnesses if w.kind == "eliza")
+    s = d.model_copy(update={
+        "rules": d.rules.model_copy(update={"verdict_grace_s": GRACE_S}),
+        "witnesses": (eliza,),
+        "allocation": d.allocation.model_copy(update={"human_ratio": 0.0, "capacity": {eliza.codename: 1}})})
+    assert s.rules.model_dump(exclude={"verdict_grace_s"}) == d.rules.model_dump(exclude={"verdict_grace_s"})
+    app = create_app(s, sqlite_url, rng_seed=3, initial_ai_wait_s=0.1)
+    from playwright.async_api import async_playwright
+
+    async with chromium_on(app, chromium_path) as (browser_b, base):
+        from tests.static_judge_data import BROWSER_ARGS
+
+        async with async_playwright() as pw:  # the interrogator's own browser, closed mid-game
+            browser_a = await pw.chromium.launch(executable_path=chromium_path, args=BROWSER_ARGS)
+            a = await newcomer(browser_a, base, DESKTOP)
+            await a.click("#btn-join")
+            assert await role(a) == "interrogator"
+            hub = app.state.hub
+            gid = next(iter(hub.live))
+            await type_send(a, "hello, are you there?")
+            await a.wait_for_selector('.conv[data-conv="A"] .msg.mine')
+            assert hub.room.capacity.in_use == {eliza.codename: 1}
+            b = await newcomer(browser_b, base, DESKTOP)  # waits: the only slot is taken
+            await b.click("#btn-join")
+            await b.wait_for_selector("#s-waiting:not([hidden])")
+            await asyncio.sleep(1.0)
+            assert await b.is_visible("#s-waiting") and gid in hub.live
+            t0 = time.monotonic()
+            await browser_a.close()
+        await b.wait_for_selector("#s-game:not([hidden])", timeout=(GRACE_S + 5) * 1000)
+        took = time.monotonic() - t0
+        assert GRACE_S - 0.3 <= took <= GRACE_S + 3, f"the slot came free after {took:.2f} s"
+        assert gid not in hub.live and hub.room.capacity.in_use == {eliza.codename: 1}
+        assert b.js_errors == []
+        print(f"the slot came free {took:.2f} s after the browser closed (grace {GRACE_S} s)")
+    with Store(sqlite_url) as st:
+        g = st.game(gid)
+    assert g.status == "ended" and g.end_reason == "abandoned", (g.status, g.end_reason)

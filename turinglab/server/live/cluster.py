@@ -23,6 +23,7 @@ the app is given a Redis URL; without one nothing here is used.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import secrets
@@ -82,6 +83,7 @@ class ClusterHub(RedisOutage, Hub):
         self._wake_again = False
         self.redis_down_since: float | None = None  # time.monotonic() when the subscription failed
         self.waiting_here: dict[str, str] = {}  # participants who joined the room here: their entries
+        self.unsynced: dict[str, GameSession] = {}  # games that ended here while Redis was away
         self.bg: list[asyncio.Task] = []
         super().__init__(*args, **kw)
         if self.room.capacity is not None and self.room.capacity.estimates:
@@ -236,6 +238,15 @@ class ClusterHub(RedisOutage, Hub):
     async def connect(self, pid: str, ws: WebSocket) -> None:
         first = await self._add_connection(pid, ws)
         try:
+            await self._connected(pid, ws, first)
+        except Exception:  # Redis away and the game is not mine: the socket closes (no stale entry stays)
+            if self._forget_socket(pid, ws):
+                with contextlib.suppress(Exception):
+                    await self.pubsub.unsubscribe(self.k(f"p:{pid}"))
+            raise
+
+    async def _connected(self, pid: str, ws: WebSocket, first: bool) -> None:
+        try:
             if first:
                 await self.pubsub.subscribe(self.k(f"p:{pid}"))
             await self.r.set(self.k(f"at:{pid}"), self.me, ex=86400)
@@ -301,6 +312,8 @@ class ClusterHub(RedisOutage, Hub):
             await self.send(pid, self.state_frame(pid))
             return
         gid, owner, live = await self._route(pid)
+        if gid and not owner and not live:  # ended: the worker that ended it shows the reveal
+            owner = await self.r.get(self.k(f"ended:{gid}"))
         if owner and owner != self.me and await self._to_owner(owner, {"op": "state", "pid": pid}):
             return
         await self.send(pid, await self._shared_state(pid))
@@ -571,33 +584,65 @@ class ClusterHub(RedisOutage, Hub):
 
     # ---- the end of a game ------------------------------------------------------------------
     async def game_over(self, s: GameSession) -> None:
+        """The game ended here: its Redis bookkeeping (tallies, played counts, lease), then everyone's
+        reveal. With Redis away the bookkeeping waits for `_rebuild`; the reveal goes out at once to
+        the players connected here, and to the others when Redis is back."""
         self.live.pop(s.id, None)
         self.finished += 1
+        if s.game.verdict is not None:
+            self.counted.add(s.id)
+        try:
+            await self._record_end(s)
+        except Exception as exc:  # noqa: BLE001 - Redis away: the game has ended in the store all the same
+            log.warning("worker %s: game %s ended while Redis is away (%s); its bookkeeping waits for Redis",
+                        self.me, s.id, type(exc).__name__)
+            self.unsynced[s.id] = s
+            for pid in s.participants():
+                self._set_played(pid, self.played.get(pid, 0) + 1)
+        for pid in s.participants():
+            if self.session_of.get(pid) is s:
+                await self.send(pid, self.state_frame(pid))
+
+    async def _record_end(self, s: GameSession, late: bool = False) -> None:
+        """One round trip, all or nothing. `late`: after a Redis outage, when the game's players
+        may be known to Redis no more: their game is set again (unless they moved on meanwhile)."""
         v = s.game.verdict
         pids = s.participants()
-        async with self.r.pipeline(transaction=True) as pipe:  # one round trip, all or nothing
+        async with self.r.pipeline(transaction=True) as pipe:
             if v is not None:
-                self.counted.add(s.id)
                 for name, seat in s.seats.items():
                     if seat.identity.kind == "ai":
                         rec = [s.id, seat.identity.witness, judged_human(s.game.format, v["choice"], name),
                                v["confidence"]]
                         pipe.rpush(self.k("verdicts"), json.dumps(rec))
+            first = len(pipe.command_stack)
             for pid in pids:
                 pipe.hincrby(self.k("played"), pid, 1)
             pipe.srem(self.k("games"), s.id)
-            pipe.set(self.k(f"ended:{s.id}"), "1", px=ENDED_MS)  # a renewal already under way skips it
+            # who ended it: a renewal already under way skips it; a worker asked for a player's state forwards here
+            pipe.set(self.k(f"ended:{s.id}"), self.me, px=ENDED_MS)
             await self.release(keys=[self.k(f"lease:{s.id}")], args=[self.me], client=pipe)
             pipe.delete(self.k(f"match:{s.id}"))
+            if late:
+                for pid in pids:
+                    pipe.set(self.k(f"game:{pid}"), s.id, nx=True)
             out = await pipe.execute()
-        counts = out[len(out) - 4 - len(pids):len(out) - 4]
-        for pid, n in zip(pids, counts):
-            self.played[pid] = n
-            if pid in self.people:
-                self.people[pid].games_played = n
-        for pid in pids:
-            if self.session_of.get(pid) is s:
-                await self.send(pid, self.state_frame(pid))
+        for pid, n in zip(pids, out[first:first + len(pids)]):
+            self._set_played(pid, max(int(n), self.played.get(pid, 0)) if late else int(n))
+
+    async def _sync_ended(self) -> None:
+        """The games that ended here while Redis was away: their bookkeeping, then their reveal."""
+        for s in list(self.unsynced.values()):
+            await self._record_end(s, late=True)
+            self.unsynced.pop(s.id, None)
+            for pid in s.participants():
+                if self.session_of.get(pid) is s:
+                    await self.send(pid, self.state_frame(pid))
+
+    def _set_played(self, pid: str, n: int) -> None:
+        self.played[pid] = n
+        if pid in self.people:
+            self.people[pid].games_played = n
 
     async def _tail_verdicts(self) -> None:
         """Add the other workers' verdicts to this worker's Thompson tallies."""
@@ -616,6 +661,8 @@ class ClusterHub(RedisOutage, Hub):
             await asyncio.sleep(RENEW_S)
             try:
                 await self.r.set(self.k(f"alive:{self.me}"), "1", px=LEASE_MS)
+                if self.unsynced and self.redis_down_since is None:  # left over by a rebuild that failed
+                    await self._sync_ended()
                 gids = list(self.live) + list(self.pending)
                 if not gids:
                     continue
@@ -645,6 +692,8 @@ class ClusterHub(RedisOutage, Hub):
         while True:
             await asyncio.sleep(RENEW_S)
             n += 1
+            if self.redis_down_since is not None:  # until the rebuild is done: every live owner renews first,
+                continue  # so a lease Redis lost meanwhile is taken back by its owner, not taken over
             try:
                 if n % ADOPT_EVERY == 0:  # Redis lost meanwhile: open games nobody holds come back from the log
                     await self._adopt_open()

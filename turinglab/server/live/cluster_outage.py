@@ -86,6 +86,10 @@ class RedisOutage:
                 s = self.live.get(gid)
                 for pid in s.participants() if s is not None else ():
                     await self.r.set(self.k(f"game:{pid}"), gid)
+        ended = list(self.unsynced.values())
+        for s in ended:  # games that ended here meanwhile: tallies, played counts, their players' game
+            await self._record_end(s, late=True)
+            self.unsynced.pop(s.id, None)
         await asyncio.sleep(1.5 * RENEW_S)  # every live owner has renewed its leases by now
         await self._adopt_open()  # open games nobody holds (their owner died meanwhile) resume
         for pid, entry in list(self.waiting_here.items()):  # the waiting room, as far as it waits here
@@ -94,5 +98,13 @@ class RedisOutage:
                 continue
             await self.r.hsetnx(self.k("room"), pid, entry)
         self._wake_leader()
-        for pid in [p for p in self.conns if self.conns[p]]:
+        # every state again: the players of my games wherever they are connected (what they sent
+        # meanwhile to another worker was refused; the browser resends on a state), the reveal of
+        # the games that ended here meanwhile, and everyone connected here
+        for s in ended:
+            for pid in s.participants():
+                if self.session_of.get(pid) is s:
+                    await self.send(pid, self.state_frame(pid))
+        mine = {pid for s in list(self.live.values()) for pid in s.participants()}
+        for pid in mine | {p for p in self.conns if self.conns[p]}:
             await self.send_state(pid)

@@ -26,7 +26,7 @@ from turinglab.game.events import Identity, judged_human
 from turinglab.matchmaking import Match, WaitingRoom, WitnessStats
 from turinglab.matchmaking.capacity import Capacity, Estimate, shortest_delay_s
 from turinglab.server.live import protocol as proto
-from turinglab.witnesses.ai_seat import ElizaFallback
+from turinglab.witnesses.ai_seat import ElizaFallback, load_average
 from turinglab.server.content_filter import ContentFilter
 from turinglab.server.live.host import SeatInfo, StoreAway
 from turinglab.server.live.session import GameSession
@@ -243,7 +243,8 @@ class Hub:
             n = cap.started_generating(spec.codename)
             t0 = time.monotonic()
             r = await w.reply([Turn("interrogator", "hey, how is your day going so far?", 0)], ctx)
-            cap.observe(spec.codename, time.monotonic() - t0, n, first_s=r.meta.get("usable_s"))
+            cap.observe(spec.codename, time.monotonic() - t0, n, first_s=r.meta.get("usable_s"),
+                        load=load_average(), calibration=True, at_ms=self.now())
         finally:
             await w.close()
         log.info("witness %s capacity: %s", spec.codename, est.to_dict())
