@@ -122,14 +122,13 @@ def length(out, put, df, msgs, three) -> None:
 
 def latency(df, msgs) -> pd.DataFrame:
     """Per game and seat: the median time from an interrogator message to the witness's next message."""
-    m = msgs.sort_values(["game_id", "conversation", "seq"], kind="stable")
-    rows = []
-    for (gid, conv), g in m.groupby(["game_id", "conversation"], sort=False):
-        a, t = g["actor"].to_numpy(), g["t_ms"].to_numpy(float)
-        lat = [(t[i] - t[i - 1]) / 1000 for i in range(1, len(a)) if a[i] != "interrogator" and a[i - 1] == "interrogator"]
-        if lat:
-            rows.append((gid, conv, float(np.median(lat))))
-    lat = pd.DataFrame(rows, columns=["game_id", "seat", "latency_s"])
+    m = msgs.sort_values(["game_id", "conversation", "seq"], kind="stable").reset_index(drop=True)
+    key = m["game_id"].astype(str) + "\x00" + m["conversation"].astype(str)
+    same = key.eq(key.shift())  # the previous message is in the same conversation
+    asked = m["actor"].shift().eq("interrogator") & m["actor"].ne("interrogator") & same
+    lat = pd.DataFrame({"game_id": m["game_id"], "seat": m["conversation"],
+                        "latency_s": m["t_ms"].astype(float).diff() / 1000})[asked]
+    lat = lat.groupby(["game_id", "seat"], as_index=False)["latency_s"].median()
     return df[["game_id", "seat", "witness_kind"]].drop_duplicates().merge(lat, on=["game_id", "seat"])
 
 

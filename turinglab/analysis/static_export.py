@@ -26,6 +26,20 @@ AGENT_COLUMNS = ("n", "judged_human", "rate", "low", "high", "boot_low", "boot_h
                  "giunti_p", "humanness", "humanness_low", "humanness_high")
 
 
+CODEBOOK = """# Static study {study} ({task})
+
+- `trials.csv`: one row per judge trial. `judge_id` is a keyed pseudonym (HMAC-SHA256 under the database's
+  export key); `cluster` numbers the judge in the judge-clustered bootstrap (its place among the study's judge
+  ids); `item` the judged item (`items.csv`); `answer` and `truth` human|machine; `agent` the item's source;
+  `control` a vigilance item; `control_correct` the control or topic answer was right (empty: none asked);
+  `rt_ms` the answer time; `length` a conversation chunk's exchanges.
+- `items.csv`: every item, judged or not: truth, agent, control, length, `topic` (carries a topic control).
+- `judges.csv`: the judges' demographics as given, by pseudonym.
+- `report_numbers.json`: the settings and every number of `turinglab report --format json`;
+  `python rebuild.py` recomputes them all from these files and says how many agree.
+"""
+
+
 def _num(v: Any) -> float | None:
     try:
         v = float(v)
@@ -123,6 +137,7 @@ def export_static(store, study: str | int | None, out_dir: str | Path, alpha: fl
     judges.to_csv(out / "judges.csv", index=False)
     (out / "report_numbers.json").write_text(json.dumps({"meta": meta(info, a), "numbers": numbers(a)}, indent=1,
                                                         sort_keys=True))
+    (out / "codebook.md").write_text(CODEBOOK.format(study=info.name, task=info.task), encoding="utf-8")
     with resources.as_file(resources.files("turinglab.analysis").joinpath("rebuild_static.py")) as path:
         shutil.copyfile(path, out / "rebuild.py")
     return {"out": str(out), "rows": {"trials": len(trials), "items": len(items), "judges": len(judges)},
