@@ -19,6 +19,7 @@ import pandas as pd
 from turinglab.analysis.core import Analysis, Options, analyse
 from turinglab.analysis.pseudonyms import PREFIX, export_key, keyed, pseudonymise
 from turinglab.analysis.report import write_numbers, write_report
+from turinglab.game import survey
 from turinglab.analysis.schema import (
     JUDGEMENT_COLUMNS, OPTIONAL_JUDGEMENT_COLUMNS, PARTICIPANT_COLUMNS, TAG_COLUMNS,
 )
@@ -38,8 +39,13 @@ PAYMENT_COLUMNS = {
     "prolific_session_id": "RAW Prolific session id", "duplicate_prolific_pid": "a second participant under a used PID",
     "consented": "consent given", "games": "games played in any seat",
 }
+WITNESS_COLUMNS = {
+    "witness": ("string", "AI witness codename, as in judgements.witness (the study file's roster, played or not)."),
+    "kind": ("string", "The witness's type in the study file (e.g. 'llm', 'eliza')."),
+    "model": ("string", "The model the witness runs, if any."),
+}
 TABLES = {"judgements": JUDGEMENT_COLUMNS, "participants": PARTICIPANT_COLUMNS, "messages": MESSAGE_COLUMNS,
-          "tags": TAG_COLUMNS}
+          "tags": TAG_COLUMNS, "witnesses": WITNESS_COLUMNS}
 
 
 PAYMENT_FILE = "payment_ids_RAW.csv"
@@ -71,6 +77,7 @@ def codebook(study: str, options: Options, counts: dict[str, int], extra_flags: 
         "default_analysis": {"alpha": options.alpha, "exclude": list(options.exclude), "n_boot": options.n_boot,
                              "seed": options.seed},
         "files": {n: [f"{n}.csv", f"{n}.parquet"] for n in TABLES},
+        "codes": {"chatbot_freq": list(survey.CHATBOT_USE), "llm_knowledge": list(survey.LLM_KNOWLEDGE)},
         "tables": tables,
     }
 
@@ -106,22 +113,25 @@ def export(loaded, out_dir: str | Path, options: Options | None = None, key: byt
     t = loaded.tags.copy()
     t["tagger"] = pseudonymise(t["tagger"], key, prefix=PREFIX["tagger"])
     m = loaded.messages.copy()
-    tables = {"judgements": j, "participants": p, "messages": m, "tags": t}
+    w = pd.DataFrame([{"witness": x.codename, "kind": getattr(x.kind, "value", str(x.kind)), "model": x.model or ""} for x in loaded.witness_specs],
+                     columns=list(WITNESS_COLUMNS))
+    tables = {"judgements": j, "participants": p, "messages": m, "tags": t, "witnesses": w}
     for name, df in tables.items():
         df.to_csv(out / f"{name}.csv", index=False)
         df.to_parquet(out / f"{name}.parquet", index=False)
     # the report and its numbers, computed from exactly what was exported (read back from CSV)
     back = read_tables(out)
-    a = analyse(back["judgements"], back["participants"], opt, tags=back["tags"])
+    a = analyse(back["judgements"], back["participants"], opt, tags=back["tags"], messages=back["messages"],
+                witnesses=roster_specs(back["witnesses"]))
     write_numbers(a, out / "report_numbers.json")
     write_report(a, out / "report.html")
     extra = [c for c in j.columns if c.startswith("flag_") and c not in JUDGEMENT_COLUMNS]
     cb = codebook(loaded.study_name, opt, {n: len(df) for n, df in tables.items()}, extra)
     (out / "codebook.json").write_text(json.dumps(cb, indent=1))
     (out / "codebook.md").write_text(codebook_md(cb))
-    src = resources.files("turinglab.analysis").joinpath("rebuild.py")
-    with resources.as_file(src) as path:
-        shutil.copyfile(path, out / "rebuild.py")
+    for name in ("rebuild.py", "rebuild_more.py"):
+        with resources.as_file(resources.files("turinglab.analysis").joinpath(name)) as path:
+            shutil.copyfile(path, out / name)
     return {"out": str(out), "rows": cb["rows"], "analysis": a}
 
 
@@ -130,7 +140,11 @@ def read_tables(d: str | Path) -> dict[str, pd.DataFrame]:
     d = Path(d)
     out = {}
     for name, cols in TABLES.items():
-        df = pd.read_csv(d / f"{name}.csv", keep_default_na=False, na_values=[""])
+        f = d / f"{name}.csv"
+        if not f.exists() and name == "witnesses":  # an export written before the roster was exported
+            out[name] = pd.DataFrame({c: pd.Series(dtype="string") for c in cols})
+            continue
+        df = pd.read_csv(f, keep_default_na=False, na_values=[""])
         for c, (t, _) in cols.items():
             if c in df.columns:
                 if t == "string":
@@ -146,9 +160,18 @@ def read_tables(d: str | Path) -> dict[str, pd.DataFrame]:
     return out
 
 
+def roster_specs(w: pd.DataFrame) -> tuple:
+    """The exported roster as the study file's witness specs (codename, kind, model) that `analyse` reads."""
+    from types import SimpleNamespace
+
+    return tuple(SimpleNamespace(codename=str(r["witness"]), kind=str(r["kind"]),
+                                 model=str(r["model"]) if pd.notna(r["model"]) else "") for r in w.to_dict("records"))
+
+
 def analyse_export(d: str | Path, options: Options | None = None) -> Analysis:
     t = read_tables(d)
-    return analyse(t["judgements"], t["participants"], options, tags=t["tags"])
+    return analyse(t["judgements"], t["participants"], options, tags=t["tags"], messages=t["messages"],
+                   witnesses=roster_specs(t["witnesses"]))
 
 
 def payment_ids(store, out_file: str | Path, study_id: int | None = None) -> int:

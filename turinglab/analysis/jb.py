@@ -126,7 +126,8 @@ def dprime_regression(games: pd.DataFrame, participants: pd.DataFrame | None, al
             labels[col] = f"{VARIABLE_LABELS[col]} (per step of {' < '.join(CODE_LABELS[col].values())})"
     for col in ("gender", "education"):
         if col in d and d[col].dropna().nunique() > 1:
-            ref = d[col].value_counts().idxmax()  # the largest group is the reference
+            vc = d[col].value_counts()
+            ref = sorted(vc.index[vc == vc.max()], key=str)[0]  # the largest group (ties: the first by name)
             refs[col] = ref
             name = f"C({col}, Treatment(reference={ref!r}))"
             terms.append(name)

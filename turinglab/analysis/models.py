@@ -5,8 +5,8 @@ games-played slope per interrogator, uncorrelated (gpboost fixes their correlati
 `(1 + game_index || interrogator)`); games played is centred at its mean so that this
 restriction does not depend on where games are counted from. Conditional (per-interrogator)
 effects; the random-effect variances are reported and a variance at its boundary (0) is called
-a singular fit, as lme4 does. If the fit's SEs are undefined, the random-intercept-only fit is
-used instead and the notes say so. benchmarks/bench_glmm.py checks it against lme4's glmer.
+a singular fit, as lme4's isSingular does (see SINGULAR_SD). If the fit's SEs are undefined, the
+random-intercept-only fit is used instead and the notes say so. benchmarks/bench_glmm.py checks it against lme4's glmer.
 Beside it a GEE
 (binomial, exchangeable working correlation, groups = interrogator; robust SEs): marginal
 (population-average) effects, smaller in size than the conditional ones when interrogators differ.
@@ -84,15 +84,21 @@ def label(term: str) -> str:
 _REFS: dict[str, str] = {}
 
 
-SINGULAR_VAR = 1e-6  # an intercept variance below this is at its boundary: a singular fit
-SINGULAR_LL = 1e-3  # ... and a slope variance that improves the log-likelihood by less than this
+# A singular fit, as lme4's isSingular(tol = 1e-4): a random-effect SD (for a binomial GLMM, lme4's theta) at
+# its boundary 0. gpboost fits log-variances, so a variance whose maximum likelihood is at 0 stops near
+# 1e-5..1e-3, never at 0; each variance is therefore called at its boundary when the model without it fits
+# as well (log-likelihood within SINGULAR_LL, gpboost's optimiser precision here) or its SD is below lme4's tolerance
+SINGULAR_SD = 1e-4
+SINGULAR_LL = 1e-3
 
 
-def _gpboost_fit(d: pd.DataFrame, X: pd.DataFrame, y: np.ndarray, slope: bool):
+def _gpboost_fit(d: pd.DataFrame, X: pd.DataFrame, y: np.ndarray, slope: bool, intercept: bool = True):
     import gpboost as gpb  # slow import (optuna): only when a mixed model is fitted
 
     codes, _ = pd.factorize(d["interrogator"])
     kw = {"group_rand_coef_data": d["game_index"].to_numpy(float), "ind_effect_group_rand_coef": [1]} if slope else {}
+    if not intercept:  # the random slope alone
+        kw["drop_intercept_group_rand_effect"] = [True]
     m = gpb.GPModel(group_data=codes, likelihood="bernoulli_logit", num_parallel_threads=1, **kw)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -115,9 +121,10 @@ def glmm(d: pd.DataFrame, formula: str, alpha: float = 0.05) -> pd.DataFrame:
     yv = y.to_numpy().ravel()
     est, se, var, nll = _gpboost_fit(d, X, yv, slope=True)
     est0, se0, var0, nll0 = _gpboost_fit(d, X, yv, slope=False)
-    # gpboost's variances never reach 0 exactly (log scale): the slope variance is at its boundary when
-    # the likelihood is no better than without it; the intercept variance, when it is below SINGULAR_VAR
-    singular = bool(nll0 - nll < SINGULAR_LL or var[0] < SINGULAR_VAR)
+    nll_s = _gpboost_fit(d, X, yv, slope=True, intercept=False)[3]
+    at_zero = {"intercept": bool(nll_s - nll < SINGULAR_LL or np.sqrt(var[0]) < SINGULAR_SD),
+               "slope": bool(nll0 - nll < SINGULAR_LL or np.sqrt(var[1]) < SINGULAR_SD)}
+    singular = any(at_zero.values())
     fallback = ""
     if not np.all(np.isfinite(se)):
         est, se, var = est0, se0, np.r_[var0[:1], np.nan]
@@ -134,6 +141,7 @@ def glmm(d: pd.DataFrame, formula: str, alpha: float = 0.05) -> pd.DataFrame:
     out.attrs["interrogator_sd"] = float(np.sqrt(var[0]))
     out.attrs["slope_sd"] = float(np.sqrt(var[1])) if np.isfinite(var[1]) else None
     out.attrs["singular"] = singular
+    out.attrs["singular_terms"] = [k for k, v in at_zero.items() if v]  # which variance is at its boundary
     out.attrs["fallback"] = fallback
     return out
 
@@ -195,7 +203,8 @@ def regressions(games: pd.DataFrame, participants: pd.DataFrame | None, alpha: f
             if at["fallback"]:
                 out["notes"].append("mixed model: " + at["fallback"])
             if at["singular"]:
-                out["notes"].append("mixed model: singular fit (a random-effect variance is estimated at 0, the "
+                which = " and ".join(at.get("singular_terms") or ["a random-effect"])
+                out["notes"].append(f"mixed model: singular fit (the {which} variance is estimated at 0, the "
                                     "boundary); the fixed effects are those of the model without that variance")
         except Exception as exc:  # noqa: BLE001 - a failed fit is reported, not fatal
             out["notes"].append(f"mixed model failed: {type(exc).__name__}: {exc}")

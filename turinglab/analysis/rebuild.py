@@ -4,8 +4,11 @@
                                  # many of the report's numbers were rebuilt (rebuilt/total) and which not
     python rebuild.py --json     # print the rebuilt numbers
 
-Written independently of turinglab.analysis: it needs pandas, numpy and turinglab.stats (and
-scipy/statsmodels, which turinglab.stats itself depends on), and reads only files in this folder.
+Written independently of turinglab.analysis (with rebuild_more.py beside it): it imports pandas, numpy,
+scipy, statsmodels, gpboost (the mixed model) and turinglab.stats (the exact tests and intervals), nothing
+else of turinglab, and reads only files in this folder. The cluster bootstraps repeat the report's
+resampling (same seed, same draws), so they are compared like every other number (relative 1e-6);
+the mixed model is an iterative ML fit, compared to relative 1e-3.
 """
 
 from __future__ import annotations
@@ -22,6 +25,21 @@ import pandas as pd
 from turinglab import stats
 
 HERE = Path(__file__).resolve().parent
+
+
+
+def _beside(name: str):
+    """A module shipped beside this file, loaded from its path (sys.path is left alone)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, HERE / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+more = _beside("rebuild_more")
+
 CHUNK = 25
 
 
@@ -37,6 +55,11 @@ def degenerate_to_exact(bounds, k, n, alpha):
 
 def read(name: str) -> pd.DataFrame:
     return pd.read_csv(HERE / f"{name}.csv", keep_default_na=False, na_values=[""])
+
+
+def read_witnesses() -> pd.DataFrame:
+    """The study file's roster (an export older than the roster table has none)."""
+    return read("witnesses") if (HERE / "witnesses.csv").exists() else pd.DataFrame(columns=["witness"])
 
 
 def tf(s: pd.Series) -> pd.Series:
@@ -147,7 +170,10 @@ def rebuild(meta: dict) -> dict:
     j, parts = read("judgements"), read("participants")
     for c in ("judged_human", "correct"):
         j[c] = tf(j[c])
-    drop = np.zeros(len(j), bool)
+    bot = tf(j["flag_bot"]).to_numpy() if "flag_bot" in j else np.zeros(len(j), bool)
+    if meta.get("include_bots"):
+        bot[:] = False
+    drop = bot.copy()  # bot games: only in the leaderboard, apart
     for f in meta["exclude"]:
         drop |= tf(j["flag_" + f]).to_numpy()
     df = j[~drop].copy()
@@ -206,7 +232,7 @@ def rebuild(meta: dict) -> dict:
             holm[np.isfinite(pc)] = multipletests(pc[np.isfinite(pc)], alpha=alpha, method="holm")[1]
         for key, (se, p_), ph in zip(keys, cl, holm):
             put(out, f"{key}.se_cluster", se), put(out, f"{key}.p_cluster", p_), put(out, f"{key}.p_cluster_holm", ph)
-    put(out, "bot_games", j.loc[tf(j["flag_bot"]), "game_id"].nunique() if "flag_bot" in j else 0)
+    put(out, "bot_games", j.loc[bot, "game_id"].nunique())
 
     # accuracy
     rate(out, "accuracy.all games", int(games["correct"].sum()), len(games), alpha)
@@ -312,14 +338,22 @@ def rebuild(meta: dict) -> dict:
             put(out, f"ipw.{w}.naive", a.loc[a["witness"] == w, "judged_human"].mean())
             put(out, f"ipw.{w}.ipw", num[:, i].sum() / den[:, i].sum())
             put(out, f"ipw.{w}.low", lo[i]), put(out, f"ipw.{w}.high", hi[i])
-    # leaderboard: each witness's "judged human" rate over every seat it held, ranked (rate, then n)
-    lb = pd.DataFrame([(w, int(g["judged_human"].sum()), len(g)) for w, g in df.groupby("witness")], columns=["w", "k", "n"])
-    lb["rate"] = lb["k"] / lb["n"]
-    lb = lb.sort_values(["rate", "n"], ascending=[False, False]).reset_index(drop=True)
-    for rank, r in enumerate(lb.itertuples(index=False), 1):
-        iv = stats.interval(int(r.k), int(r.n), alpha=alpha)
-        for c, v in (("rank", rank), ("k", r.k), ("n", r.n), ("rate", r.rate), ("low", iv.low), ("high", iv.high)):
-            put(out, f"leaderboard.{fmt}.{r.w}.{c}", v)
+    # leaderboard (bot games apart), and the further analyses (rebuild_more.py)
+    more.leaderboard(out, put, df, fmt, False, alpha, stats)
+    if bot.any():
+        more.leaderboard(out, put, j[bot], fmt, True, alpha, stats)
+    msgs, tags = read("messages"), read("tags")
+    codes = json.loads((HERE / "codebook.json").read_text()).get("codes", {})
+    more.distribution(out, put, games, parts, codes)
+    if not three:
+        more.dprime_regression(out, put, games, parts, alpha)
+    else:
+        more.bradley_terry(out, put, df, alpha)
+    more.length(out, put, df, msgs, three)
+    more.timing_check(out, put, df, msgs, three)
+    more.roster(out, put, {w: v for w, v in sr.items()}, read_witnesses())
+    more.tag_tables(out, put, tags, games, three, alpha, stats)
+    more.kappa(out, put, tags, set(df["game_id"].astype(str)))
     # participation: games per participant, as interrogator and as human witness
     one = df.drop_duplicates("game_id")
     hw = df[df["witness_kind"] == "human"].dropna(subset=["witness_participant_id"])
@@ -430,6 +464,8 @@ def main() -> int:
         print(f"MISMATCH {k}: report {old.get(k, 'missing')} rebuilt {new.get(k, 'missing')}")
     left = sorted(set(old) - set(new))
     sections = sorted({k.split(".")[0] for k in left})
+    if bad:
+        print("differing sections: " + ", ".join(sorted({k.split(".")[0] for k in bad})))
     print(f"rebuilt {len(set(old) & set(new)) - len(bad)}/{len(old)} of the report's numbers; {len(bad)} differ; "
           f"{len(left)} not rebuilt by this script" + (f" (sections: {', '.join(sections)})" if left else ""))
     return 1 if bad else 0

@@ -597,7 +597,7 @@ def settings(a: Analysis) -> dict:
     return {"alpha": a.options.alpha, "exclude": list(a.options.exclude), "n_boot": a.options.n_boot,
             "seed": a.options.seed, "format": a.format, "study": a.study,
             "max_games_mixed": a.options.max_games_mixed, "max_games_gee": a.options.max_games_gee,
-            "pass_decisions": a.options.pass_decisions}
+            "pass_decisions": a.options.pass_decisions, "include_bots": a.options.include_bots}
 
 
 def _model_terms(t: pd.DataFrame | None) -> dict | None:

@@ -36,6 +36,14 @@ def _static_report(db: str | None, study: str | None, out: str, alpha: float, fm
         fail(str(exc))
     finally:
         store.close()
+    if fmt == "json":  # every number, keyed as the static export's rebuild.py checks them
+        from pathlib import Path
+
+        from turinglab.analysis.static_export import render_json
+
+        Path(out).write_text(render_json(info, a), encoding="utf-8")
+        console.print(f"wrote {out} (static study {info.name})", markup=False, highlight=False)
+        return
     paths = write_static_report(a, out, fmt, ai_results=cached_results(db, info.name))
     console.print(f"wrote {paths[0]} (static study {info.name}: {a.n_trials} trials, {a.n_judges} judges; "
                   f"{a.sensitivity['judges_flagged']} judges flagged"
@@ -61,8 +69,6 @@ def report(
     from turinglab.store.inspect import names_static_study
 
     if names_static_study(db, study):
-        if fmt == "json":
-            fail("--format json is for live studies; a static study's numbers: turinglab static summary --json")
         return _static_report(db, study, out, alpha, fmt)
     from rich.progress import Progress  # the live analysis' imports (sklearn among them): not for static reports
 
@@ -102,8 +108,13 @@ def export_cmd(
     db: str = typer.Option(None, "--db", help="Database URL (default: $DATABASE_URL or ./turinglab.db)."),
     study: str = typer.Option(None, "--study", help="Study id or name."),
 ) -> None:
-    """Export a study as a pseudonymous dataset (CSV + Parquet, codebook, report, rebuild.py)."""
+    """Export a study as a pseudonymous dataset (CSV + Parquet, codebook, report, rebuild.py); a static
+    study as its trials and judges (CSV), its numbers and rebuild.py."""
     from turinglab.analysis.export import export
+    from turinglab.store.inspect import names_static_study
+
+    if names_static_study(db, study):
+        return _static_export(db, study, out)
 
     loaded = analysis_load(db, study)
     try:
@@ -112,6 +123,21 @@ def export_cmd(
         fail(str(exc))
     rows = ", ".join(f"{k} {v}" for k, v in res["rows"].items())
     console.print(f"wrote {res['out']} ({rows}); check it with: python {out}/rebuild.py")
+
+
+def _static_export(db: str | None, study: str | None, out: str) -> None:
+    from turinglab.analysis.static_export import export_static
+    from turinglab.store import StoreError
+
+    store = static_store(db, write=False)
+    try:
+        res = export_static(store, study, out, key=_export_key(db))
+    except (FileExistsError, StoreError, ValueError) as exc:
+        fail(str(exc))
+    finally:
+        store.close()
+    rows = ", ".join(f"{k} {v}" for k, v in res["rows"].items())
+    console.print(f"wrote {res['out']} (static study {res['study']}: {rows}); check it with: python {out}/rebuild.py")
 
 
 def _export_key(db: str | None) -> bytes:

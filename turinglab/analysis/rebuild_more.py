@@ -1,0 +1,302 @@
+"""The further analyses of the report, rebuilt from this export's files (called by rebuild.py).
+
+Same rule as rebuild.py: pandas, numpy, scipy, statsmodels and turinglab.stats only; nothing of
+turinglab.analysis. Sections: demographic distribution, d′ regression, game length, roster,
+timing check, tag tables, Cohen's κ, the bot rows of the leaderboard and Bradley–Terry.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from scipy.stats import norm
+
+AGE_BINS, AGE_LABELS = [0, 25, 35, 45, 55, 200], ["<25", "25–34", "35–44", "45–54", "55+"]
+VARIABLES = {"age": "age", "gender": "gender", "education": "education", "chatbot_freq": "chatbot use",
+             "llm_knowledge": "LLM knowledge"}
+
+
+def interrogators(games: pd.DataFrame, parts: pd.DataFrame) -> pd.DataFrame:
+    ids = pd.DataFrame({"interrogator_id": games["interrogator_id"].astype(str).unique()})
+    p = parts.assign(interrogator_id=parts["participant_id"].astype(str))
+    return ids.merge(p, on="interrogator_id", how="left")
+
+
+def distribution(out, put, games, parts, codes: dict) -> None:
+    """Interrogators per demographic group; coded answers under 'label (code)'."""
+    it = interrogators(games, parts)
+    n = len(it)
+    for col, name in VARIABLES.items():
+        if col not in it:
+            continue
+        v = it[col]
+        if col == "age":
+            v = pd.cut(v.astype(float), AGE_BINS, labels=AGE_LABELS, right=False).astype("object")
+            order = AGE_LABELS
+        elif col in codes:
+            lab = codes[col]
+            v = v.astype(float).map(lambda x: f"{lab[int(x)] if 0 <= int(x) < len(lab) else '?'} ({int(x)})"
+                                    if pd.notna(x) else None)
+            order = [f"{t} ({i})" for i, t in enumerate(lab)]
+        else:
+            order = sorted(v.dropna().astype(str).unique())
+        v = v.astype("object").where(v.notna(), "not answered")
+        for level in [*order, "not answered"]:
+            k = int((v == level).sum())
+            if k or level != "not answered":
+                put(out, f"distribution.{name}.{level}.interrogators", k)
+                put(out, f"distribution.{name}.{level}.share", k / n if n else math.nan)
+
+
+def dprime_regression(out, put, games, parts, alpha) -> None:
+    """OLS of per-interrogator d′ (rates smoothed (x+0.5)/(n+1)) on demographics; two-player only."""
+    import statsmodels.formula.api as smf
+
+    rows = []
+    for i, g in games.groupby(games["interrogator_id"].astype(str)):
+        ai = (g["witness_kind"] == "ai").to_numpy()
+        said_ai = ~g["judged_human"].to_numpy(bool)
+        s, t = int(ai.sum()), int((~ai).sum())
+        if s and t:
+            h, f = ((ai & said_ai).sum() + 0.5) / (s + 1), ((~ai & said_ai).sum() + 0.5) / (t + 1)
+            rows.append((i, norm.ppf(h) - norm.ppf(f)))
+    d = pd.DataFrame(rows, columns=["interrogator_id", "dprime"]).merge(interrogators(games, parts),
+                                                                         on="interrogator_id", how="left")
+    terms, numeric = [], []
+    if "age" in d and d["age"].notna().any():
+        d["age10"] = d["age"].astype(float) / 10
+        numeric.append("age10")
+    numeric += [c for c in ("chatbot_freq", "llm_knowledge") if c in d and d[c].notna().any()]
+    terms += numeric
+    for col in ("gender", "education"):
+        if col in d and d[col].dropna().nunique() > 1:
+            vc = d[col].value_counts()
+            ref = sorted(vc.index[vc == vc.max()], key=str)[0]
+            terms.append(f"C({col}, Treatment(reference={ref!r}))")
+    d = d.dropna(subset=["dprime", *numeric])
+    if len(d) < len(terms) + 3:
+        return
+    for c in numeric:
+        d[c] = d[c].astype(float)
+    fit = smf.ols("dprime ~ " + (" + ".join(terms) or "1"), d).fit()
+    ci = fit.conf_int(alpha)
+    for t in fit.params.index:
+        for c, v in (("estimate", fit.params[t]), ("se", fit.bse[t]), ("p_value", fit.pvalues[t]),
+                     ("low", ci.loc[t, 0]), ("high", ci.loc[t, 1])):
+            put(out, f"dprime_reg.{t}.{c}", v)
+    put(out, "dprime_reg.n", len(d)), put(out, "dprime_reg.r2", fit.rsquared)
+
+
+def words(msgs: pd.DataFrame) -> pd.DataFrame:
+    """Words per (game, conversation): the interrogator's and the witness's."""
+    if not len(msgs):
+        return pd.DataFrame(columns=["game_id", "seat", "wi", "ww"])
+    m = msgs.assign(w=msgs["text"].fillna("").astype(str).str.split().str.len(),
+                    who=np.where(msgs["actor"] == "interrogator", "wi", "ww"))
+    t = m.groupby(["game_id", "conversation", "who"])["w"].sum().unstack("who", fill_value=0)
+    t = t.reindex(columns=["wi", "ww"], fill_value=0).reset_index()
+    return t.rename(columns={"conversation": "seat"})
+
+
+def length(out, put, df, msgs, three) -> None:
+    d = df.merge(words(msgs), on=["game_id", "seat"], how="left")
+    if not three:
+        d = d.drop_duplicates("game_id")
+
+    def num(s, fn):
+        s = s.astype(float).dropna()
+        return fn(s) if len(s) else math.nan
+
+    sd = lambda s: s.std(ddof=1)  # noqa: E731
+    for kind in ("ai", "human"):
+        g = d[d["witness_kind"] == kind]
+        for c, v in (("n", len(g)), ("duration_mean", num(g["duration_s"], np.mean)),
+                     ("duration_sd", num(g["duration_s"], sd)), ("duration_median", num(g["duration_s"], np.median)),
+                     ("messages_mean", num(g["n_messages"], np.mean)), ("messages_sd", num(g["n_messages"], sd)),
+                     ("words_interrogator_mean", num(g["wi"], np.mean)), ("words_witness_mean", num(g["ww"], np.mean)),
+                     ("words_witness_sd", num(g["ww"], sd))):
+            put(out, f"length.{kind}.{c}", v)
+
+
+def latency(df, msgs) -> pd.DataFrame:
+    """Per game and seat: the median time from an interrogator message to the witness's next message."""
+    m = msgs.sort_values(["game_id", "conversation", "seq"], kind="stable").reset_index(drop=True)
+    key = m["game_id"].astype(str) + "\x00" + m["conversation"].astype(str)
+    same = key.eq(key.shift())  # the previous message is in the same conversation
+    asked = m["actor"].shift().eq("interrogator") & m["actor"].ne("interrogator") & same
+    lat = pd.DataFrame({"game_id": m["game_id"], "seat": m["conversation"],
+                        "latency_s": m["t_ms"].astype(float).diff() / 1000})[asked]
+    lat = lat.groupby(["game_id", "seat"], as_index=False)["latency_s"].median()
+    return df[["game_id", "seat", "witness_kind"]].drop_duplicates().merge(lat, on=["game_id", "seat"])
+
+
+def timing_check(out, put, df, msgs, three) -> None:
+    from scipy.stats import ks_2samp, wilcoxon
+
+    lat = latency(df, msgs)
+
+    def row(name, ai, hu, p):
+        for c, v in (("ai_median", ai.median() if len(ai) else math.nan),
+                     ("human_median", hu.median() if len(hu) else math.nan),
+                     ("n_ai", len(ai)), ("n_human", len(hu)), ("p_value", p)):
+            put(out, f"timing_check.{name}.{c}", v)
+
+    if not three:
+        g = df.drop_duplicates("game_id")
+        for name, t, col in (("duration", g, "duration_s"), ("latency", lat, "latency_s")):
+            ai = t.loc[t["witness_kind"] == "ai", col].astype(float).dropna()
+            hu = t.loc[t["witness_kind"] == "human", col].astype(float).dropna()
+            row(name, ai, hu, ks_2samp(ai, hu).pvalue if len(ai) > 1 and len(hu) > 1 else math.nan)
+        return
+    for name, t, col in (("latency", lat, "latency_s"), ("messages", df, "n_messages")):
+        w = t.assign(v=t[col].astype(float)).groupby(["game_id", "witness_kind"])["v"].mean().unstack()
+        w = w.dropna(subset=["ai", "human"]) if {"ai", "human"} <= set(w.columns) else pd.DataFrame(columns=["ai", "human"])
+        diff = w["ai"] - w["human"]
+        p = math.nan if len(w) < 2 else 1.0 if (diff == 0).all() else wilcoxon(w["ai"], w["human"]).pvalue
+        row(name, w["ai"], w["human"], p)
+
+
+def roster(out, put, sr: dict, witnesses: pd.DataFrame) -> None:
+    """Every witness played (k judged human of n), then every AI witness of the study file not played (0 of 0)."""
+    for w, (_, k, n) in sr.items():
+        put(out, f"roster.{w}.k", k), put(out, f"roster.{w}.n", n)
+    for w in witnesses["witness"].astype(str):
+        if w not in sr:
+            put(out, f"roster.{w}.k", 0), put(out, f"roster.{w}.n", 0)
+
+
+def rate(out, put, key, k, n, alpha, stats) -> None:
+    iv = stats.interval(int(k), int(n), alpha=alpha) if n else None
+    for c, v in (("k", k), ("n", n), ("rate", k / n if n else math.nan), ("low", iv.low if iv else math.nan),
+                 ("high", iv.high if iv else math.nan)):
+        put(out, f"{key}.{c}", v)
+
+
+def top_codes(t: pd.DataFrame, n_top: int) -> list[tuple[str, int]]:
+    """The n_top categories tagged on the most games (ties: by code), with their game counts."""
+    k = t.groupby("category")["game_id"].nunique()
+    return sorted(k.items(), key=lambda x: (-x[1], x[0]))[:n_top]
+
+
+def tag_tables(out, put, tags, games, three, alpha, stats) -> None:
+    """Top-10 codes per taxonomy (share of the taxonomy's tagged games, mean game number), and the top 5 by
+    verdict × witness kind (reasons) and by game number (strategies), over the analysed games."""
+    if not len(tags):
+        return
+    gid = games["game_id"].astype(str)
+    gi = pd.Series(games["game_index"].to_numpy(float), index=gid)
+    if three:
+        verdict = np.where(games["correct"].to_numpy(bool), "chose the human", "chose the AI")
+    else:
+        v = np.where(games["judged_human"].to_numpy(bool), "judged human", "judged AI")
+        kk = np.where(games["witness_kind"].eq("ai"), "AI witness", "human witness")
+        verdict = np.array([f"{a} · {b}" for a, b in zip(v, kk)])
+    idx = games["game_index"].clip(upper=5).astype(int).map(lambda i: "5+" if i == 5 else str(i)).to_numpy()
+    for tax, by, name in (("strategy", idx, "strategy_by_index"), ("reason", verdict, "reason_by_verdict")):
+        t = tags[tags["taxonomy"] == tax].assign(game_id=lambda x: x["game_id"].astype(str))
+        n = t["game_id"].nunique()
+        if not n:
+            continue
+        for c, k in top_codes(t, 10):
+            rate(out, put, f"{tax}_top.{c}", k, n, alpha, stats)
+            ids = t.loc[t["category"] == c, "game_id"].unique()
+            put(out, f"{tax}_top.{c}.mean_game_index", pd.Series(ids).map(gi).astype(float).mean())
+        tagged = set(t["game_id"])
+        for grp in sorted(set(by), key=str):
+            ids = set(gid[by == grp]) & tagged
+            for c, _ in top_codes(t, 5):
+                k = t.loc[(t["category"] == c) & t["game_id"].isin(ids), "game_id"].nunique()
+                rate(out, put, f"{name}.{grp}.{c}", k, len(ids), alpha, stats)
+
+
+def kappa(out, put, tags, analysed: set) -> None:
+    """Cohen's κ of the two taggers of each taxonomy over the analysed games both tagged (each tagger's
+    first code of a game, by code order), at the sub-category and the top level: (p_o − p_e) / (1 − p_e)."""
+    t = tags[tags["game_id"].astype(str).isin(analysed)]
+    for tax in sorted(t["taxonomy"].unique()):
+        for level in ("sub", "top"):
+            x = t[t["taxonomy"] == tax]
+            if level == "top":
+                x = x.assign(category=x["category"].str.rstrip("abcdefghijklmnopqrstuvwxyz"))
+            taggers = sorted(x["tagger"].unique())
+            first = x.sort_values("category").groupby(["tagger", "game_id"])["category"].first()
+            both = (first[taggers[0]].index.intersection(first[taggers[1]].index)) if len(taggers) == 2 else []
+            key = f"kappa.{tax}.{level}"
+            if len(both) < 2:
+                put(out, f"{key}.games", 0), put(out, f"{key}.agreement", math.nan), put(out, f"{key}.kappa", math.nan)
+                continue
+            a, b = first[taggers[0]].loc[both].to_numpy(), first[taggers[1]].loc[both].to_numpy()
+            po = float((a == b).mean())
+            labels = sorted(set(a) | set(b))
+            pe = sum(float((a == c).mean()) * float((b == c).mean()) for c in labels)
+            put(out, f"{key}.games", len(both)), put(out, f"{key}.agreement", po)
+            put(out, f"{key}.kappa", (po - pe) / (1 - pe) if pe < 1 else math.nan)
+
+
+def leaderboard(out, put, rows: pd.DataFrame, fmt: str, bot: bool, alpha, stats) -> None:
+    """Each witness's 'judged human' rate over every seat it held, ranked by rate, then n."""
+    lb = pd.DataFrame([(w, int(g["judged_human"].sum()), len(g)) for w, g in rows.groupby("witness")],
+                      columns=["w", "k", "n"])
+    lb["rate"] = lb["k"] / lb["n"]
+    lb = lb.sort_values(["rate", "n"], ascending=[False, False]).reset_index(drop=True)
+    for rank, r in enumerate(lb.itertuples(index=False), 1):
+        iv = stats.interval(int(r.k), int(r.n), alpha=alpha)
+        for c, v in (("rank", rank), ("k", r.k), ("n", r.n), ("rate", r.rate), ("low", iv.low), ("high", iv.high)):
+            put(out, f"leaderboard.{fmt}{'.bot' if bot else ''}.{r.w}.{c}", v)
+
+
+def bradley_terry(out, put, df: pd.DataFrame, alpha) -> None:
+    """Three-player games: the witness judged human beat the other. β_Human = 0; a player who won all or none
+    of its comparisons is left out (repeatedly); β by Newton–Raphson on the Bradley–Terry likelihood, Wald SEs."""
+    pairs = []
+    for _, g in df.groupby("game_id", sort=False):
+        jh = g["judged_human"].to_numpy(bool)
+        if len(g) == 2 and jh.sum() == 1:
+            w = g["witness"].astype(str).to_numpy()
+            pairs.append((w[jh][0], w[~jh][0]))
+    pairs = pd.DataFrame(pairs, columns=["winner", "loser"])
+    while len(pairs):
+        wins = pairs["winner"].value_counts()
+        total = pd.concat([pairs["winner"], pairs["loser"]]).value_counts()
+        perfect = [p for p in total.index if p != "Human" and wins.get(p, 0) in (0, total[p])]
+        if not perfect:
+            break
+        pairs = pairs[~pairs["winner"].isin(perfect) & ~pairs["loser"].isin(perfect)]
+    if not len(pairs):
+        return
+    players = sorted(set(pairs["winner"]) | set(pairs["loser"]))
+    ref = "Human" if "Human" in players else players[0]
+    free = [p for p in players if p != ref]
+    if not free:
+        return
+    col = {p: i for i, p in enumerate(free)}
+    x = np.zeros((len(pairs), len(free)))  # +1 winner, −1 loser: P(win) = logistic(x @ β), the observed outcome
+    for r, (w, lo) in enumerate(zip(pairs["winner"], pairs["loser"])):
+        if w in col:
+            x[r, col[w]] += 1
+        if lo in col:
+            x[r, col[lo]] -= 1
+    beta = np.zeros(len(free))
+    for _ in range(200):
+        p = 1 / (1 + np.exp(-(x @ beta)))
+        info = x.T @ (x * (p * (1 - p))[:, None])
+        step = np.linalg.solve(info, x.T @ (1 - p))
+        beta += step
+        if np.max(np.abs(step)) < 1e-12:
+            break
+    p = 1 / (1 + np.exp(-(x @ beta)))
+    se = np.sqrt(np.diag(np.linalg.inv(x.T @ (x * (p * (1 - p))[:, None]))))
+    z = norm.ppf(1 - alpha / 2)
+    wins = pairs["winner"].value_counts()
+    total = pd.concat([pairs["winner"], pairs["loser"]]).value_counts()
+    expit = lambda v: 1 / (1 + math.exp(-v))  # noqa: E731
+    rows = {ref: (0.0, math.nan, math.nan, math.nan, 0.5, math.nan, math.nan)}
+    for pl, i in col.items():
+        lo, hi = beta[i] - z * se[i], beta[i] + z * se[i]
+        rows[pl] = (beta[i], se[i], lo, hi, expit(beta[i]), expit(lo), expit(hi))
+    for pl, vals in rows.items():
+        for c, v in zip(("beta", "se", "low", "high", "p_beats_ref", "p_low", "p_high"), vals):
+            put(out, f"bradley_terry.{pl}.{c}", v)
+        put(out, f"bradley_terry.{pl}.wins", wins.get(pl, 0)), put(out, f"bradley_terry.{pl}.comparisons", total.get(pl, 0))
