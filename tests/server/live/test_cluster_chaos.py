@@ -43,6 +43,14 @@ def start_workers(study: Path, db: str, redis: str, prefix: str, log: Path) -> t
     return proc, base
 
 
+def start_worker(study: Path, db: str, redis: str, prefix: str, log: Path) -> tuple[subprocess.Popen, str]:
+    """One `turinglab serve --redis` worker of the study, up once /healthz answers (the Redis
+    outage tests start two of them, each with its own log)."""
+    return start_serve(["--study", str(study), "--db", db, "--redis", redis],
+                       {"TURINGLAB_REDIS_PREFIX": prefix, "TURINGLAB_SECRET": "chaos-test-secret",
+                        "TURINGLAB_START_LIMIT": "off"}, log, wait_s=60)
+
+
 def worker_pids(log: Path) -> list[int]:
     """The worker processes' ids, as each worker logs them when it starts (uvicorn)."""
     return [int(x) for x in re.findall(r"Started server process \[(\d+)\]", log.read_text())]

@@ -82,7 +82,7 @@ async def outage(postgres_url, own_redis, tmp_path, down_s: float, people: int) 
                 return pid
 
             pids = [await person(i) for i in range(people)]
-        bots = [Bot(p, [base_a, base_b], i % 2) for i, p in enumerate(pids)]
+        bots = [Bot(p, [base_a, base_b], i % 2, f"bot {i}") for i, p in enumerate(pids)]
         deadline = time.monotonic() + 150 + down_s
         prober = asyncio.create_task(probe())
         tasks = [asyncio.create_task(bot.run(deadline)) for bot in bots]
