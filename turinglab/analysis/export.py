@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from turinglab.analysis.belief import BELIEF_COLUMNS, analyse_beliefs
 from turinglab.analysis.core import Analysis, Options, analyse
 from turinglab.analysis.pseudonyms import PREFIX, export_key, keyed, pseudonymise
 from turinglab.analysis.report import write_numbers, write_report
@@ -39,7 +40,7 @@ PAYMENT_COLUMNS = {
     "consented": "consent given", "games": "games played in any seat",
 }
 TABLES = {"judgements": JUDGEMENT_COLUMNS, "participants": PARTICIPANT_COLUMNS, "messages": MESSAGE_COLUMNS,
-          "tags": TAG_COLUMNS}
+          "tags": TAG_COLUMNS, "beliefs": BELIEF_COLUMNS}  # beliefs: the interrogators' slider moves (issue 29)
 
 
 PAYMENT_FILE = "payment_ids_RAW.csv"
@@ -106,13 +107,15 @@ def export(loaded, out_dir: str | Path, options: Options | None = None, key: byt
     t = loaded.tags.copy()
     t["tagger"] = pseudonymise(t["tagger"], key, prefix=PREFIX["tagger"])
     m = loaded.messages.copy()
-    tables = {"judgements": j, "participants": p, "messages": m, "tags": t}
+    b = loaded.beliefs if loaded.beliefs is not None else pd.DataFrame(columns=list(BELIEF_COLUMNS))
+    tables = {"judgements": j, "participants": p, "messages": m, "tags": t, "beliefs": b.copy()}
     for name, df in tables.items():
         df.to_csv(out / f"{name}.csv", index=False)
         df.to_parquet(out / f"{name}.parquet", index=False)
     # the report and its numbers, computed from exactly what was exported (read back from CSV)
     back = read_tables(out)
     a = analyse(back["judgements"], back["participants"], opt, tags=back["tags"])
+    a.beliefs = analyse_beliefs(a.judgements, back["messages"], back["beliefs"], back["tags"], alpha=opt.alpha)
     write_numbers(a, out / "report_numbers.json")
     write_report(a, out / "report.html")
     extra = [c for c in j.columns if c.startswith("flag_") and c not in JUDGEMENT_COLUMNS]
@@ -130,6 +133,9 @@ def read_tables(d: str | Path) -> dict[str, pd.DataFrame]:
     d = Path(d)
     out = {}
     for name, cols in TABLES.items():
+        if name == "beliefs" and not (d / "beliefs.csv").exists():  # an export written before belief tracking
+            out[name] = pd.DataFrame({c: pd.Series(dtype=t) for c, (t, _) in cols.items()})
+            continue
         df = pd.read_csv(d / f"{name}.csv", keep_default_na=False, na_values=[""])
         for c, (t, _) in cols.items():
             if c in df.columns:
