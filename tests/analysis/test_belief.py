@@ -76,6 +76,10 @@ def test_trajectories_detection_and_moves_by_hand(case):
     assert d.loc[("kind", "ai"), "median_k"] == pytest.approx(3.0)
     assert d.loc[("kind", "human"), "median_s"] == pytest.approx(5.0)
     assert d.loc[("witness", "Eliza"), ["n", "events"]].tolist() == [2, 1]
+    # the cluster bootstrap (each game its own interrogator here): every draw's median is 20, 40 or
+    # never (inf), so the interval's ends are among them
+    assert d.loc[("kind", "ai"), "median_s_boot_low"] in (20.0, 40.0)
+    assert d.loc[("kind", "ai"), "median_s_boot_high"] in (40.0, math.inf)
     curve = r.curves[("kind", "ai", "s")]
     assert curve["t"].tolist() == [0, 20, 40] and curve["surv"].tolist() == pytest.approx([1.0, 2 / 3, 1 / 3])
     # biggest moves: g2 +.4 (reply 1), g4 +.4 (reply 3), then g1's +.2 and g3's -.2 (reply 2), then g1's +.1

@@ -6,8 +6,9 @@ is the human, else 1 - value/100. After witness reply k (replies of every conver
 order shown) a game's belief is its last move after a reply <= k, 0.5 (the slider's start) before
 any. Time to detection: the first move with p_correct >= `confident`, in seconds from the game's
 start and in replies; games without one are censored at their end (Kaplan-Meier, statsmodels'
-SurvfuncRight; log-log pointwise intervals). Games are treated as independent (an interrogator
-playing several games is not modelled here).
+SurvfuncRight; log-log pointwise intervals, and the median's interval from statsmodels' quantile_ci,
+which treats games as independent). Interrogators play several games, so each median also gets a
+cluster bootstrap interval that resamples interrogators (percentile, `N_BOOT` draws, seeded).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ BELIEF_COLUMNS = {
 }
 CONFIDENT = 0.75  # a "confident" belief: p_correct at or above this
 TOP_MOVES = 10
+N_BOOT = 400
 
 
 @dataclass
@@ -73,9 +75,11 @@ def game_truths(judgements: pd.DataFrame) -> pd.DataFrame:
                 continue  # not one human and one AI: no truth to believe in
             kind, witness = "AI and human", str(ai["witness"].iloc[0])
             sign = 1 if human["seat"].iloc[0] == "B" else -1
-        rows.append({"game_id": gid, "format": fmt, "kind": kind, "witness": witness, "sign": sign,
+        rows.append({"game_id": gid, "interrogator_id": str(g["interrogator_id"].iloc[0]) if "interrogator_id" in g
+                     else str(gid), "format": fmt, "kind": kind, "witness": witness, "sign": sign,
                      "started_ms": int(g["started_ms"].iloc[0]), "ended_ms": int(g["ended_ms"].iloc[0])})
-    return pd.DataFrame(rows, columns=["game_id", "format", "kind", "witness", "sign", "started_ms", "ended_ms"])
+    return pd.DataFrame(rows, columns=["game_id", "interrogator_id", "format", "kind", "witness", "sign", "started_ms",
+                                       "ended_ms"])
 
 
 def p_correct(value, sign):
@@ -112,7 +116,7 @@ def per_game(truths: pd.DataFrame, messages: pd.DataFrame, beliefs: pd.DataFrame
                 time_s = (int(b["t_ms"].iloc[hit[0]]) - t.started_ms) / 1000.0
                 k_det = int(ks[hit[0]])
         paths[t.game_id] = path
-        rows.append({"game_id": t.game_id, "kind": t.kind, "witness": t.witness, "n_replies": len(seqs),
+        rows.append({"game_id": t.game_id, "interrogator_id": t.interrogator_id, "kind": t.kind, "witness": t.witness, "n_replies": len(seqs),
                      "n_moves": 0 if b is None else len(b), "event": event, "time_s": time_s, "replies": k_det})
     return pd.DataFrame(rows), paths
 
@@ -161,7 +165,27 @@ def km(time, event, alpha: float = 0.05) -> tuple[pd.DataFrame, tuple[float, flo
     return curve, (med, float(lo), float(hi))
 
 
-def detection(games: pd.DataFrame, alpha: float = 0.05) -> tuple[pd.DataFrame, dict]:
+def boot_median(g: pd.DataFrame, col: str, alpha: float = 0.05, n_boot: int = N_BOOT,
+                seed: int = 0) -> tuple[float, float]:
+    """Percentile interval of the Kaplan-Meier median of `col`, resampling interrogators (with all
+    their games); draws whose curve never falls below 1/2 count as +inf (so the upper bound can be inf)."""
+    from statsmodels.duration.survfunc import SurvfuncRight
+
+    rng = np.random.default_rng(seed)
+    ids = g["interrogator_id"].to_numpy()
+    uniq = np.unique(ids)
+    rows_of = {u: np.flatnonzero(ids == u) for u in uniq}
+    t, e = g[col].to_numpy(float), g["event"].to_numpy(int)
+    meds = np.empty(n_boot)
+    for b in range(n_boot):
+        idx = np.concatenate([rows_of[u] for u in rng.choice(uniq, len(uniq))])
+        m = SurvfuncRight(t[idx], e[idx]).quantile(0.5) if e[idx].any() else np.nan
+        meds[b] = np.inf if np.isnan(m) else m
+    q = np.quantile(meds, [alpha / 2, 1 - alpha / 2], method="inverted_cdf")  # no interpolation: inf stays inf
+    return float(q[0]), float(q[1])
+
+
+def detection(games: pd.DataFrame, alpha: float = 0.05, n_boot: int = N_BOOT) -> tuple[pd.DataFrame, dict]:
     rows, curves = [], {}
     for by in ("kind", "witness"):
         for group, g in games.groupby(by, sort=True):
@@ -173,6 +197,8 @@ def detection(games: pd.DataFrame, alpha: float = 0.05) -> tuple[pd.DataFrame, d
                     curve, (m, lo, hi) = pd.DataFrame({"t": [0.0], "surv": [1.0], "low": [1.0], "high": [1.0]}), (np.nan,) * 3
                 curves[(by, str(group), scale)] = curve
                 row.update({f"median_{scale}": m, f"median_{scale}_low": lo, f"median_{scale}_high": hi})
+                blo, bhi = boot_median(g, col, alpha, n_boot) if row["events"] and n_boot else (np.nan, np.nan)
+                row.update({f"median_{scale}_boot_low": blo, f"median_{scale}_boot_high": bhi})
             rows.append(row)
     return pd.DataFrame(rows), curves
 
