@@ -123,3 +123,47 @@ async def test_belief_refusals_are_clear(sqlite_url, tmp_path):
         await i.send({"type": "belief", "value": 50, "after": reply["id"]})
         err = await i.next("error")
         assert err["code"] == "bad_belief" and "does not track" in err["message"]
+
+
+async def three_player_game(url: str, move: bool) -> tuple[list, str]:
+    """A three-player game (two people and ELIZA); with `move` the interrogator moves the slider
+    after every reply it is shown. Returns the human witness's normalised frames and the game id."""
+    with running(study(fmt="three-player", witnesses=(ELIZA,), rules=BELIEF_RULES), url, seed=5) as base:
+        seats = await in_game(await players(base, 2))
+        i = seats["interrogator"]
+        (hseat,) = [k for k in seats if k != "interrogator"]
+        w, aseat = seats[hseat], "B" if hseat == "A" else "A"
+        for k, q in enumerate(QUESTIONS[:2]):
+            await say(i, q, conv=hseat)
+            await say(i, q, conv=aseat)
+            await w.next("message", text=q)
+            await say(w, f"answer {k}", conv=None)
+            for _ in range(200):  # both replies of this round, in whichever order they came
+                got = [f for f in i.frames if f["type"] == "message" and f["from"] == "them"]
+                if all(sum(f["conv"] == c for f in got) > k for c in (hseat, aseat)):
+                    break
+                await asyncio.sleep(0.05)
+            for reply in [f for f in got if f["conv"] in (hseat, aseat)][2 * k:]:
+                if move:
+                    n = len(w.frames)
+                    await i.send({"type": "belief", "value": 20 + 30 * k, "after": reply["id"]})
+                    await asyncio.sleep(0.3)
+                    assert len(w.frames) == n, w.frames[n:]
+        await i.send({"type": "verdict", "choice": hseat, "confidence": 60})
+        st = await i.phase("reveal")
+        await w.phase("reveal")
+        await asyncio.sleep(0.2)
+        return normalised(w.frames), st["game"]["game_id"]
+
+
+async def test_three_player_witness_frames_are_the_same_with_and_without_belief_moves(tmp_path):
+    url = f"sqlite:///{tmp_path / 'a.db'}"
+    moved, gid = await three_player_game(url, True)
+    plain, _ = await three_player_game(f"sqlite:///{tmp_path / 'b.db'}", False)
+    assert moved == plain
+    with Store(url) as store:
+        log = store.events(gid)
+    beliefs = [e for e in log if e.type == ev.BELIEF]
+    assert [e.payload["value"] for e in beliefs] == [20, 20, 50, 50]
+    assert {e.conversation for e in beliefs} == {"A", "B"}
+    assert all(log[e.payload["after_seq"]].actor == e.conversation for e in beliefs)
