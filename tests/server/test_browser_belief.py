@@ -96,12 +96,15 @@ async def test_two_player_slider_by_keyboard_and_pointer(chromium_path, sqlite_u
         low = got[-1][0]
         assert low < 30, got
         assert await w.is_hidden("#belief")  # the witness has no slider, and got nothing from it
+        # a move and at once the verdict: the waiting move is sent before the verdict screen opens
+        await slider.focus()
+        await i.keyboard.press("End")
         await give_verdict(i, "human", 75, "bus talk")
         assert "You were right." in await i.text_content("#reveal-body")
         assert i.js_errors == [] and w.js_errors == []
     got = await stored_beliefs(sqlite_url)
-    assert [v for v, _, _ in got] == [55, low]
-    assert all(actor == "A" for _, actor, _ in got) and got[0][2] < got[1][2]  # after reply 1, after reply 2
+    assert [v for v, _, _ in got] == [55, low, 100]
+    assert all(actor == "A" for _, actor, _ in got) and got[0][2] < got[1][2] == got[2][2]  # after reply 1, 2, 2
     assert exported(sqlite_url, tmp_path / "export") == sorted((v, s) for v, _, s in got)
     with Store(sqlite_url) as store:
         (g,) = store.games()

@@ -219,6 +219,10 @@
   }
   function updateBelief(fresh) {
     const g = st && st.game;
+    if (g && g.belief && updateBelief.game !== g.game_id) {  // a new game: the slider starts where it was left, or undecided
+      updateBelief.game = g.game_id; clearTimeout(beliefTimer); beliefTimer = null;
+      range.value = g.belief.value === null ? 50 : g.belief.value;
+    }
     const on = !!(g && g.role === "interrogator" && g.belief && st.phase === "game" && lastReply(g));
     belief.hidden = !on;
     if (!on) return;
@@ -234,16 +238,17 @@
     range.setAttribute("aria-valuetext", beliefText(st.game, Number(range.value)));
     $("belief-note").textContent = beliefText(st.game, Number(range.value));
   });
+  function sendBelief() {
+    clearTimeout(beliefTimer); beliefTimer = null;
+    const g = st && st.game, r = g && lastReply(g);
+    if (!r || !g.belief || st.phase !== "game") return;
+    const v = parseInt(range.value, 10);
+    send({ type: "belief", value: v, after: r.id });
+    g.belief = { value: v, after: r.id };
+  }
   range.addEventListener("change", () => {  // a release or a key press; sent at most ~3 times a second
     clearTimeout(beliefTimer);
-    beliefTimer = setTimeout(() => {
-      beliefTimer = null;
-      const g = st && st.game, r = g && lastReply(g);
-      if (!r || !g.belief || st.phase !== "game") return;
-      const v = parseInt(range.value, 10);
-      send({ type: "belief", value: v, after: r.id });
-      g.belief = { value: v, after: r.id };
-    }, 300);
+    beliefTimer = setTimeout(sendBelief, 300);
   });
 
   function addMessage(m) {
@@ -269,6 +274,7 @@
   }
 
   function openVerdict(forced) {
+    if (beliefTimer) sendBelief();  // a move still waiting goes before the verdict
     const g = st.game, box = $("choices");
     box.replaceChildren(el("legend", "", g.convs.length > 1 ? "Which one is the human?" : "Was the witness a human or an AI?"));
     const opts = g.convs.length > 1
