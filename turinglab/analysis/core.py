@@ -56,6 +56,7 @@ class Analysis:
     seconds: dict = field(default_factory=dict)
     extra: dict = field(default_factory=dict)  # the further Jones & Bergen analyses and the leaderboard (see extra.py)
     audit: object | None = None  # the blinding audit (audit.BlindingAudit), when the report ran it
+    beliefs: object | None = None  # the belief analysis (belief.BeliefAnalysis), when the study has belief moves
 
     def extra_numbers(self) -> dict[str, float | None]:
         """The numbers of `extra` (report JSON only; the export's rebuild.py checks `numbers()`)."""

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from turinglab.game import survey
-from turinglab.game.config import Study, WitnessSpec
+from turinglab.game.config import Rules, Study, WitnessSpec
 
 TRUE_RATES = {"Dragon": 0.50, "Sierra": 0.40, "November": 0.30, "ELIZA": 0.20}
 HUMAN_RATE = 0.66
@@ -75,6 +75,7 @@ class DemoSpec:
     tag_share: float = 0.0  # share of games two demo taggers code (`demo-data` uses TAG_SHARE)
     topics: bool = False  # each game about one topic of TOPIC_LINES (returned as "topics": {game_id: topic})
     leak: str | None = None  # one of LEAKS: AI witnesses that give themselves away by timing
+    beliefs: bool = False  # belief tracking on: interrogators move the slider after most replies (issue 29)
 
 
 def demo_study(spec: DemoSpec) -> Study:
@@ -82,13 +83,39 @@ def demo_study(spec: DemoSpec) -> Study:
         WitnessSpec(codename=w, kind="eliza" if w.upper() == "ELIZA" else "local") for w in spec.rates
     )
     leak = f"-leak-{spec.leak}" if spec.leak else ""
+    leak += "-beliefs" if spec.beliefs else ""
     return Study(name=spec.study_name or f"demo-{spec.format}-seed{spec.seed}{leak}", format=spec.format,  # type: ignore[arg-type]
-                 witnesses=witnesses, preset=None)
+                 witnesses=witnesses, preset=None, rules=Rules(belief_tracking=spec.beliefs))
+
+
+BELIEF_MOVE_SHARE = 0.85  # share of replies after which a demo interrogator moves the slider
+BELIEF_NOISE = 0.6  # SD of each step of the demo belief's random walk (log-odds)
+
+
+def belief_mover(game, rng: np.random.Generator, drift: float, toward_high: bool) -> Callable[[int, int], None]:
+    """A demo interrogator's slider: after each reply the log-odds of the truth take a step of mean
+    `drift` (so witnesses that are easy to tell apart are found out sooner); `toward_high`: the truth
+    is the slider's right end (two-player an AI, three-player B is the human)."""
+    from turinglab.game.engine import Belief
+
+    state = {"logit": 0.0}
+
+    def move(reply_seq: int, t_ms: int) -> None:
+        state["logit"] += drift + rng.normal(0.0, BELIEF_NOISE)
+        if rng.random() >= BELIEF_MOVE_SHARE:
+            return
+        p = 1.0 / (1.0 + np.exp(-state["logit"]))
+        value = int(round(100 * (p if toward_high else 1 - p)))
+        out = game.apply(Belief("interrogator", value, reply_seq), t_ms + int(rng.integers(500, 1_900)))
+        if not out.ok:
+            raise RuntimeError(f"engine refused a demo belief: {out.code} {out.detail}")
+    return move
 
 
 def _play(game, rng: np.random.Generator, t: int, witness_seats: list[str], verdict: tuple[str, int, str],
           lines: tuple[list[str], list[str]] = (INTERROGATOR_LINES, WITNESS_LINES), *,
-          timing_rng: np.random.Generator | None = None, ai_seats: tuple[str, ...] = (), leak: str | None = None) -> None:
+          timing_rng: np.random.Generator | None = None, ai_seats: tuple[str, ...] = (), leak: str | None = None,
+          on_reply: Callable[[int, int], None] | None = None) -> None:
     """Alternate canned messages in every conversation, then give the verdict (all through the engine).
     With `timing_rng` each reply's typing indicator shows 1–5 s after the question (always at least
     1 s before the reply); `leak` makes the `ai_seats` differ (LEAKS). Neither touches `rng`."""
@@ -116,6 +143,8 @@ def _play(game, rng: np.random.Generator, t: int, witness_seats: list[str], verd
             out = game.apply(Send(seat, str(rng.choice(replies)), conversation=seat), t)
             if not out.ok:
                 raise RuntimeError(f"engine refused a demo reply: {out.code} {out.detail}")
+            if on_reply is not None:
+                on_reply(out.events[-1].seq, t)
     choice, conf, reason = verdict
     out = game.apply(GiveVerdict("interrogator", choice, conf, reason or None), t + int(rng.integers(2_000, 8_000)))
     if not out.ok:
@@ -151,6 +180,7 @@ def generate(url: str | None, spec: DemoSpec, progress: Callable[[int], None] | 
     tag_rng = np.random.default_rng([spec.seed, 7])  # its own stream: the games stay as they were
     topic_rng = np.random.default_rng([spec.seed, 11])  # likewise for the topics
     timing_rng = np.random.default_rng([spec.seed, 13])  # and for typing indicators and leaks
+    belief_rng = np.random.default_rng([spec.seed, 17])  # and for the belief slider
     topics: dict[str, str] = {}
     study = demo_study(spec)
     codenames = list(spec.rates)
@@ -202,6 +232,11 @@ def generate(url: str | None, spec: DemoSpec, progress: Callable[[int], None] | 
             game = Game.start(spec.format, study.rules, t)  # type: ignore[arg-type]
             how = dict(timing_rng=timing_rng, ai_seats=tuple(k for k, v in seats.items() if v.kind == "ai"),
                        leak=spec.leak)
+            if spec.beliefs:  # the easier a witness is to tell apart, the faster the belief drifts to the truth
+                rate = spec.human_rate if seats.get("A") is hum and spec.format == "two-player" else spec.rates[name]
+                drift = 0.2 + 1.2 * abs(0.7 - rate) if spec.format == "two-player" else 0.2 + 1.2 * (0.6 - rate)
+                right = (seats["A"].kind == "ai") if spec.format == "two-player" else seats["B"].kind == "human"
+                how["on_reply"] = belief_mover(game, belief_rng, drift, right)
             if spec.topics:
                 topics[game_id] = topic = str(topic_rng.choice(list(TOPIC_LINES)))
                 _play(game, rng, t, witness_seats, verdict, TOPIC_LINES[topic], **how)

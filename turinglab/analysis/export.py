@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from turinglab.analysis.belief import BELIEF_COLUMNS, analyse_beliefs
 from turinglab.analysis.core import Analysis, Options, analyse
 from turinglab.analysis.pseudonyms import PREFIX, export_key, keyed, pseudonymise
 from turinglab.analysis.report import write_numbers, write_report
@@ -45,7 +46,8 @@ WITNESS_COLUMNS = {
     "model": ("string", "The model the witness runs, if any."),
 }
 TABLES = {"judgements": JUDGEMENT_COLUMNS, "participants": PARTICIPANT_COLUMNS, "messages": MESSAGE_COLUMNS,
-          "tags": TAG_COLUMNS, "witnesses": WITNESS_COLUMNS}
+          "tags": TAG_COLUMNS, "witnesses": WITNESS_COLUMNS,
+          "beliefs": BELIEF_COLUMNS}  # beliefs: the interrogators' slider moves (issue 29)
 
 
 PAYMENT_FILE = "payment_ids_RAW.csv"
@@ -115,7 +117,8 @@ def export(loaded, out_dir: str | Path, options: Options | None = None, key: byt
     m = loaded.messages.copy()
     w = pd.DataFrame([{"witness": x.codename, "kind": getattr(x.kind, "value", str(x.kind)), "model": x.model or ""} for x in loaded.witness_specs],
                      columns=list(WITNESS_COLUMNS))
-    tables = {"judgements": j, "participants": p, "messages": m, "tags": t, "witnesses": w}
+    b = loaded.beliefs if loaded.beliefs is not None else pd.DataFrame(columns=list(BELIEF_COLUMNS))
+    tables = {"judgements": j, "participants": p, "messages": m, "tags": t, "witnesses": w, "beliefs": b.copy()}
     for name, df in tables.items():
         df.to_csv(out / f"{name}.csv", index=False)
         df.to_parquet(out / f"{name}.parquet", index=False)
@@ -123,6 +126,7 @@ def export(loaded, out_dir: str | Path, options: Options | None = None, key: byt
     back = read_tables(out)
     a = analyse(back["judgements"], back["participants"], opt, tags=back["tags"], messages=back["messages"],
                 witnesses=roster_specs(back["witnesses"]))
+    a.beliefs = analyse_beliefs(a.judgements, back["messages"], back["beliefs"], back["tags"], alpha=opt.alpha)
     write_numbers(a, out / "report_numbers.json")
     write_report(a, out / "report.html")
     extra = [c for c in j.columns if c.startswith("flag_") and c not in JUDGEMENT_COLUMNS]
@@ -143,6 +147,9 @@ def read_tables(d: str | Path) -> dict[str, pd.DataFrame]:
         f = d / f"{name}.csv"
         if not f.exists() and name == "witnesses":  # an export written before the roster was exported
             out[name] = pd.DataFrame({c: pd.Series(dtype="string") for c in cols})
+            continue
+        if not f.exists() and name == "beliefs":  # an export written before belief tracking
+            out[name] = pd.DataFrame({c: pd.Series(dtype=t) for c, (t, _) in cols.items()})
             continue
         df = pd.read_csv(f, keep_default_na=False, na_values=[""])
         for c, (t, _) in cols.items():

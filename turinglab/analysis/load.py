@@ -32,6 +32,7 @@ class Loaded:
     verdicts: pd.DataFrame  # one row per verdict, as given (choice, confidence, reason, correct, forced)
     witness_specs: tuple = ()  # the study file's AI witnesses (codename, kind, model), played or not
     pass_decisions: str = "holm"  # the study file's pass_decisions (see analysis.passes)
+    beliefs: pd.DataFrame | None = None  # the interrogators' belief moves (issue 29; analysis.belief.BELIEF_COLUMNS)
 
 
 class LoadError(ValueError):
@@ -72,6 +73,23 @@ def _messages(store, game_ids: list[str]) -> pd.DataFrame:
             rows += [(g, s, t, a, c or "A", readable((p or {}).get("text", ""))) for g, s, t, a, c, p in conn.execute(q)]
     return pd.DataFrame(rows, columns=["game_id", "seq", "t_ms", "actor", "conversation", "text"]).sort_values(
         ["game_id", "seq"], kind="stable").reset_index(drop=True)
+
+
+def _beliefs(store, game_ids: list[str]) -> pd.DataFrame:
+    """The `belief` events of these games (study setting rules.belief_tracking), one row per move."""
+    from sqlalchemy import select
+
+    from turinglab.analysis.belief import BELIEF_COLUMNS
+    from turinglab.store.models import EventRow
+
+    rows = []
+    with store.engine.connect() as conn:
+        for i in range(0, len(game_ids), 500):
+            q = select(EventRow.game_id, EventRow.seq, EventRow.t_ms, EventRow.conversation, EventRow.payload).where(
+                EventRow.type == "belief", EventRow.game_id.in_(game_ids[i:i + 500]))
+            rows += [(g, s, t, c or "A", int(p["value"]), int(p["after_seq"])) for g, s, t, c, p in conn.execute(q)]
+    return pd.DataFrame(rows, columns=list(BELIEF_COLUMNS)).astype(
+        {c: t for c, (t, _) in BELIEF_COLUMNS.items()}).sort_values(["game_id", "seq"], kind="stable").reset_index(drop=True)
 
 
 def participants_table(infos) -> pd.DataFrame:
@@ -121,6 +139,7 @@ def load(url: str | None = None, study: str | int | None = None, *, include_bots
     with read_study(url, study) as (store, info):
         games = [g for g in store.games(info.id) if include_bots or not (g.flags or {}).get("bot")]
         msgs = _messages(store, [g.id for g in games])
+        beliefs = _beliefs(store, [g.id for g in games])
         n_msg = msgs.groupby(["game_id", "conversation"]).size().to_dict() if len(msgs) else {}
         rows, stored_flags = [], []
         no_verdict = 0
@@ -177,4 +196,4 @@ def load(url: str | None = None, study: str | int | None = None, *, include_bots
         tags = coerce(pd.DataFrame(tag_rows), TAG_COLUMNS, "tags") if tag_rows else empty(TAG_COLUMNS)
         return Loaded(info.id, info.name, info.study.format, tuple(info.study.exclusions), df, parts, msgs,
                       tags, no_verdict, pd.DataFrame(game_rows), pd.DataFrame(verdict_rows),
-                      tuple(info.study.witnesses), getattr(info.study, "pass_decisions", None) or "holm")
+                      tuple(info.study.witnesses), getattr(info.study, "pass_decisions", None) or "holm", beliefs)

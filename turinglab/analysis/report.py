@@ -22,6 +22,7 @@ from turinglab.analysis import passes, tables
 from turinglab.analysis.jb import KAPPA_NOTE
 from turinglab.analysis.core import Analysis
 from turinglab.analysis.figures import Figure, all_figures, save
+from turinglab.analysis import belief_report
 
 REASON_SAMPLE = 12
 
@@ -369,8 +370,13 @@ def figure_html(fig: Figure, label: str | None = None) -> Markup:
     )
 
 
+def report_figures(a: Analysis, svg: bool = True) -> list[Figure]:
+    """Every figure of the report: the study's and, when it tracked beliefs, the belief section's."""
+    return [*all_figures(a, svg=svg), *belief_report.figures(a.beliefs)]  # type: ignore[arg-type]
+
+
 def render_html(a: Analysis, figs: list[Figure] | None = None) -> str:
-    figs = all_figures(a, svg=False) if figs is None else figs
+    figs = report_figures(a, svg=False) if figs is None else figs
     ctx = context(a)
     num = Numbering({fg.name: fg for fg in figs})
     ctx.update(figs={fg.name: figure_html(fg) for fg in figs}, tab=num.tab, fig=num.fig)
@@ -378,6 +384,8 @@ def render_html(a: Analysis, figs: list[Figure] | None = None) -> str:
         from turinglab.analysis.audit_text import html_context
 
         ctx["audit"] = html_context(a.audit)
+    if a.beliefs is not None:
+        ctx["beliefs"] = belief_report.rows(a.beliefs)  # type: ignore[arg-type]
     return _env().get_template("report.html.j2").render(**ctx)
 
 
@@ -589,6 +597,9 @@ def render_markdown(a: Analysis, fig_dir_name: str, figs: list[Figure]) -> str:
         from turinglab.analysis.audit_text import markdown
 
         parts.append(markdown(a.audit, e))
+    if a.beliefs is not None:
+        parts.append(belief_report.markdown(a.beliefs, e))  # type: ignore[arg-type]
+        parts += [fig("belief_trajectories"), fig("belief_detection")]
     return "\n\n".join(q for q in parts if q) + "\n"
 
 
@@ -620,6 +631,8 @@ def render_json(a: Analysis) -> str:
     }
     if a.audit is not None:
         doc["blinding_audit"] = a.audit.to_dict()
+    if a.beliefs is not None:
+        doc["beliefs"] = a.beliefs.records()  # type: ignore[attr-defined]
     return json.dumps(doc, indent=1, sort_keys=True, allow_nan=False)
 
 
@@ -633,9 +646,9 @@ def write_report(a: Analysis, out: str | Path, fmt: str = "html") -> list[Path]:
         out.write_text(render_json(a), encoding="utf-8")
         return [out]
     if fmt == "html":
-        out.write_text(render_html(a, all_figures(a, svg=False)), encoding="utf-8")
+        out.write_text(render_html(a, report_figures(a, svg=False)), encoding="utf-8")
         return [out]
-    figs = all_figures(a)
+    figs = report_figures(a)
     fig_dir = out.with_name(out.stem + "_figures")
     paths = save(figs, fig_dir)
     out.write_text(render_markdown(a, fig_dir.name, figs), encoding="utf-8")

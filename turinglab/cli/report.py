@@ -96,6 +96,10 @@ def report(
                 a.audit = audit_blinding(db, loaded.study_id, alpha=alpha, include_bots=include_bots)
             except ValueError as exc:  # too few games of a kind: the report says nothing of it
                 err_console.print(f"blinding audit left out: {exc}", markup=False)
+        if loaded.beliefs is not None and len(loaded.beliefs):
+            from turinglab.analysis.belief import analyse_beliefs
+
+            a.beliefs = analyse_beliefs(a.judgements, loaded.messages, loaded.beliefs, loaded.tags, alpha=alpha)
         bar.update(task, description="figures and report")
         paths = write_report(a, out, fmt)
         bar.update(task, advance=1)
@@ -182,6 +186,8 @@ def demo_data(
     zhang_data: str = typer.Option(None, "--zhang-data", help="--static: folder of Zhang's data (word.json...)."),
     leak: str = typer.Option(None, "--leak", help="A study whose blinding leaks on purpose: late-fallback (AI replies "
                              "late now and then) or no-typing (AI shows no typing indicator); `turinglab audit blinding` catches it."),
+    beliefs: bool = typer.Option(False, "--beliefs", help="Belief tracking on: interrogators move the belief slider after most "
+                                 "replies, so the report shows belief trajectories and time to detection."),
 ) -> None:
     """Play synthetic games with known true rates through the real engine and store (or, with
     --static, build a static study per task from shipped images and Zhang's real data)."""
@@ -197,14 +203,15 @@ def demo_data(
     if leak is not None and leak not in LEAKS:
         fail(f"--leak must be one of {', '.join(LEAKS)}, got {leak!r}")
     spec = DemoSpec(n_games=games, seed=seed, format="three-player" if three_player else "two-player",
-                    tag_share=TAG_SHARE, leak=leak)
+                    tag_share=TAG_SHARE, leak=leak, beliefs=beliefs)
     with Progress(console=err_console, transient=True) as bar:
         task = bar.add_task("playing demo games", total=games)
         res = generate(db, spec, progress=lambda i: bar.update(task, completed=i))
     rates = ", ".join(f"{k} {v:.2f}" for k, v in res["true_rates"].items())
     human = "" if three_player else f", Human {res['human_rate']:.2f}"
     leaked = f"; leaks on purpose: {LEAKS[leak]}" if leak else ""
-    console.print(f"study {res['study_id']} ({res['study']}): {games} games; true rates judged human: {rates}{human}{leaked}")
+    moved = "; belief slider moves stored" if beliefs else ""
+    console.print(f"study {res['study_id']} ({res['study']}): {games} games; true rates judged human: {rates}{human}{leaked}{moved}")
 
 
 def _demo_static(db: str | None, images_dir: str, zhang_data: str | None, seed: int) -> None:

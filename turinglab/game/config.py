@@ -59,6 +59,10 @@ class Rules(_Strict):
     # cannot tell the witnesses apart (a blinding choice of its own, see docs/protocol.md)
     human_witness_timing: Literal["relay", "equalised"] = "equalised"
     human_witness_delay: Timing = Timing()
+    # belief tracking (issue 29): after each witness reply the interrogator may move a slider, two-player
+    # "human <-> AI", three-player "which is human, A <-> B"; each move is a `belief` event. Off: the
+    # published protocol. Nothing of it reaches a witness
+    belief_tracking: bool = False
 
     @model_validator(mode="after")
     def _confidence_scale(self) -> "Rules":
@@ -244,6 +248,9 @@ def canonical_json(study: BaseModel) -> str:
     data = study.model_dump(mode="json")
     if "pass_decisions" in data and data["pass_decisions"] is None:  # unset: the hash of studies written before the key
         data.pop("pass_decisions")
+    rules = data.get("rules")
+    if isinstance(rules, dict) and rules.get("belief_tracking") is False:  # off: the hash of studies written before it
+        rules.pop("belief_tracking")
     return json.dumps(data, sort_keys=True, separators=(",", ":"))
 
 

@@ -56,6 +56,16 @@ class Paste:
 
 
 @dataclass(frozen=True)
+class Belief:
+    """The interrogator's belief slider after the witness reply at log position `after_seq`
+    (`value` 0-100: two-player 0 human .. 100 AI; three-player 0 "A is human" .. 100 "B is human")."""
+
+    seat: str
+    value: int
+    after_seq: int
+
+
+@dataclass(frozen=True)
 class Typing:
     """The typing indicator was shown for `seat` (recorded for the log only)."""
 
@@ -107,7 +117,7 @@ class End:
     reason: str
 
 
-Action = Union[Send, Hold, Paste, Typing, GiveVerdict, ReportAbuse, Leave, Disconnect, Reconnect, Tick, End]
+Action = Union[Send, Hold, Paste, Typing, Belief, GiveVerdict, ReportAbuse, Leave, Disconnect, Reconnect, Tick, End]
 
 
 @dataclass(frozen=True)
@@ -158,6 +168,7 @@ class Game:
         self.closed_ms: int | None = None  # when the chat closed (time up / witness left)
         self.pastes: dict[str, int] = {}
         self.refusals = 0
+        self.belief: dict[str, int] | None = None  # the last belief move: {value, after_seq, seq}
 
     # --- construction ---
 
@@ -369,6 +380,8 @@ class Game:
             return None, None
         if isinstance(a, GiveVerdict):
             return self._verdict(a, now)
+        if isinstance(a, Belief):
+            return self._belief(a, now)
         if isinstance(a, ReportAbuse):
             conv = a.conversation if a.conversation in self.seats else (a.seat if a.seat in self.seats else None)
             self._emit(ev.ABUSE_REPORT, a.seat, now, conv, {"reason": _clip(a.reason)})
@@ -463,6 +476,22 @@ class Game:
         self._emit(ev.GAME_ENDED, SYSTEM, now, payload={"reason": "verdict"})
         return None, None
 
+    def _belief(self, a: Belief, now: int) -> tuple[str | None, str | None]:
+        """A belief move: recorded, nothing else changes (no turn, no timer, nothing for a witness)."""
+        if a.seat != INTERROGATOR:
+            return ev.NOT_INTERROGATOR, "only the interrogator moves the belief slider"
+        if not self.rules.belief_tracking:
+            return ev.BAD_BELIEF, "this study does not track beliefs"
+        v = a.value
+        if isinstance(v, bool) or not isinstance(v, int) or not ev.BELIEF_MIN <= v <= ev.BELIEF_MAX:
+            return ev.BAD_BELIEF, f"the belief must be a whole number from {ev.BELIEF_MIN} to {ev.BELIEF_MAX}, got {v!r}"
+        k = a.after_seq
+        reply = self.log[k] if isinstance(k, int) and not isinstance(k, bool) and 0 <= k < len(self.log) else None
+        if reply is None or reply.type != ev.MESSAGE or reply.actor not in self.seats:
+            return ev.BAD_BELIEF, "a belief follows a witness reply that was shown: move the slider after a reply"
+        self._emit(ev.BELIEF, INTERROGATOR, now, reply.conversation, {"value": v, "after_seq": k})
+        return None, None
+
     # --- the log ---
 
     def _emit(self, type_: str, actor: str, t_ms: int, conversation: str | None = None,
@@ -522,6 +551,8 @@ class Game:
             self.state = "ended"
             self.end_reason = p["reason"]
             self.ended_ms = e.t_ms
+        elif e.type == ev.BELIEF:
+            self.belief = {"value": int(p["value"]), "after_seq": int(p["after_seq"]), "seq": e.seq}
         elif e.type in (ev.TYPING, ev.FLAG):  # FLAG: a researcher's annotation, not part of play
             pass
         else:
@@ -562,6 +593,9 @@ def _attempt(a: Action) -> dict[str, Any]:
         text = a.text if isinstance(a.text, str) else repr(a.text)
         # a bounded prefix and the length: a flood of long refused texts cannot fill the log
         return {**out, "text": text[:MAX_REFUSED_TEXT], "length": len(text)}
+    if isinstance(a, Belief):
+        return {"value": a.value if isinstance(a.value, int) else str(a.value)[:50],
+                "after_seq": a.after_seq if isinstance(a.after_seq, int) else None}
     if isinstance(a, GiveVerdict):
         return {"choice": str(a.choice)[:50], "confidence": a.confidence if isinstance(a.confidence, int) else
                 str(a.confidence)[:50], "reason": _clip(a.reason if isinstance(a.reason, str) else None)}

@@ -29,6 +29,7 @@ DISCONNECTED = "disconnected"
 RECONNECTED = "reconnected"
 GAME_ENDED = "game_ended"
 HELD = "held"  # a witness reply stored and acknowledged, shown at its release time (payload: text, release_ms)
+BELIEF = "belief"  # the interrogator's belief slider moved (payload: value 0-100, after_seq: the witness reply it follows)
 FLAG = "flag"  # a researcher's exclusion flag (payload: flag, value true|false, reason, origin "hand"); no effect on play
 
 EVENT_TYPES = (
@@ -46,6 +47,7 @@ EVENT_TYPES = (
     GAME_ENDED,
     HELD,
     FLAG,
+    BELIEF,
 )
 
 # Reason codes of refused actions.
@@ -62,6 +64,7 @@ TOO_MANY_MESSAGES = "too_many_messages"
 CHAT_CLOSED = "chat_closed"
 PASTE_BLOCKED = "paste_blocked"
 ALREADY_DECIDED = "already_decided"  # a verdict after the game's verdict (not recorded: the log has ended)
+BAD_BELIEF = "bad_belief"  # a belief move the study does not track, or not after a witness reply shown
 UNDELIVERED = "undelivered"  # a held reply never shown: the chat closed or the game ended first
 
 REFUSAL_CODES = (
@@ -79,7 +82,10 @@ REFUSAL_CODES = (
     PASTE_BLOCKED,
     UNDELIVERED,
     ALREADY_DECIDED,
+    BAD_BELIEF,
 )
+
+BELIEF_MIN, BELIEF_MAX = 0, 100  # two-player: 0 sure human, 100 sure AI; three-player: 0 A is human, 100 B is human
 
 State = Literal["in_progress", "awaiting_verdict", "ended"]
 

@@ -45,7 +45,7 @@ from turinglab.store.api import UnknownId
 log = logging.getLogger("turinglab.cluster")
 
 ADOPT_EVERY = 30  # every this many renewals, look in the store for open games Redis does not know
-GAME_FRAMES = {"message", "paste", "verdict", "report"}
+GAME_FRAMES = {"message", "paste", "verdict", "belief", "report"}
 
 class ClusterHub(RedisOutage, Hub):
     """A `Hub` whose waiting room, relay and game ownership are shared through Redis."""

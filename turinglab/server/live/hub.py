@@ -470,7 +470,7 @@ class Hub:
                 await self.send(pid, proto.error("not_in_game", proto.TEXTS["not_in_game"], cid))
                 return
             handler = {"message": s.on_message, "paste": s.on_paste, "verdict": s.on_verdict,
-                       "report": s.on_report}[t]
+                       "belief": s.on_belief, "report": s.on_report}[t]
             try:
                 await handler(pid, f)
             except StoreAway:  # nothing of it was kept: the sender may try again

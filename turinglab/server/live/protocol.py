@@ -77,6 +77,15 @@ class VerdictIn(_In):
     reason: Annotated[Text | None, Field(max_length=2000)] = None
 
 
+class BeliefIn(_In):
+    """The belief slider (a study with `rules.belief_tracking`): `after` is the id of the witness
+    reply the move follows, as in its `message` frame."""
+
+    type: Literal["belief"]
+    value: Annotated[int, Field(ge=0, le=100)]
+    after: Annotated[Text, Field(min_length=1, max_length=64)]
+
+
 class ReportIn(_In):
     type: Literal["report"]
     reason: Annotated[Text | None, Field(max_length=2000)] = None
@@ -87,10 +96,10 @@ class PingIn(_In):
 
 
 Inbound = Annotated[
-    Union[JoinIn, LeaveQueueIn, MessageIn, PasteIn, VerdictIn, ReportIn, PingIn], Field(discriminator="type")
+    Union[JoinIn, LeaveQueueIn, MessageIn, PasteIn, VerdictIn, BeliefIn, ReportIn, PingIn], Field(discriminator="type")
 ]
 _adapter: TypeAdapter[Any] = TypeAdapter(Inbound)
-TYPES = ("join", "leave_queue", "message", "paste", "verdict", "report", "ping")
+TYPES = ("join", "leave_queue", "message", "paste", "verdict", "belief", "report", "ping")
 _PING = PingIn(type="ping")
 
 
@@ -153,6 +162,8 @@ def parse(raw: str) -> BaseModel:
         fields = {str(e["loc"][1]) if len(e["loc"]) > 1 else "" for e in exc.errors()}
         answer = fields <= {"choice", "confidence"} and not any(NOT_STORABLE in e["msg"] for e in exc.errors())
         code = "bad_verdict" if data["type"] == "verdict" and answer else "bad_frame"
+        if data["type"] == "belief" and fields <= {"value", "after"} and not any(NOT_STORABLE in e["msg"] for e in exc.errors()):
+            code = "bad_belief"
         raise BadFrame(f"bad {data['type']!r} frame: " + "; ".join(parts), cid, code) from None
     if isinstance(frame, MessageIn):
         frame._seen = see(frame.text)  # the same normalisation as the fast path

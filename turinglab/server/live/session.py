@@ -17,7 +17,7 @@ from typing import Any, Callable
 import numpy as np
 
 from turinglab.game import events as ev
-from turinglab.game.engine import Game, GiveVerdict, Hold, Paste, ReportAbuse, Send, Tick, Typing
+from turinglab.game.engine import Belief, Game, GiveVerdict, Hold, Paste, ReportAbuse, Send, Tick, Typing
 from turinglab.game.events import INTERROGATOR, Event
 from turinglab.server.live import protocol as proto
 from turinglab.witnesses.ai_seat import AISeat, Refusal
@@ -325,6 +325,16 @@ class GameSession(StoredGame, Presence):
             await self._commit(out.events)
         if not out.ok:  # paste_blocked (recorded), or a paste out of the game's time
             await self._send(pid, proto.error(out.code or "refused", out.detail or "refused"))
+
+    async def on_belief(self, pid: str, f: proto.BeliefIn) -> None:
+        """A belief move: stored, nothing sent to anyone but a refusal to its sender (blinding:
+        no frame to a witness, no timer touched)."""
+        after = next((seq for seq, mid in self.ids.items() if mid == f.after), -1)
+        async with self.locked():
+            out = self.game.apply(Belief(self.seat_of[pid], f.value, after), self.hub.now())
+            await self._commit(out.events)
+        if not out.ok:
+            await self._send(pid, proto.error(out.code or "bad_belief", out.detail or "refused"))
 
     async def on_verdict(self, pid: str, f: proto.VerdictIn) -> None:
         async with self.locked():

@@ -39,6 +39,10 @@ def participant_view(s: Any, pid: str, now_ms: int) -> dict[str, Any]:
     if ended:
         reveal = {"seats": {k: {"kind": x.identity.kind} for k, x in s.seats.items()},
                   "correct": verdict_correct(s)}
+    belief = None  # the interrogator's last belief move, so a reloaded page shows its slider where it was
+    if seat == INTERROGATOR and s.rules.belief_tracking:
+        b = g.belief
+        belief = {"value": b["value"], "after": s.ids.get(b["after_seq"])} if b else {"value": None, "after": None}
     return {
         "game_id": s.id,
         "format": g.format,
@@ -56,6 +60,7 @@ def participant_view(s: Any, pid: str, now_ms: int) -> dict[str, Any]:
         "verdict": verdict,
         "reveal": reveal,
         "store_away": s.store_away,
+        "belief": belief,
     }
 
 

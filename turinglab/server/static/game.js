@@ -89,6 +89,7 @@
       st.game.typing = st.game.typing.filter((c) => c !== f.conv);
       if (f.from !== "you") st.game.your_turn[f.conv] = true;
       addMessage(f); setTyping(f.conv, false); updateCompose(f.conv);
+      if (f.from !== "you") updateBelief(true);
     } else if (f.type === "ack") {
       const i = outbox.findIndex((m) => m.client_id === f.client_id);
       if (i < 0) return;
@@ -197,7 +198,58 @@
       }
       updateCompose(c);
     }
+    updateBelief(false);
   }
+
+  // ---- belief slider (studies with rules.belief_tracking): after each witness reply the interrogator
+  // may say where they stand; each move is a `belief` frame, never seen by a witness
+  const belief = $("belief"), range = $("belief-range");
+  let beliefTimer = null;
+  function beliefEnds(g) {
+    return g.convs.length > 1 ? ["A is the human", "B is the human"] : ["Human", "AI"];
+  }
+  function beliefText(g, v) {
+    const [lo, hi] = beliefEnds(g);
+    if (v === 50) return "50: undecided";
+    return v + ": leaning " + (v < 50 ? lo : hi) + " (" + (v < 50 ? 100 - v : v) + " of 100)";
+  }
+  function lastReply(g) {
+    const r = g.messages.filter((m) => m.from === "them");
+    return r.length ? r[r.length - 1] : null;
+  }
+  function updateBelief(fresh) {
+    const g = st && st.game;
+    if (g && g.belief && updateBelief.game !== g.game_id) {  // a new game: the slider starts where it was left, or undecided
+      updateBelief.game = g.game_id; clearTimeout(beliefTimer); beliefTimer = null;
+      range.value = g.belief.value === null ? 50 : g.belief.value;
+    }
+    const on = !!(g && g.role === "interrogator" && g.belief && st.phase === "game" && lastReply(g));
+    belief.hidden = !on;
+    if (!on) return;
+    const [lo, hi] = beliefEnds(g);
+    $("belief-label").textContent = g.convs.length > 1 ? "Your guess so far: which one is the human?" : "Your guess so far: human or AI?";
+    $("belief-left").textContent = "0 · " + lo; $("belief-right").textContent = hi + " · 100";
+    if (!beliefTimer && g.belief.value !== null && document.activeElement !== range) range.value = g.belief.value;
+    range.setAttribute("aria-valuetext", beliefText(g, Number(range.value)));
+    $("belief-note").textContent = fresh ? "New reply: move the slider if your guess changed." : beliefText(g, Number(range.value));
+  }
+  range.addEventListener("input", () => {
+    if (!st || !st.game) return;
+    range.setAttribute("aria-valuetext", beliefText(st.game, Number(range.value)));
+    $("belief-note").textContent = beliefText(st.game, Number(range.value));
+  });
+  function sendBelief() {
+    clearTimeout(beliefTimer); beliefTimer = null;
+    const g = st && st.game, r = g && lastReply(g);
+    if (!r || !g.belief || st.phase !== "game") return;
+    const v = parseInt(range.value, 10);
+    send({ type: "belief", value: v, after: r.id });
+    g.belief = { value: v, after: r.id };
+  }
+  range.addEventListener("change", () => {  // a release or a key press; sent at most ~3 times a second
+    clearTimeout(beliefTimer);
+    beliefTimer = setTimeout(sendBelief, 300);
+  });
 
   function addMessage(m) {
     const pane = document.querySelector('.conv[data-conv="' + m.conv + '"]');
@@ -222,6 +274,7 @@
   }
 
   function openVerdict(forced) {
+    if (beliefTimer) sendBelief();  // a move still waiting goes before the verdict
     const g = st.game, box = $("choices");
     box.replaceChildren(el("legend", "", g.convs.length > 1 ? "Which one is the human?" : "Was the witness a human or an AI?"));
     const opts = g.convs.length > 1
