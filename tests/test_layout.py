@@ -16,3 +16,14 @@ def test_tests_mirror_the_package_folders():
         if rel.parts[0] in ("data", "__pycache__") or "__pycache__" in rel.parts or not any(folder.glob("test_*.py")):
             continue
         assert rel.parts[0] == "benchmarks" or (pkg / rel).is_dir(), f"tests/{rel} mirrors no folder of turinglab/"
+
+
+def test_no_merge_markers_are_left_in_the_tree():
+    """A merge once left `<<<<<<<` markers in docs/protocol.md for a whole session: none in any
+    text file of the tree (the package, docs, tests, benchmarks, the README)."""
+    root = Path(__file__).resolve().parents[1]
+    files = [root / "README.md", *[p for d in ("turinglab", "docs", "tests", "benchmarks", ".ci") for p in (root / d).rglob("*")
+                                   if p.is_file() and p.suffix in {".py", ".md", ".html", ".js", ".css", ".json", ".yaml", ".yml", ""}]]
+    marked = [f"{p.relative_to(root)}:{n}" for p in files for n, line in enumerate(p.read_text(errors="replace").splitlines(), 1)
+              if line.startswith(("<<<<<<< ", ">>>>>>> ")) or line == "======="]
+    assert not marked, marked
