@@ -76,7 +76,7 @@ def test_the_command(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("preset: jones-bergen-2023\nname: mine\nrules: {time_limit_s: 180}\n" + GPT, encoding="utf-8")
     run = lambda *a: subprocess.run([sys.executable, "-m", "turinglab", "replicate", *a],  # noqa: E731
-                                    capture_output=True, text=True, env={"COLUMNS": "300", **__import__("os").environ})
+                                    capture_output=True, text=True, env={**__import__("os").environ, "COLUMNS": "300"})  # wide: no wrapped paths
     r = run("jones-bergen-2025")
     assert r.returncode == 0 and "GPT-4.5 and LLaMa-3.1-405B" in r.stdout and "witness_groups" in r.stdout
     r = run("jones-bergen-2023", "--check", str(ok))
