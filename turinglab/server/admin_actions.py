@@ -161,3 +161,24 @@ def add_action_routes(app: FastAPI, guard, message, export_key, spreadsheet_safe
                                                                "target", "reason"])
         return Response(spreadsheet_safe(df).to_csv(index=False), media_type="text/csv",
                         headers={"Content-Disposition": 'attachment; filename="admin_actions.csv"'})
+
+    @app.get("/admin/bonus.csv")
+    async def bonus_file(request: Request) -> Response:
+        """Prolific's bulk-bonus lines (raw Prolific ids: for payment only), from the study file's rates."""
+        refused = await guard(request)
+        if refused is not None:
+            return refused
+        from turinglab.analysis.export import bonus_csv, bonuses
+
+        hub = request.app.state.hub
+        p = hub.study.prolific
+        if p is None or p.bonus_per_game + p.bonus_per_correct == 0:
+            return message(request, "No bonus set", "Set prolific.bonus_per_game or prolific.bonus_per_correct in the "
+                           "study file (or use `turinglab admin bonus --per-game ... --per-correct ...`).", 404,
+                           link="/admin", link_text="Back to admin")
+        rows = await asyncio.to_thread(bonuses, request.app.state.store, hub.study_id, p.bonus_per_game,
+                                       p.bonus_per_correct)
+        log.info("admin: %r downloaded the Prolific bonus file", request.state.admin)
+        return Response(bonus_csv(rows), media_type="text/csv",
+                        headers={"Content-Disposition": 'attachment; filename="prolific_bonus_RAW.csv"'})
+
