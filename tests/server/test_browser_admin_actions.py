@@ -109,6 +109,8 @@ async def test_pause_end_block_quota_in_chromium(chromium_path, sqlite_url, tmp_
         await b.reload()
         assert "You can no longer take part" in await visible(b, "s-blocked")
         assert "block" in await ap.text_content("#actions")
+        # the blocked person's games carry an exclusion flag the analysis can apply
+        assert store.game(gid).flags["participant_blocked"] is True
         # 5. a and a newcomer play the second game: the quota (2 games) is reached, a new arrival is told
         await a.click("#btn-again")
         await a.click("#btn-skip")

@@ -21,6 +21,7 @@ from turinglab.store.db import StoreError
 
 log = logging.getLogger("turinglab.server")
 PARTICIPANT_ACTIONS = ("remove", "block", "unblock")
+BLOCKED_FLAG = "participant_blocked"  # exclusion flag of the games of a participant a researcher blocked
 
 
 class ActionError(ValueError):
@@ -66,10 +67,16 @@ def take(store: Store, study_id: int, researcher: str, action: str, target: str 
         target = find_participant(store, target or "", key)
     elif action not in ("pause", "resume"):
         raise ActionError(f"unknown action {action!r}: use end_game, remove, block, unblock, pause or resume")
+    now = time.time_ns() // 1_000_000
     try:
-        return admin_log.record(store, study_id, researcher, action, target, reason, time.time_ns() // 1_000_000)
+        row = admin_log.record(store, study_id, researcher, action, target, reason, now)
     except StoreError as exc:
         raise ActionError(str(exc)) from None
+    if action == "block":  # their ended games get an exclusion flag (a game in progress: when it has ended)
+        for g in store.games(study_id):
+            if g.status == "ended" and target in {g.interrogator_id, *(i.participant_id for i in g.seats.values())}:
+                store.flag_game(g.id, BLOCKED_FLAG, True, f"{researcher}: {reason}", now)
+    return row
 
 
 def wait_ended(store: Store, game_id: str, timeout_s: float) -> bool:

@@ -122,8 +122,10 @@ class Recruitment:
         elif r.action in ("remove", "block") and r.target:
             await hub._unqueue(r.target)
             s = hub.session_of.get(r.target)
-            if s is not None and s.id in hub.live:
-                await end_session(s, r.reason or "", r.researcher)
+            if s is not None and s.id in hub.live and await end_session(s, r.reason or "", r.researcher) \
+                    and r.action == "block":  # as the blocked person's ended games were (admin_actions.take)
+                await asyncio.to_thread(hub.store.flag_game, s.id, "participant_blocked", True,
+                                        f"{r.researcher}: {r.reason}", hub.now())
             await hub.send_state(r.target)
         elif r.action == "unblock" and r.target:
             await hub.send_state(r.target)
