@@ -5,6 +5,7 @@ taken on worker 1 turns new arrivals away on worker 2."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 
 import httpx
@@ -49,8 +50,6 @@ async def test_end_a_game_run_by_another_worker_and_pause_everywhere(postgres_ur
                 r = await c.get("/")
                 if "The study is paused" in r.text:
                     break
-                import asyncio
-
                 await asyncio.sleep(0.1)
             assert "The study is paused" in r.text
         for x in (p, q):

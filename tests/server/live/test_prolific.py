@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import html
 import re
-from pathlib import Path
 
 import httpx
 from typer.testing import CliRunner
@@ -54,7 +53,7 @@ async def test_each_outcome_shows_its_code_and_redirects(sqlite_url, tmp_path):
         p = await (await WsPlayer.create(base, query=q("pA"))).connect()
         await p.phase("idle")
         await p.send({"type": "join"})
-        st = await p.phase("game")
+        await p.phase("game")
         await p.send({"type": "message", "conv": "A", "text": "hello there", "client_id": "c1"})
         await p.next("message")
         await p.send({"type": "verdict", "choice": "ai", "confidence": 90})

@@ -14,7 +14,6 @@ import logging
 from typing import Any
 
 from turinglab.game.engine import End
-from turinglab.game.events import FLAG, RESEARCHER  # noqa: F401 - FLAG: the event the end logs
 from turinglab.store import admin_log
 
 log = logging.getLogger("turinglab.server")
