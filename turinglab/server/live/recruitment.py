@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from typing import Any
 
 from turinglab.game.engine import End
@@ -18,6 +19,7 @@ from turinglab.store import admin_log
 
 log = logging.getLogger("turinglab.server")
 RESEARCHER_END = "researcher"  # the end reason of a game a researcher ended
+COUNT_EVERY_S = 5.0  # how often the quotas' counts are read again (other workers' games)
 ENDED_FLAG = "ended_by_researcher"  # its exclusion flag (column flag_ended_by_researcher in the analysis)
 
 
@@ -45,6 +47,7 @@ class Recruitment:
         self.games = 0
         self.people: set[str] = set()
         self._sync_lock = asyncio.Lock()
+        self._counted = time.monotonic()
         self._read(admin_log.actions(hub.store, hub.study_id))  # the state before this start
         self._count(*admin_log.counts(hub.store, hub.study_id))
         self.task = asyncio.create_task(self._loop())
@@ -106,7 +109,8 @@ class Recruitment:
             was = (self.paused, self.full())
             rows = self._read(await asyncio.to_thread(admin_log.actions, self.hub.store, self.hub.study_id,
                                                       self.last_id))
-            if self.hub.study.stop_after is not None:
+            if self.hub.study.stop_after is not None and time.monotonic() >= self._counted + COUNT_EVERY_S:
+                self._counted = time.monotonic()  # games started here are counted at once (`started`)
                 self._count(*await asyncio.to_thread(admin_log.counts, self.hub.store, self.hub.study_id))
             for r in rows:
                 await self._apply(r)
