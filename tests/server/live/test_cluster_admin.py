@@ -54,3 +54,32 @@ async def test_end_a_game_run_by_another_worker_and_pause_everywhere(postgres_ur
             assert "The study is paused" in r.text
         for x in (p, q):
             await x.close()
+
+
+async def test_an_end_request_reaches_a_game_taken_over_from_a_dead_worker(postgres_url, redis_url):  # noqa: F811
+    """The worker that ran a game died before it read the researcher's end request: the worker
+    that takes the game over ends it (the request is kept for games not running here)."""
+    import time
+
+    from turinglab.game.engine import Game
+    from turinglab.server.admin_actions import take
+    from turinglab.store import admin_log
+
+    s = Study(name="cl-admin-takeover", rules=RULES, allocation=Allocation(human_ratio=1.0))
+    now = int(time.time() * 1000)
+    with Store(postgres_url) as st:
+        sid = st.register_study(s)
+        i, w = st.create_participant(consent_ms=1), st.create_participant(consent_ms=1)
+        gid = st.create_game(sid, "two-player", {"A": {"kind": "human", "participant_id": w}}, i, now)
+        st.append_events(gid, Game.start("two-player", s.rules, now).log)
+        take(st, sid, "rs", "end_game", gid, "its worker died")
+        assert [a.action for a in admin_log.actions(st, sid)] == ["end_game"]
+    [app] = apps(s, postgres_url, redis_url, n=1, human_timing=FAST, admin_poll_s=0.2)
+    with serve_in_thread(app):
+        for _ in range(200):
+            with Store(postgres_url, upgrade=False) as st:
+                g = st.game(gid)
+            if g.status == "ended":
+                break
+            await asyncio.sleep(0.05)
+    assert g.status == "ended" and g.end_reason == "researcher" and g.flags["ended_by_researcher"] is True

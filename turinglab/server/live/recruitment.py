@@ -19,6 +19,7 @@ from turinglab.store import admin_log
 
 log = logging.getLogger("turinglab.server")
 RESEARCHER_END = "researcher"  # the end reason of a game a researcher ended
+PENDING_S = 600.0  # how long an end request of a game running elsewhere is kept, should it come here
 COUNT_EVERY_S = 5.0  # how often the quotas' counts are read again (other workers' games)
 ENDED_FLAG = "ended_by_researcher"  # its exclusion flag (column flag_ended_by_researcher in the analysis)
 
@@ -47,8 +48,14 @@ class Recruitment:
         self.games = 0
         self.people: set[str] = set()
         self._sync_lock = asyncio.Lock()
+        self.pending: dict[str, admin_log.AdminAction] = {}  # end requests of games not running here
+        self._asked: dict[str, float] = {}
         self._counted = time.monotonic()
-        self._read(admin_log.actions(hub.store, hub.study_id))  # the state before this start
+        wall = time.time_ns() // 1_000_000
+        for r in self._read(admin_log.actions(hub.store, hub.study_id)):  # the state before this start
+            if r.action == "end_game" and r.target and wall - r.t_ms < PENDING_S * 1000:
+                self.pending[r.target] = r  # a game of a dead worker this one may take over
+                self._asked[r.target] = time.monotonic() - (wall - r.t_ms) / 1000
         self._count(*admin_log.counts(hub.store, hub.study_id))
         self.task = asyncio.create_task(self._loop())
 
@@ -114,6 +121,12 @@ class Recruitment:
                 self._count(*await asyncio.to_thread(admin_log.counts, self.hub.store, self.hub.study_id))
             for r in rows:
                 await self._apply(r)
+            for gid in [g for g in self.pending if g in self.hub.live]:  # taken over here since the request
+                r = self.pending.pop(gid)
+                await end_session(self.hub.live[gid], r.reason or "", r.researcher)
+            now = time.monotonic()
+            self.pending = {g: r for g, r in self.pending.items() if now - self._asked[g] < PENDING_S}
+            self._asked = {g: t for g, t in self._asked.items() if g in self.pending}
             if (self.paused, self.full()) != was:
                 await self._turn_away()
 
@@ -122,6 +135,9 @@ class Recruitment:
         if r.action == "end_game" and r.target in hub.live:
             if await end_session(hub.live[r.target], r.reason or "", r.researcher):
                 log.info("game %s ended by researcher %s", r.target, r.researcher)
+        elif r.action == "end_game" and r.target:  # another worker's game, or one that may come here
+            self.pending[r.target] = r  # (a takeover): ended here if it does, within PENDING_S
+            self._asked[r.target] = time.monotonic()
         elif r.action in ("remove", "block") and r.target:
             await hub._unqueue(r.target)
             s = hub.session_of.get(r.target)
