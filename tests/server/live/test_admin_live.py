@@ -39,3 +39,30 @@ async def test_remove_ends_the_game_and_the_participants_quota(sqlite_url):
         st = await p.phase("game")
         assert st["game"]["game_id"] != gid
         await p.close()
+
+
+async def test_admin_actions_need_the_form_token_and_a_same_site_post(sqlite_url):
+    import re
+
+    from turinglab.server.testing import AdminLogin
+
+    with running(study(witnesses=(ELIZA,)), sqlite_url, admin_password="pw") as base:
+        async with httpx.AsyncClient(base_url=base) as c:
+            auth = AdminLogin("pw")
+            token = re.search(r'name="csrf" value="([0-9a-f]+)"', (await c.get("/admin", auth=auth)).text).group(1)
+            r = await c.post("/admin/action", data={"csrf": "0" * 32, "action": "pause"}, auth=auth)
+            assert r.status_code == 403 and "token is missing or out of date" in r.text
+            r = await c.post("/admin/action", data={"csrf": token, "action": "pause"}, auth=auth,
+                             headers={"Origin": "https://evil.example"})
+            assert r.status_code == 403 and "another site" in r.text
+            r = await c.post("/admin/action", data={"csrf": token, "action": "block", "target": "<b>x</b>",
+                                                    "reason": "r"}, auth=auth)
+            assert r.status_code == 400 and "&lt;b&gt;x&lt;/b&gt;" in r.text and "<b>x</b>" not in r.text
+            # without a login: the login form, nothing done
+            async with httpx.AsyncClient(base_url=base) as anon:
+                r = await anon.post("/admin/action", data={"csrf": token, "action": "resume"})
+                assert r.status_code == 303 and r.headers["location"].startswith("/admin/login")
+        with Store(sqlite_url, upgrade=False) as store:
+            from turinglab.store import admin_log
+
+            assert [a.action for a in admin_log.actions(store, store.studies()[0].id)] == []
