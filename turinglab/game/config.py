@@ -176,6 +176,37 @@ class Allocation(_Strict):
     overflow_witness: str | None = None
 
 
+class StopAfter(_Strict):
+    """Quotas (issue 27): recruitment stops once the study has this many games (bot games not
+    counted) or participants (who played in any seat); games in progress finish, new arrivals
+    see a page saying the study is full."""
+
+    games: Annotated[int | None, Field(gt=0)] = None
+    participants: Annotated[int | None, Field(gt=0)] = None
+
+
+Outcome = Literal["completed", "no_consent", "screened_out", "timed_out", "returned"]
+PROLIFIC_REDIRECT = "https://app.prolific.com/submissions/complete?cc={code}"
+
+
+class Prolific(_Strict):
+    """Running the study on Prolific (issue 27; README "A study on Prolific"). Each outcome's
+    completion code is shown on the page that ends the participant's part and the browser goes
+    on to `redirect` with the code: `completed` (every round played, or the study's end),
+    `no_consent` ("I do not agree"), `screened_out` (a repeat participant when `block_repeat`),
+    `timed_out` (three-player: waited alone until `allocation.lone_wait_s` ended the wait),
+    `returned` (arrived while recruitment is paused or the study is full: asked to return it).
+    An outcome without a code shows a plain thank-you. Bonuses (`turinglab admin bonus`):
+    `bonus_per_game` for each game played in any seat plus `bonus_per_correct` for each verdict
+    that was right, in the study's currency (Prolific: GBP or USD)."""
+
+    completion_codes: dict[Outcome, Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,40}$")]] = {}
+    redirect: Annotated[str, Field(pattern=r"^https://[^\s]*\{code\}[^\s]*$")] = PROLIFIC_REDIRECT
+    block_repeat: bool = False  # a Prolific id already seen (another browser, or a new link) is screened out
+    bonus_per_game: Annotated[float, Field(ge=0)] = 0.0
+    bonus_per_correct: Annotated[float, Field(ge=0)] = 0.0
+
+
 class Study(_Strict):
     name: Annotated[str, Field(min_length=1)]
     version: Annotated[int, Field(ge=1)] = 1
@@ -196,6 +227,19 @@ class Study(_Strict):
     # the pass decisions of several AI witnesses: one family adjusted by Holm ("holm", the default when
     # unset) or each a per-witness confirmatory test ("per-witness"); the report says which
     pass_decisions: Literal["holm", "per-witness"] | None = None
+    stop_after: StopAfter | None = None  # quotas (issue 27)
+    prolific: Prolific | None = None  # completion codes per outcome, repeat participants, bonuses (issue 27)
+
+    def completion_link(self, outcome: str) -> str | None:
+        """Where a participant goes when their part ends with `outcome` (None: nowhere, a thank-you):
+        the Prolific code's redirect, else `completion_url` (completed) / `no_consent_url` (no_consent)."""
+        code = self.completion_code(outcome)
+        if code is not None:
+            return self.prolific.redirect.replace("{code}", code)  # type: ignore[union-attr]
+        return {"completed": self.completion_url, "no_consent": self.no_consent_url}.get(outcome)
+
+    def completion_code(self, outcome: str) -> str | None:
+        return None if self.prolific is None else self.prolific.completion_codes.get(outcome)  # type: ignore[call-overload]
 
     @model_validator(mode="after")
     def _unique_codenames(self) -> "Study":
@@ -246,8 +290,9 @@ class Study(_Strict):
 def canonical_json(study: BaseModel) -> str:
     """The study (live or static) as canonical JSON: sorted keys, defaults filled in, no whitespace."""
     data = study.model_dump(mode="json")
-    if "pass_decisions" in data and data["pass_decisions"] is None:  # unset: the hash of studies written before the key
-        data.pop("pass_decisions")
+    for key in ("pass_decisions", "stop_after", "prolific"):  # unset: the hash of studies written before the key
+        if key in data and data[key] is None:
+            data.pop(key)
     rules = data.get("rules")
     if isinstance(rules, dict) and rules.get("belief_tracking") is False:  # off: the hash of studies written before it
         rules.pop("belief_tracking")

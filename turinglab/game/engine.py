@@ -112,9 +112,11 @@ class Tick:
 
 @dataclass(frozen=True)
 class End:
-    """The system ends the game (e.g. `stdin_closed`, `server_shutdown`, `aborted`)."""
+    """The system ends the game (e.g. `stdin_closed`, `server_shutdown`, `aborted`); `flag`: the
+    payload of a `flag` event logged with the end (a researcher ended it: flag, value, reason, by)."""
 
     reason: str
+    flag: dict[str, Any] | None = None
 
 
 Action = Union[Send, Hold, Paste, Typing, Belief, GiveVerdict, ReportAbuse, Leave, Disconnect, Reconnect, Tick, End]
@@ -349,6 +351,8 @@ class Game:
             if self.state == "ended":
                 return ev.GAME_OVER, "the game has already ended"
             self._emit(ev.GAME_ENDED, SYSTEM, now, payload={"reason": a.reason})
+            if a.flag is not None:
+                self._emit(ev.FLAG, ev.RESEARCHER, now, payload=dict(a.flag))
             return None, None
         seat_problem = self._check_seat(a.seat)
         if seat_problem:

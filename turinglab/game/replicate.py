@@ -16,7 +16,7 @@ PRESETS = ("jones-bergen-2023", "jones-bergen-2025")
 
 # settings a study may set without departing from the papers (they do not fix them)
 FREE = ("name", "version", "preset", "witnesses", "display_name", "consent_text", "completion_url",
-        "no_consent_url", "content_filter", "rules.verdict_grace_s", "rules.human_witness_delay",
+        "no_consent_url", "stop_after", "prolific", "content_filter", "rules.verdict_grace_s", "rules.human_witness_delay",
         "allocation.capacity", "allocation.capacity_headroom", "allocation.overflow_witness",
         "allocation.lone_wait_s", "allocation.lone_then", "allocation.witness_groups")
 PAPER_TIMING = Timing(base_s=1.0, s_per_char=0.3, gamma_shape=2.5, gamma_scale=0.25)

@@ -251,6 +251,9 @@ def add_admin(app: FastAPI, password: str | None, page, message, accounts_file: 
             keys.append(await asyncio.to_thread(make, request.app.state.store))
         return keys[0]
     guard = admin_guard(app, password, message, accounts_file)
+    from turinglab.server.admin_actions import add_action_routes, shown_actions, status_rows
+
+    add_action_routes(app, guard, message, export_key, spreadsheet_safe)
 
     @app.get("/admin", response_class=HTMLResponse)
     @guarded(guard)
@@ -298,11 +301,13 @@ def add_admin(app: FastAPI, password: str | None, page, message, accounts_file: 
         cap_counts = {} if cap is None else {"deferred": cap.deferred, "reallocated": cap.reallocated,
                                              "overflowed": cap.overflowed}
         board = await asyncio.to_thread(leaderboard_rows, games)
+        acts = (await asyncio.to_thread(shown_actions, store, hub.study_id, key))[:20]
         return templates.TemplateResponse(request, "admin.html", {
             "study_name": hub.study.name, "waiting": waiting, "live": live, "studies": studies,
             "witnesses": witnesses, "human_sr": human_sr, "n_human": len(humans), "flagged": flagged,
             "n_games": len(games), "tables": TABLES, "blocked_ai": blocked_ai, "recent": recent,
-            "capacity": capacity, "cap_counts": cap_counts, **board})
+            "capacity": capacity, "cap_counts": cap_counts, **board, **status_rows(hub), "actions": acts,
+            "form_token": request.app.state.admin_form_token(request)})
 
     @app.get("/admin/game/{game_id}", response_class=HTMLResponse)
     @guarded(guard)
@@ -332,7 +337,8 @@ def add_admin(app: FastAPI, password: str | None, page, message, accounts_file: 
                          "conv": e.conversation or "", "what": what, "message": e.type == MESSAGE})
         live = game_id in request.app.state.hub.live
         return templates.TemplateResponse(request, "admin_game.html", {
-            "study_name": request.app.state.hub.study.name, "g": g, "seats": seats, "rows": rows, "live": live})
+            "study_name": request.app.state.hub.study.name, "g": g, "seats": seats, "rows": rows, "live": live,
+            "form_token": request.app.state.admin_form_token(request)})
 
     @app.get("/admin/export/{name}")
     @guarded(guard)

@@ -37,6 +37,16 @@ DEFAULT_CONSENT = (
     "and you can report abuse at any time."
 )
 log = logging.getLogger("turinglab.server")
+# what a new arrival (or the personal page) says while they may not start a game (issue 27)
+GATE_PAGES = {
+    "paused": ("The study is paused", "New games are not starting at the moment. Thank you for your interest: "
+               "please come back a little later."),
+    "full": ("The study is full", "Enough people have taken part, so no new games start. Thank you for your interest."),
+    "blocked": ("You can no longer take part", "The researchers have ended your part in this study. You can close this page."),
+}
+DONE_TEXTS = {"completed": "Thank you for taking part.",
+              "timed_out": "Nobody else arrived in time for a game. Thank you for waiting.",
+              "returned": "No game could start for you. Thank you for your time."}
 
 
 RATE_BURST, RATE_PER_S = 20, 5.0  # frames a participant may send at once / per second after that (all connections)
@@ -75,7 +85,7 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
                initial_ai_wait_s: float = 10.0, warm_up: bool = False, secret: str | None = None,
                trusted_origins: tuple[str, ...] = (), openapi: bool | None = None,
                bot_token: str | None = None, redis_url: str | None = None,
-               redis_prefix: str | None = None) -> FastAPI:
+               redis_prefix: str | None = None, admin_poll_s: float = 1.0) -> FastAPI:
     """The turinglab web app for one study. `db_url` None: $DATABASE_URL or ./turinglab.db.
 
     Migrations run when the app starts. Human witnesses' replies follow the study's
@@ -118,7 +128,7 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
                             witness_factory=witness_factory,
                             content_filter=ContentFilter(study.content_filter, hook=moderation),
                             waiting_grace_s=waiting_grace_s, initial_ai_wait_s=initial_ai_wait_s,
-                            study_id=study_id, **hub_kw)
+                            study_id=study_id, admin_poll_s=admin_poll_s, **hub_kw)
         if redis_url:
             await app.state.hub.start()
         if warm_up:
@@ -176,6 +186,32 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
         request.state.csrf_field = csrf_field
         return p, forged(request, p.id)
 
+    def ending(request: Request, outcome: str | None, heading: str, text: str, status: int = 200) -> Response:
+        """A page that ends the participant's part: the study's completion code of `outcome`
+        (study file `prolific.completion_codes`), shown, then the browser goes on to its link."""
+        code = study.completion_code(outcome) if outcome else None
+        link = study.completion_link(outcome) if code else None
+        return message(request, heading, text, status, code=code, redirect=link, link=link,
+                       link_text="Continue to the study site")
+
+    def turned_away(request: Request, gate: str) -> Response:
+        heading, text = GATE_PAGES[gate]
+        return ending(request, None if gate == "blocked" else "returned", heading, text)
+
+    async def arrival_refused(request: Request, ids: dict[str, str]) -> Response | None:
+        """A new arrival's refusal: the study paused or full, a blocked or (when the study says so)
+        repeated Prolific id; None: welcome."""
+        pp = ids.get("prolific_pid")
+        if pp:
+            seen = await asyncio.to_thread(request.app.state.store.find_participant, prolific_pid=pp)
+            if seen is not None and seen.id in hub(request).admin.blocked:
+                return turned_away(request, "blocked")
+            if seen is not None and study.prolific is not None and study.prolific.block_repeat:
+                return ending(request, "screened_out", "You have taken part already",
+                              "This study takes each person once, and you have started it before. Thank you for your interest.")
+        gate = hub(request).admin.gate(None)
+        return turned_away(request, gate) if gate else None
+
     def to_player(pid: str, request: Request) -> RedirectResponse:
         r = RedirectResponse(f"/p/{pid}", status_code=303)
         r.set_cookie(COOKIE, pid, max_age=60 * 60 * 24 * 90, httponly=True, samesite="lax",
@@ -192,10 +228,14 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
             mine = await returning(request.app.state.store, ids["prolific_pid"], request.cookies.get(COOKIE))
             if mine is not None:
                 return RedirectResponse(f"/p/{mine}", status_code=303)
-            return page(request, "landing.html", query=f"?{request.url.query}")
+            refused = await arrival_refused(request, ids)
+            return refused or page(request, "landing.html", query=f"?{request.url.query}")
         cookie = request.cookies.get(COOKIE)
         if cookie and await hub(request).person(cookie):
             return RedirectResponse(f"/p/{cookie}", status_code=303)
+        gate = hub(request).admin.gate(None)
+        if gate:
+            return turned_away(request, gate)
         q = request.url.query
         return page(request, "landing.html", query=f"?{q}" if q else "")
 
@@ -212,6 +252,12 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
         wait = 0.0 if bot else starts.wait(request.client.host if request.client else "?")
         if wait:
             return too_many_starts(request, message, wait)
+        if not bot:
+            mine = await returning(request.app.state.store, ids.get("prolific_pid"), request.cookies.get(COOKIE)) \
+                if ids.get("prolific_pid") else None
+            refused = None if mine is not None else await arrival_refused(request, ids)
+            if refused is not None:
+                return refused
         return to_player(await hub(request).new_person(ids, request.cookies.get(COOKIE), bot=bot), request)
 
     @app.get("/p/{token}", response_class=HTMLResponse)
@@ -244,7 +290,10 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
         app, posted, message, consented=record_consent, no_consent_url=study.no_consent_url,
         declined_text="Thank you for considering the study. You have not taken part, and no chat or answers "
                       "of yours were recorded. You can close this page.",
-        on_decline=lambda p: log.info("participant %s declined consent", p.id))  # logged as a short hash
+        on_decline=lambda p: log.info("participant %s declined consent", p.id),  # logged as a short hash
+        declined_page=(lambda request, p: ending(
+            request, "no_consent", "You did not consent", "Thank you for considering the study. You have not "
+            "taken part, and no chat or answers of yours were recorded.")) if study.completion_code("no_consent") else None)
 
     @app.get("/favicon.ico")
     async def favicon() -> Response:
@@ -260,7 +309,12 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
         p = await hub(request).person(token)
         if p is None:
             return message(request, "Link not found", "This personal link is not valid.", 404)
-        if study.completion_url:
+        outcome = hub(request).outcome(p.id)
+        if outcome is None:
+            return turned_away(request, "blocked")
+        if study.completion_code(outcome):
+            return ending(request, outcome, "Thank you!", DONE_TEXTS[outcome])
+        if study.completion_url:  # no code for this outcome: the study's one completion link, as before
             return RedirectResponse(study.completion_url, status_code=303)
         return message(request, "Thank you!", "Thank you for taking part. You can close this page.",
                        link=f"/p/{p.id}", link_text="Play another game")

@@ -139,7 +139,7 @@ def page_renderers(app: FastAPI, study_name: str):  # noqa: ANN201 - two functio
 
 
 def add_consent_routes(app: FastAPI, posted, message, *, consented, no_consent_url: str | None,  # noqa: ANN001
-                       declined_text: str, on_decline=None) -> None:  # noqa: ANN001
+                       declined_text: str, on_decline=None, declined_page=None) -> None:  # noqa: ANN001
     """POST /p/{token}/consent and /p/{token}/decline, the same for live and judge pages.
     `posted(request, token, csrf)` gives the participant and a refusal; `consented(p)` records
     the consent; a decline goes to `no_consent_url` (e.g. Prolific's code) or says `declined_text`."""
@@ -163,6 +163,8 @@ def add_consent_routes(app: FastAPI, posted, message, *, consented, no_consent_u
             return refused
         if on_decline is not None:
             on_decline(p)
+        if declined_page is not None:  # the study's own page (e.g. a Prolific completion code)
+            return declined_page(request, p)
         if no_consent_url:
             return RedirectResponse(no_consent_url, status_code=303)
         return message(request, "You did not consent", declined_text)

@@ -211,3 +211,17 @@ class SettingRow(Base):
     name: Mapped[str] = mapped_column(String(100), primary_key=True)
     value: Mapped[str] = mapped_column(Text)
     created_ms: Mapped[int] = mapped_column(BigInteger)
+
+
+class AdminActionRow(Base):
+    """A researcher's action on a running study (issue 27): who, what, on which game or participant, why."""
+
+    __tablename__ = "admin_actions"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    study_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("studies.id"), index=True)
+    t_ms: Mapped[int] = mapped_column(BigInteger)
+    researcher: Mapped[str] = mapped_column(String(64))
+    action: Mapped[str] = mapped_column(String(20))  # see turinglab/store/admin_log.py ACTIONS
+    target: Mapped[str | None] = mapped_column(String(64))  # a game id or participant id
+    reason: Mapped[str | None] = mapped_column(Text)

@@ -344,6 +344,10 @@ class ClusterHub(RedisOutage, Hub):
         since = w.joined_ms if w else (p.joined_ms if starting else None)
         return self._state(p, phase, self.now(), since, lone, None)
 
+    async def _unqueue(self, pid: str) -> None:
+        if await self.r.hdel(self.k("room"), pid):
+            await self.send_waiting_counts()
+
     async def send_waiting_counts(self) -> None:
         if self.study.format == "three-player":
             for pid in list(await self.r.hkeys(self.k("room"))):

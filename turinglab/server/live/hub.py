@@ -29,6 +29,7 @@ from turinglab.server.live import protocol as proto
 from turinglab.witnesses.ai_seat import ElizaFallback, load_average
 from turinglab.server.content_filter import ContentFilter
 from turinglab.server.live.host import SeatInfo, StoreAway
+from turinglab.server.live.recruitment import Recruitment
 from turinglab.server.live.session import GameSession
 from turinglab.server.live.pgwriter import PgWriter
 from turinglab.server.live.sqlwriter import Writer
@@ -105,7 +106,7 @@ class Hub:
                  human_timing: Timing | None | str = "study", witness_factory: WitnessFactory | None = None,
                  content_filter: ContentFilter | None = None, waiting_grace_s: float = 15.0,
                  initial_ai_wait_s: float = 10.0, writers: int | None = None,
-                 study_id: int | None = None) -> None:
+                 study_id: int | None = None, admin_poll_s: float = 1.0) -> None:
         self.study = study
         self.store = store
         self.now: Clock = clock or wall_clock
@@ -148,6 +149,7 @@ class Hub:
         self._lone_tasks: set[asyncio.Task] = set()
         self._fallback = ElizaFallback(self._build_eliza)
         self._warm_task: asyncio.Task | None = None
+        self.admin = Recruitment(self, admin_poll_s)  # pause, blocks, quotas, researchers' requests
 
     def _close_orphans(self) -> None:
         """Games left open by a previous run of the server (its timers died with it) are ended
@@ -251,6 +253,7 @@ class Hub:
 
     async def close(self) -> None:
         self.task.cancel()
+        self.admin.close()
         if self._warm_task is not None:
             self._warm_task.cancel()
         for t in list(self._lone_tasks):
@@ -394,9 +397,11 @@ class Hub:
 
     def _state(self, p: Person, phase: str, now: int, waiting_since_ms: int | None, lone: dict | None,
                game: dict | None) -> dict[str, Any]:
+        if phase == "idle":  # not in a game nor waiting: blocked, or the study is paused or full
+            phase = self.admin.gate(p.id) or phase
         return {"type": "state", "phase": phase, "server_now_ms": now,
                 "participant": {"games_played": p.games_played, "survey_done": p.survey_done,
-                                "completion_url": self.study.completion_url},
+                                "completion_url": self.study.completion_link("completed")},
                 "waiting_since_ms": waiting_since_ms, "lone": lone, "game": game}
 
     async def send_state(self, pid: str) -> None:
@@ -495,7 +500,30 @@ class Hub:
             await self.send_state(pid)
             return False
         self.session_of.pop(pid, None)
+        if self.admin.gate(pid) is not None:  # the state says why (blocked, full, paused)
+            await self.send_state(pid)
+            return False
         return True
+
+    async def _unqueue(self, pid: str) -> None:
+        """Take `pid` out of the waiting room (a researcher's action, a pause, a quota)."""
+        if self.room.leave(pid):
+            await self.send_waiting_counts()
+
+    def outcome(self, pid: str) -> str | None:
+        """How the participant's part ends when they finish now (the study's completion codes):
+        completed, timed_out (waited alone), returned (paused or full before any game), or None (blocked)."""
+        gate = self.admin.gate(pid)
+        if gate == "blocked":
+            return None
+        if self.session_complete(pid):
+            return "completed"
+        p = self.people.get(pid)
+        if p is not None and p.alone:
+            return "timed_out"
+        if self.played.get(pid, 0) and (self.study.allocation.session_rounds is None or gate is not None):
+            return "completed"
+        return "returned"
 
     async def _join(self, pid: str) -> None:
         p = self.people[pid]
@@ -562,6 +590,7 @@ class Hub:
             for pid in s.participants():
                 self.session_of[pid] = s
             self.starting -= pids
+            self.admin.started({p for p in pids if p}, bool(flags))
             await s.start(stored=True)
         except BaseException:
             self.starting -= pids

@@ -8,6 +8,7 @@ from turinglab.game import events as ev
 from turinglab.game.events import INTERROGATOR
 
 END_REASONS = {"verdict": "verdict", "abuse_report": "report", "interrogator_left": "left"}
+NO_REVEAL = ("researcher",)  # ended by a researcher: no verdict was given, and nobody learns who was who
 
 
 def participant_view(s: Any, pid: str, now_ms: int) -> dict[str, Any]:
@@ -36,7 +37,7 @@ def participant_view(s: Any, pid: str, now_ms: int) -> dict[str, Any]:
     if g.verdict is not None and ended:
         verdict = {k: g.verdict[k] for k in ("choice", "confidence", "reason")}
     reveal = None
-    if ended:
+    if ended and g.end_reason not in NO_REVEAL:
         reveal = {"seats": {k: {"kind": x.identity.kind} for k, x in s.seats.items()},
                   "correct": verdict_correct(s)}
     belief = None  # the interrogator's last belief move, so a reloaded page shows its slider where it was

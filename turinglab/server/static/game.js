@@ -128,6 +128,7 @@
     else if (st.phase === "waiting") { showLone(); show("s-waiting"); }
     else if (st.phase === "alone") show("s-alone");
     else if (st.phase === "done") show("s-done");
+    else if (st.phase === "paused" || st.phase === "full" || st.phase === "blocked") show("s-" + st.phase);
     else if (st.phase === "game") { buildGame(g); show("s-game"); }
     else if (st.phase === "verdict") {
       buildGame(g);
@@ -317,8 +318,12 @@
   // the reveal in the participant's own terms: no seat letters they never saw
   function buildReveal(g) {
     const body = $("reveal-body"); body.replaceChildren();
-    const why = { time: "Time ran out.", report: "The game was ended by a report of abuse.", left: "A player left the game.", verdict: "", verdict_timeout: "No verdict was given in time." }[g.end_reason] || "";
+    const why = { time: "Time ran out.", report: "The game was ended by a report of abuse.", left: "A player left the game.", verdict: "", verdict_timeout: "No verdict was given in time.", researcher: "The researchers ended this game." }[g.end_reason] || "";
     if (why) body.append(el("p", "small", why));
+    if (!g.reveal) {  // ended by the researchers: nothing about who was who
+      body.append(el("p", "reveal-line", "This game does not count. Thank you for your patience."));
+      surveyPending = !st.participant.survey_done; $("btn-done").hidden = false; return;
+    }
     const seats = g.reveal.seats, v = g.verdict, three = g.format === "three-player";
     const line = (t) => body.append(el("p", "reveal-line", t));
     if (g.role === "interrogator") {
@@ -349,6 +354,7 @@
     surveyPending = !st.participant.survey_done;
     $("btn-done").hidden = false;
   }
+  for (const b of document.querySelectorAll(".btn-retry")) b.onclick = () => send({ type: "join" });
   $("btn-again").onclick = () => {
     if (surveyPending) { show("s-survey"); return; }
     send({ type: "join" });
