@@ -147,7 +147,7 @@ def test_stimulus_grouped_folds_never_share_a_stimulus(word):
     assert all(shared)
 
 
-@pytest.mark.parametrize("judge", ["svm", "rf", "tfidf-lr"])
+@pytest.mark.parametrize("judge", ["svm", "rf", "tfidf-lr", "linear-svm"])
 def test_trained_judges_find_real_signal_in_word_data(word, judge):
     from turinglab.judges.features import extract
 
@@ -160,6 +160,20 @@ def test_trained_judges_find_real_signal_in_word_data(word, judge):
     assert res.n_runs.min() == 1
     assert s["balanced_accuracy"] > 0.55  # chance is 0.5; the paper's judges are well above it
     assert s["auroc"] > 0.6
+
+
+def test_linear_svm_is_linear_and_its_verdicts_follow_the_decision_value(word):
+    """The paper's judge: a linear SVM (one weight per feature); verdict machine iff the mean
+    decision value > 0 (its single run per item here)."""
+    from sklearn.svm import LinearSVC
+
+    from turinglab.judges.features import extract
+
+    X = extract(word, ("sqdiff",))
+    est = trained.make_estimator("linear-svm", 1).fit(X, (word["truth"] == "machine").astype(int))
+    assert isinstance(est.steps[-1][1], LinearSVC) and est.steps[-1][1].coef_.shape == (1, X.shape[1])
+    res = trained.cross_validate(word, "linear-svm", X, folds=3, seeds=[7])
+    assert ((res.verdict == "machine") == (res.score >= 0)).all()
 
 
 def test_cv_rejects_too_few_folds(word):

@@ -79,7 +79,7 @@ def _judges_config(judge, features, folds, group_by_stimulus, seed, repeats, alp
     if limit is not None and limit < 2:
         fail(f"--limit must be at least 2, got {limit}")
     if features and judge in ("tfidf-lr", "llm"):
-        fail(f"--features does not apply to --judge {judge} (it reads the text); use svm or rf")
+        fail(f"--features does not apply to --judge {judge} (it reads the text); use linear-svm, svm or rf")
     if group_by_stimulus and judge == "llm":
         fail("--group-by-stimulus does not apply to --judge llm (it is not trained)")
     if limit is not None and judge != "llm":
@@ -91,7 +91,7 @@ def _judges_config(judge, features, folds, group_by_stimulus, seed, repeats, alp
                   model=spec if judge == "llm" else {}, prompt=prompt if judge == "llm" else None)
 
 
-_J_JUDGE = typer.Option(..., "--judge", help="svm | rf | tfidf-lr | llm")
+_J_JUDGE = typer.Option(..., "--judge", help="linear-svm (the paper's) | svm | rf | tfidf-lr | llm")
 
 
 @dataclass
