@@ -358,6 +358,35 @@ def test_cli_bad_input_is_one_line_exit_2(zhang, tmp_path):
     assert r.returncode == 2 and "judges evaluate" in r.stderr
 
 
+def test_fixation_judge_drops_short_scanpaths_and_reads_the_first_ten(tmp_path, monkeypatch):
+    """The paper's free-viewing judge: first 10 fixations in [-1, 1]; scanpaths under 10 dropped and counted.
+    Human scanpaths wander over the frame, machine ones stay near the centre (as saliency models do)."""
+    from turinglab.judges import scanpath
+    from turinglab.judges.evaluate import Config, evaluate
+
+    monkeypatch.setenv("TURINGLAB_CACHE_DIR", str(tmp_path))
+    rng = np.random.default_rng(3)
+    rows = []
+    for k in range(120):
+        truth = "human" if k % 2 else "machine"
+        n = 4 if k < 12 else 15  # 12 short scanpaths: 6 human, 6 machine
+        spread = 500 if truth == "human" else 80
+        pts = (np.array([640, 512]) + rng.normal(0, spread, (n, 2))).round().tolist()
+        rows.append({"item_id": str(k), "stimulus_id": f"img{k % 20}", "task": "fv", "stimulus": f"img{k % 20}.jpg",
+                     "response": json.dumps({"scanpath_px": pts, "frame": [1280, 1024]}), "truth": truth,
+                     "agent": "human" if truth == "human" else "gbvs"})
+    items = pd.DataFrame(rows)
+    v = scanpath.paper_vector(scanpath.fixations(items["response"].iloc[20]))
+    first = json.loads(items["response"].iloc[20])["scanpath_px"][:10]
+    assert v.shape == (20,) and np.allclose(v[:2], [first[0][0] / 640 - 1, first[0][1] / 512 - 1])
+    with pytest.raises(ValueError, match="shorter than 10"):
+        scanpath.paper_vector(scanpath.fixations(items["response"].iloc[0]))
+    res = evaluate(items, Config(judge="svm", features=None))
+    assert res["dropped_short_scanpaths"] == {"human": 6, "machine": 6}
+    assert res["n"] == 108 and res["features"] == ["fixations10"] and res["n_features"] == 20
+    assert res["balanced_accuracy"] > 0.9
+
+
 def test_protocol_zhang_fixes_the_design_and_names_the_judge(zhang, tmp_path):
     from turinglab.judges.protocol import conflicts, paper_note
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 PROTOCOLS = ("zhang",)
 ZHANG = {"folds": 10, "seed": 42, "repeats": 1, "group_by_stimulus": False}
-ZHANG_FEATURES = {"word": "sqdiff"}  # other text tasks: the project's defaults (the paper used OpenAI embeddings)
+ZHANG_FEATURES = {"word": "sqdiff", "fv": "fixations10"}  # other text tasks: the project's defaults (the paper used OpenAI embeddings)
 
 
 def conflicts(folds: int, seed: int, repeats: int, group_by_stimulus: bool) -> list[str]:
@@ -29,6 +29,9 @@ def paper_note(judge: str, task: str, features: list[str] | None, protocol: str 
         return "the project's own judge (zero-shot LLM); the paper's zero-shot judges were GPT-4 prompts"
     paper_feats = ZHANG_FEATURES.get(task)
     same_feats = paper_feats is not None and list(features or []) == [paper_feats]
+    if judge == "svm" and task == "fv" and protocol == "zhang" and same_feats:
+        return ("the paper's fixation judge: SVM (RBF; standardised here) on the first 10 fixations in [-1, 1], "
+                "shorter scanpaths dropped, 10 shuffled folds, seed 42 (the paper averaged 3 to 5 seeds)")
     if judge == "linear-svm" and protocol == "zhang" and same_feats:
         return ("the paper's judge, reproduced: linear SVM on the squared embedding difference, 10 shuffled "
                 "folds, seed 42, balanced groups (GloVe 6B 50d here; the paper's embeddings differ)")
