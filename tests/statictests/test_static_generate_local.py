@@ -37,8 +37,7 @@ def test_local_model_answers_five_cues_imported_as_an_agent(tmp_path):
     with Store(db) as st:
         sid = st.static_study("w").id
         gen = [i for i in st.items(sid) if i.agent.startswith("qwen")]
-        cues = [json.loads(WORD.read_text()).keys()]
-    first5 = list(cues[0])[:5]
+    first5 = list(json.loads(WORD.read_text()))[:5]
     assert len(gen) == rep["stored"] and {i.stimulus_key for i in gen} <= set(first5)
     for i in gen:
         assert i.truth == "machine" and len(i.text.split()) == 1 and i.text.lower() != i.stimulus_key.lower()
@@ -54,7 +53,7 @@ def test_local_model_talks_with_eliza(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TURINGLAB_CACHE_DIR": str(tmp_path / "cache")}
     r = run("conversations", "--study", "c", "--pair", "local:eliza", "--n", "1", "--exchanges", "2", "--lengths", "1,2",
             "--max-resamples", "2", "--db", db, "--log", str(tmp_path / "log.jsonl"), env=env)
-    assert "AI-AI: 1 conversations made" in r.stdout or "failed every attempt" in r.stdout
+    assert "AI-AI: 1 conversations made" in r.stdout  # (a conversation failing every attempt exits 2: nothing to store)
     with Store(db) as st:
         items = st.items(st.static_study("c").id)
     for i in items:
