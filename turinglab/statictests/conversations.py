@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from turinglab.statictests.displaced import first_exchanges
-from turinglab.statictests.failures import Rules, check
+from turinglab.statictests.failures import RULES_VERSION, Rules, check
 from turinglab.statictests.generate import GenerateError, cache_dir, render_prompt
 from turinglab.statictests.topics import ZHANG_TOPICS, known_topic, topic_fields
 
@@ -132,7 +132,7 @@ def generate(pairs: list[tuple[str, str]], n: int, exchanges: int, rules: Rules,
             s = seed + 1000 * i + attempt
             ck = {"a": configs[a] if a in configs else witness_config(a),
                   "b": configs[b] if b in configs else witness_config(b), "opener": opener,
-                  "exchanges": exchanges, "seed": s, "rules": asdict(rules)}
+                  "exchanges": exchanges, "seed": s, "rules": asdict(rules), "rules_version": RULES_VERSION}
             path = _cache_path(ck)
             out.attempts += 1
             if use_cache and path.is_file():

@@ -31,6 +31,9 @@ FAREWELL = re.compile(r"\b(good ?bye|bye|see (you|ya)|gotta go|got to go|have to
                       r"ttyl|take care)\b", re.I)
 
 
+RULES_VERSION = 2  # raise when a rule's code changes: cached conversations are judged again
+
+
 @dataclass(frozen=True)
 class Rules:
     min_exchanges: int = 6  # a farewell before this exchange is an early exit
