@@ -147,7 +147,7 @@ def test_stimulus_grouped_folds_never_share_a_stimulus(word):
     assert all(shared)
 
 
-@pytest.mark.parametrize("judge", ["svm", "rf", "tfidf-lr"])
+@pytest.mark.parametrize("judge", ["svm", "rf", "tfidf-lr", "linear-svm"])
 def test_trained_judges_find_real_signal_in_word_data(word, judge):
     from turinglab.judges.features import extract
 
@@ -160,6 +160,20 @@ def test_trained_judges_find_real_signal_in_word_data(word, judge):
     assert res.n_runs.min() == 1
     assert s["balanced_accuracy"] > 0.55  # chance is 0.5; the paper's judges are well above it
     assert s["auroc"] > 0.6
+
+
+def test_linear_svm_is_linear_and_its_verdicts_follow_the_decision_value(word):
+    """The paper's judge: a linear SVM (one weight per feature); verdict machine iff the mean
+    decision value > 0 (its single run per item here)."""
+    from sklearn.svm import LinearSVC
+
+    from turinglab.judges.features import extract
+
+    X = extract(word, ("sqdiff",))
+    est = trained.make_estimator("linear-svm", 1).fit(X, (word["truth"] == "machine").astype(int))
+    assert isinstance(est.steps[-1][1], LinearSVC) and est.steps[-1][1].coef_.shape == (1, X.shape[1])
+    res = trained.cross_validate(word, "linear-svm", X, folds=3, seeds=[7])
+    assert ((res.verdict == "machine") == (res.score >= 0)).all()
 
 
 def test_cv_rejects_too_few_folds(word):
@@ -342,6 +356,59 @@ def test_cli_bad_input_is_one_line_exit_2(zhang, tmp_path):
     assert r.returncode == 2 and "does not apply" in r.stderr
     r = _cli("judges", "run", "--judge", "svm", "--from-study", "x")
     assert r.returncode == 2 and "judges evaluate" in r.stderr
+
+
+def test_fixation_judge_drops_short_scanpaths_and_reads_the_first_ten(tmp_path, monkeypatch):
+    """The paper's free-viewing judge: first 10 fixations in [-1, 1]; scanpaths under 10 dropped and counted.
+    Human scanpaths wander over the frame, machine ones stay near the centre (as saliency models do)."""
+    from turinglab.judges import scanpath
+    from turinglab.judges.evaluate import Config, evaluate
+
+    monkeypatch.setenv("TURINGLAB_CACHE_DIR", str(tmp_path))
+    rng = np.random.default_rng(3)
+    rows = []
+    for k in range(120):
+        truth = "human" if k % 2 else "machine"
+        n = 4 if k < 12 else 15  # 12 short scanpaths: 6 human, 6 machine
+        spread = 500 if truth == "human" else 80
+        pts = (np.array([640, 512]) + rng.normal(0, spread, (n, 2))).round().tolist()
+        rows.append({"item_id": str(k), "stimulus_id": f"img{k % 20}", "task": "fv", "stimulus": f"img{k % 20}.jpg",
+                     "response": json.dumps({"scanpath_px": pts, "frame": [1280, 1024]}), "truth": truth,
+                     "agent": "human" if truth == "human" else "gbvs"})
+    items = pd.DataFrame(rows)
+    v = scanpath.paper_vector(scanpath.fixations(items["response"].iloc[20]))
+    first = json.loads(items["response"].iloc[20])["scanpath_px"][:10]
+    assert v.shape == (20,) and np.allclose(v[:2], [first[0][0] / 640 - 1, first[0][1] / 512 - 1])
+    with pytest.raises(ValueError, match="shorter than 10"):
+        scanpath.paper_vector(scanpath.fixations(items["response"].iloc[0]))
+    res = evaluate(items, Config(judge="svm", features=None))
+    assert res["dropped_short_scanpaths"] == {"human": 6, "machine": 6}
+    assert res["n"] == 108 and res["features"] == ["fixations10"] and res["n_features"] == 20
+    assert res["balanced_accuracy"] > 0.9
+
+
+def test_protocol_zhang_fixes_the_design_and_names_the_judge(zhang, tmp_path):
+    from turinglab.judges.protocol import conflicts, paper_note
+
+    assert conflicts(10, 42, 1, False) == []
+    assert conflicts(5, 42, 3, True) == ["--folds", "--repeats", "--group-by-stimulus"]
+    assert paper_note("linear-svm", "word", ["sqdiff"], "zhang").startswith("the paper's judge, reproduced")
+    assert paper_note("linear-svm", "word", ["sqdiff", "lexical"], "zhang") == (
+        "the paper's classifier (linear SVM) on this project's features")
+    assert paper_note("svm", "word", ["sqdiff"], None) == "the project's own judge (svm)"
+    r = _cli("judges", "evaluate", "--judge", "svm", "--protocol", "zhang", "--repeats", "3",
+             "--responses", str(zhang / "word.json"))
+    assert r.returncode == 2 and "leave out --repeats" in r.stderr
+    r = _cli("judges", "evaluate", "--judge", "llm", "--protocol", "zhang", "--responses", str(zhang / "word.json"))
+    assert r.returncode == 2 and "use a trained judge" in r.stderr
+    r = _cli("judges", "evaluate", "--judge", "linear-svm", "--protocol", "zhang", "--responses",
+             str(zhang / "word.json"), "--task", "word", "--json",
+             env={"TURINGLAB_CACHE_DIR": str(tmp_path / "c"), "OMP_NUM_THREADS": "1"}, net=False)
+    assert r.returncode == 0, r.stderr
+    res = json.loads(r.stdout)
+    assert (res["protocol"], res["features"], res["folds"], res["seeds"], res["group_by_stimulus"]) == (
+        "zhang", ["sqdiff"], 10, [42], False)
+    assert res["follows"].startswith("the paper's judge, reproduced") and 0.55 < res["balanced_accuracy"] < 0.75
 
 
 @pytest.mark.slow

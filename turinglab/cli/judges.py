@@ -37,7 +37,7 @@ def _judges_items(study: str | None, responses: str | None, task: str | None, hu
         fail(str(exc))
 
 
-def _judges_run(items, trials, cfg, source: str, opts: _Shared) -> None:
+def _judges_run(items, trials, cfg, source: str, opts: _Shared, protocol: str | None = None) -> None:
     import json
 
     from turinglab.judges.evaluate import evaluate
@@ -51,6 +51,10 @@ def _judges_run(items, trials, cfg, source: str, opts: _Shared) -> None:
         res = evaluate(items, cfg, trials, progress=True, use_cache=not opts.no_cache, source=source)
     except (JudgeError, FeaturesError, ItemsError, LLMJudgeError, VectorsError) as exc:
         fail(str(exc))
+    from turinglab.judges.protocol import paper_note
+
+    res["protocol"] = protocol
+    res["follows"] = paper_note(res["judge"], res["task"], res.get("features"), protocol)
     per_item = res.pop("item_verdicts", [])
     if opts.items_out:
         import pandas as pd
@@ -79,7 +83,7 @@ def _judges_config(judge, features, folds, group_by_stimulus, seed, repeats, alp
     if limit is not None and limit < 2:
         fail(f"--limit must be at least 2, got {limit}")
     if features and judge in ("tfidf-lr", "llm"):
-        fail(f"--features does not apply to --judge {judge} (it reads the text); use svm or rf")
+        fail(f"--features does not apply to --judge {judge} (it reads the text); use linear-svm, svm or rf")
     if group_by_stimulus and judge == "llm":
         fail("--group-by-stimulus does not apply to --judge llm (it is not trained)")
     if limit is not None and judge != "llm":
@@ -91,7 +95,7 @@ def _judges_config(judge, features, folds, group_by_stimulus, seed, repeats, alp
                   model=spec if judge == "llm" else {}, prompt=prompt if judge == "llm" else None)
 
 
-_J_JUDGE = typer.Option(..., "--judge", help="svm | rf | tfidf-lr | llm")
+_J_JUDGE = typer.Option(..., "--judge", help="linear-svm (the paper's) | svm | rf | tfidf-lr | llm")
 
 
 @dataclass
@@ -156,12 +160,29 @@ def judges_evaluate(
     seed: int = typer.Option(42, "--seed", help="Seed of the folds and groups (and of the LLM)."),
     repeats: int = typer.Option(1, "--repeats", help="Repeat the cross-validation with seeds seed, seed+1, ..."),
     alpha: float = typer.Option(0.05, "--alpha", help="1 - confidence level of the intervals."),
+    protocol: str = typer.Option(None, "--protocol", help="zhang: the paper's design (10 shuffled folds, seed 42, "
+                                 "one run, balanced groups; word: sqdiff features); see docs/judges.md."),
     opts: _Shared = None,
 ) -> None:
     """Evaluate one AI judge on static items, beside the human judges of the same items."""
+    from dataclasses import replace
+
+    from turinglab.judges import protocol as proto
+
+    if protocol is not None:
+        if protocol not in proto.PROTOCOLS:
+            fail(f"--protocol must be one of {'|'.join(proto.PROTOCOLS)}, got {protocol!r}")
+        if judge == "llm":
+            fail("--protocol zhang is a cross-validation design: use a trained judge (linear-svm is the paper's)")
+        bad = proto.conflicts(folds, seed, repeats, group_by_stimulus)
+        if bad:
+            fail(f"--protocol zhang fixes 10 folds, seed 42, one run, plain folds: leave out {', '.join(bad)}")
     cfg = _judges_config(judge, features, folds, group_by_stimulus, seed, repeats, alpha, opts)
     items, trials, source = _judges_items(study, responses, task, human_judges, db)
-    _judges_run(items, trials, cfg, source, opts)
+    task_name = str(items["task"].iloc[0]) if len(items) else ""
+    if protocol and features is None and task_name in proto.ZHANG_FEATURES and judge != "tfidf-lr":
+        cfg = replace(cfg, features=proto.ZHANG_FEATURES[task_name])
+    _judges_run(items, trials, cfg, source, opts, protocol=protocol)
 
 
 @app.command("run")

@@ -135,3 +135,177 @@ def static_from_games(
     console.print(f"static study {study!r} (id {sid}, conversation): {n_items} items from {n_stim} conversations "
                   f"of {from_study!r}, lengths {','.join(map(str, ks))}; {n_topic} of {n_stim} conversations with "
                   "a topic control", markup=False, highlight=False, soft_wrap=True)
+
+
+def _model_config(model: str, base_url: str | None, api_key_env: str, temperature: float, max_tokens: int,
+                  seed: int, takes_images: bool = False):  # noqa: ANN202 - ModelConfig
+    from turinglab.statictests.generate import ModelConfig
+
+    if not 0 <= temperature <= 2:
+        fail(f"--temperature must be between 0 and 2, got {temperature}")
+    if max_tokens < 1:
+        fail(f"--max-tokens must be at least 1, got {max_tokens}")
+    return ModelConfig(model=model, base_url=base_url, api_key_env=api_key_env, temperature=temperature,
+                       max_tokens=max_tokens, seed=seed, takes_images=takes_images)
+
+
+@app.command("generate")
+def static_generate(
+    study: str = typer.Option(..., "--study", help="Static study (name or id) whose stimuli to answer, e.g. an "
+                              "imported word study."),
+    task: str = typer.Option("word", "--task", help="word (one word per cue); vision tasks need a model that takes images."),
+    model: str = typer.Option("local", "--model", help="'local' (the embedded model) or a model name at --base-url."),
+    base_url: str = typer.Option(None, "--base-url", help="OpenAI-compatible server (vLLM, llama.cpp, Ollama, ...)."),
+    api_key_env: str = typer.Option("OPENAI_API_KEY", "--api-key-env", help="Environment variable holding the API key."),
+    agent: str = typer.Option(None, "--agent", help="Agent name of the items (default: the model's name)."),
+    limit: int = typer.Option(None, "--limit", help="Only the first N stimuli of the study."),
+    retries: int = typer.Option(3, "--retries", help="Asks again after an unusable answer, at most this many times."),
+    prompt: str = typer.Option(None, "--prompt", help="Your own Jinja prompt template (variable: cue)."),
+    temperature: float = typer.Option(0.7, "--temperature"),
+    max_tokens: int = typer.Option(8, "--max-tokens"),
+    seed: int = typer.Option(42, "--seed"),
+    takes_images: bool = typer.Option(False, "--takes-images", help="The model accepts image input."),
+    report: str = typer.Option(None, "--report", help="Write the run's report (JSON, with every unusable answer) here."),
+    db: str = typer.Option(None, "--db", help=DB_HELP),
+) -> None:
+    """Ask a model for responses to a study's stimuli and store them as items of its agent (resumable, cached)."""
+    import json
+    from pathlib import Path
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from turinglab.statictests.generate import GenerateError, check_task, generate_words
+    from turinglab.store import StoreError
+
+    if limit is not None and limit < 1:
+        fail(f"--limit must be at least 1, got {limit}")
+    if not 0 <= retries <= 20:
+        fail(f"--retries must be between 0 and 20, got {retries}")
+    cfg = _model_config(model, base_url, api_key_env, temperature, max_tokens, seed, takes_images)
+    try:
+        check_task(task, cfg)
+    except GenerateError as exc:
+        fail(str(exc))
+    store = static_store(db, write=True)
+    try:
+        info = store.static_study(study)
+        with Progress(TextColumn("generating"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                      console=console, transient=True) as bar:
+            tid = bar.add_task("cues", total=None)
+            rep = generate_words(store, info.id, cfg, limit=limit, retries=retries, prompt_file=prompt, agent=agent,
+                                 progress=lambda done, total: bar.update(tid, completed=done, total=total))
+    except (GenerateError, StoreError) as exc:
+        fail(str(exc))
+    except Exception as exc:  # noqa: BLE001 - the model server: unreachable, bad key, ...
+        fail(f"the model call failed ({type(exc).__name__}: {str(exc)[:300]}); what was stored so far is kept: "
+             "run the same command again to resume")
+    finally:
+        store.close()
+    out = rep.as_dict()
+    if report:
+        Path(report).write_text(json.dumps(out, indent=2), encoding="utf-8")
+    bad = sum(rep.unusable.values())
+    console.print(f"static study {info.name!r}: {rep.stored} responses stored as agent {rep.agent!r} "
+                  f"({rep.asked} cues asked, {rep.skipped} already had one; {rep.calls} model calls, "
+                  f"{rep.cached_calls} from the cache; {out['responses_per_second']} responses/s)",
+                  markup=False, highlight=False, soft_wrap=True)
+    console.print(f"unusable answers: {bad} ({', '.join(f'{k} {v}' for k, v in sorted(rep.unusable.items())) or 'none'}), "
+                  f"asked again up to {retries} times each", markup=False, highlight=False, soft_wrap=True)
+    for f in rep.failed:
+        raws = "; ".join(repr(a["raw"][:40]) for a in f["attempts"])
+        console.print(f"  no usable answer for cue {f['cue']!r} after {len(f['attempts'])} attempts: {raws}",
+                      markup=False, highlight=False, soft_wrap=True)
+
+
+@app.command("conversations")
+def static_conversations(
+    study: str = typer.Option(..., "--study", help="Name of the static (conversation) study to create."),
+    pair: list[str] = typer.Option(None, "--pair", help="Two witnesses that talk, A:B (registry names, e.g. "
+                                   "local:local, local:eliza); repeat for more pairs."),
+    n: int = typer.Option(10, "--n", help="Conversations per pair."),
+    exchanges: int = typer.Option(24, "--exchanges", help="Exchanges per conversation (A's message and B's reply)."),
+    lengths: str = typer.Option(",".join(map(str, (3, 6, 9, 12, 15, 18, 21, 24))), "--lengths",
+                                help="Item lengths in exchanges (the first k exchanges of each conversation)."),
+    min_exchanges: int = typer.Option(None, "--min-exchanges", help="A farewell before this exchange is a failure "
+                                      "(default: --exchanges)."),
+    max_resamples: int = typer.Option(3, "--max-resamples", help="A failed conversation is sampled again at most this often."),
+    human: str = typer.Option(None, "--human", help="Human-human conversations to add (JSONL: conversation, speaker, text)."),
+    seed: int = typer.Option(1, "--seed"),
+    log: str = typer.Option(None, "--log", help="Write every failed attempt (reason and turns) here, JSONL."),
+    db: str = typer.Option(None, "--db", help=DB_HELP),
+) -> None:
+    """AI-AI conversations (failures detected and re-sampled) and human-human ones, chunked into items."""
+    import json
+    from pathlib import Path
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from turinglab.statictests import conversations as cv
+    from turinglab.statictests.config import preset_study
+    from turinglab.statictests.failures import Rules
+    from turinglab.statictests.generate import GenerateError
+    from turinglab.store import StoreError
+
+    try:
+        ks = tuple(int(x) for x in lengths.split(",") if x.strip())
+        if not ks or min(ks) < 1 or list(ks) != sorted(set(ks)):
+            raise ValueError
+    except ValueError:
+        fail(f"--lengths must be increasing positive whole numbers separated by commas (e.g. 3,6,9), got {lengths!r}")
+    pairs = []
+    for p in pair or []:
+        a, sep, b = p.partition(":")
+        if not sep or not a.strip() or not b.strip():
+            fail(f"--pair {p!r}: give two witness names as A:B, e.g. local:eliza")
+        pairs.append((a.strip().lower(), b.strip().lower()))
+    if len(set(pairs)) != len(pairs):
+        fail("--pair: the same pair is given twice; raise --n instead")
+    if not pairs and not human:
+        fail("nothing to make: give --pair A:B (AI-AI conversations) and/or --human FILE.jsonl")
+    if n < 1 or exchanges < 1 or max_resamples < 0:
+        fail("--n and --exchanges must be at least 1, --max-resamples at least 0")
+    rules = Rules(min_exchanges=min_exchanges or exchanges)
+    convs: list = []
+    out = None
+    try:
+        if human:
+            convs += cv.read_human_jsonl(human)
+        if pairs:
+            configs = {w: cv.witness_config(w) for p in pairs for w in p}
+            with Progress(TextColumn("conversations"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                          console=console, transient=True) as bar:
+                tid = bar.add_task("conversations", total=len(pairs) * n)
+                out = cv.generate(pairs, n, exchanges, rules, max_resamples=max_resamples, seed=seed, configs=configs,
+                                  progress=lambda done, total: bar.update(tid, completed=done))
+            convs += out.made
+    except GenerateError as exc:
+        fail(str(exc))
+    if out is not None and log:
+        Path(log).write_text("".join(json.dumps(e) + "\n" for e in out.log), encoding="utf-8")
+    stimuli, items, short = cv.chunk(convs, ks)
+    if not items:
+        fail(f"no conversation reaches {ks[0]} exchanges: nothing to store; lower --lengths or raise --exchanges")
+    cfg = preset_study(study, "conversation").model_copy(update={"conversation_lengths": ks})
+    store = static_store(db, write=True)
+    try:
+        sid = store.import_static(cfg, stimuli, items)
+    except StoreError as exc:
+        fail(str(exc))
+    finally:
+        store.close()
+    console.print(f"static study {study!r} (id {sid}, conversation): {len(items)} items from {len(stimuli)} "
+                  f"conversations, lengths {','.join(map(str, ks))}"
+                  + (f"; {short} conversation(s) shorter than {ks[0]} exchanges left out" if short else ""),
+                  markup=False, highlight=False, soft_wrap=True)
+    if out is not None:
+        per_min = 60 * len(out.made) / out.seconds if out.seconds else None
+        console.print(f"AI-AI: {len(out.made)} conversations made in {out.attempts} attempts ({out.cached} from the "
+                      f"cache), {len(out.log)} failed attempts re-sampled, {len(out.failed)} conversations failed every "
+                      f"attempt; {per_min and round(per_min, 2)} conversations/min",
+                      markup=False, highlight=False, soft_wrap=True)
+        for e in out.log:
+            console.print(f"  re-sampled {e['conversation']} attempt {e['attempt']}: {e['reason']}",
+                          markup=False, highlight=False, soft_wrap=True)
+        for f in out.failed:
+            console.print(f"  left out {f['conversation']}: failed all {f['attempts']} attempts", markup=False,
+                          highlight=False, soft_wrap=True)

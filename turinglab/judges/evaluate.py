@@ -141,6 +141,13 @@ def evaluate(
     if items["task"].nunique() != 1:
         raise JudgeError(f"items mix tasks {sorted(items['task'].unique())}; evaluate one task at a time")
     item_set = fingerprint(items)  # of the whole set, before any sample: what a report looks results up by
+    dropped = None
+    if items["task"].iloc[0] == "fv" and cfg.judge in TRAINED:  # the paper: scanpaths under 10 fixations dropped
+        from turinglab.judges.scanpath import PAPER_FIXATIONS, keep_long
+
+        items, dropped = keep_long(items, PAPER_FIXATIONS)
+        if items["truth"].nunique() < 2:
+            raise JudgeError(f"no human or no machine scanpath has {PAPER_FIXATIONS} fixations (dropped: {dropped})")
     if cfg.judge == "llm" and cfg.limit:
         items = sample_balanced(items, cfg.limit, cfg.seed)
     key = _key(items, trials, cfg)
@@ -168,6 +175,8 @@ def evaluate(
         **summ,
         **info,
     }
+    if dropped is not None:
+        res["dropped_short_scanpaths"] = dropped
     if trials is not None and len(trials):
         t = trials[trials["item_id"].isin(set(items["item_id"]))]
         hs = metrics.summarize(t["truth"], t["verdict"], t["agent"], alpha=cfg.alpha)

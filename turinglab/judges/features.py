@@ -23,9 +23,10 @@ from turinglab.judges.vectors import glove, tokens
 
 WORD_SETS = ("sqdiff", "glove", "cosine", "lexical")
 TEXT_SETS = ("mean", "lexical", "minilm")
+FV_SETS = ("fixations10",)  # the paper's: first 10 fixations in [-1, 1] (scanpath.py)
 DEFAULTS = {"word": ("sqdiff", "cosine", "lexical"), "caption": ("minilm", "lexical"),
             "object": ("minilm", "lexical"), "color": ("mean", "lexical"), "conversation": ("minilm", "lexical"),
-            "transcript": ("minilm", "lexical")}
+            "transcript": ("minilm", "lexical"), "fv": ("fixations10",)}
 SUFFIXES = ("ing", "ed", "s", "ly", "tion", "sion", "er", "est", "ness", "ment", "al", "ous", "ive", "able", "ful",
             "less", "ity", "ize", "ism", "ist")
 LEXICAL_NAMES = ["log_rank", "oov", "n_chars", "n_tokens", "capitalized", "has_digit", "has_space_or_hyphen",
@@ -36,7 +37,7 @@ def parse_sets(spec: str | None, task: str) -> tuple[str, ...]:
     if not spec:
         return DEFAULTS.get(task, ("lexical",))
     names = tuple(s.strip() for s in spec.split(",") if s.strip())
-    allowed = WORD_SETS if task == "word" else TEXT_SETS
+    allowed = WORD_SETS if task == "word" else FV_SETS if task == "fv" else TEXT_SETS
     bad = [s for s in names if s not in allowed]
     if bad or not names:
         raise FeaturesError(f"unknown feature set(s) {bad or spec!r} for task {task}; use a comma list of "
@@ -110,6 +111,13 @@ def extract(items: pd.DataFrame, sets: tuple[str, ...], progress=None) -> np.nda
     task = items["task"].iloc[0]
     if task == "word":
         return word_features(items, sets, progress)
+    if task == "fv":
+        from turinglab.judges.scanpath import fixations, paper_vector
+
+        try:
+            return np.vstack([paper_vector(fixations(r)) for r in items["response"]])
+        except ValueError as exc:
+            raise FeaturesError(f"fv items: {exc}") from None
     blocks = []
     other = tuple(s for s in sets if s != "minilm")
     if "minilm" in sets:

@@ -1,7 +1,14 @@
-"""Scanpath features (Zhang et al.'s free-viewing task): the first 15 fixations as one flat vector
-(x1, y1, x2, y2, ...), coordinates normalised to [0, 1] by the image size, a shorter scanpath
-padded with (1, 1) as in the paper. The scanpath data (fv.json) is not in the repository's
-shared data yet; this is the feature the trained judges will use once it is imported.
+"""Scanpath features (Zhang et al.'s free-viewing task).
+
+* `scanpath_vector`: the first 15 fixations as one flat vector (x1, y1, x2, y2, ...), scaled by the
+  image size, a shorter scanpath padded with (1, 1) (the padding of the paper's benchmark code).
+* The paper's AI judge (S4.2.2; feature set `fixations10`): the first 10 fixations, coordinates
+  normalised to [-1, 1] in the 1280x1024 frame; scanpaths with fewer than 10 fixations are dropped
+  (`keep_long`, which counts them by truth), so that every input has exactly 10.
+
+A stored fv item (`turinglab static import --task fv`) keeps its scanpath in pixels
+(`payload.scanpath_px`) and drawn in [-1, 1] (`payload.scanpath`); the judges' table carries the
+payload as JSON in its `response` column (`judges/static.py`).
 """
 
 from __future__ import annotations
@@ -10,8 +17,46 @@ from typing import Sequence
 
 import numpy as np
 
+import json
+
+import pandas as pd
+
 N_FIXATIONS = 15
 PAD = (1.0, 1.0)
+PAPER_FIXATIONS = 10  # S4.2.2: "First 10 fixations ... Sequences having less than 10 fixations were discarded"
+FRAME = (1280.0, 1024.0)
+
+
+def fixations(response: str) -> list[list[float]]:
+    """The scanpath of an fv item's `response` (its payload as JSON) in pixels of the frame."""
+    try:
+        p = json.loads(response)
+    except (TypeError, ValueError):
+        return []
+    if not isinstance(p, dict):
+        return []
+    frame = p.get("frame") or FRAME
+    if isinstance(p.get("scanpath_px"), list):
+        return [[float(x), float(y)] for x, y in p["scanpath_px"]]
+    if isinstance(p.get("scanpath"), list):  # [-1, 1] fractions
+        return [[(float(x) + 1) * frame[0] / 2, (float(y) + 1) * frame[1] / 2] for x, y in p["scanpath"]]
+    return []
+
+
+def paper_vector(points: Sequence[Sequence[float]], n: int = PAPER_FIXATIONS,
+                 frame: tuple[float, float] = FRAME) -> np.ndarray:
+    """The first n fixations (pixels) as a 2n vector in [-1, 1] of the frame (not clipped)."""
+    pts = np.asarray(list(points)[:n], dtype=float).reshape(-1, 2)
+    if len(pts) < n:
+        raise ValueError(f"a scanpath of {len(pts)} fixations is shorter than {n}; drop it first (keep_long)")
+    return (pts / np.asarray(frame) * 2 - 1).ravel()
+
+
+def keep_long(items: pd.DataFrame, n: int = PAPER_FIXATIONS) -> tuple[pd.DataFrame, dict[str, int]]:
+    """The fv items with at least n fixations, and how many were dropped per truth."""
+    long = items["response"].map(lambda r: len(fixations(r)) >= n)
+    dropped = items.loc[~long, "truth"].value_counts().to_dict()
+    return items[long].reset_index(drop=True), {t: int(dropped.get(t, 0)) for t in ("human", "machine")}
 
 
 def scanpath_vector(fixations: Sequence[Sequence[float]], width: float = 1.0, height: float = 1.0,

@@ -21,6 +21,8 @@ def render(console, res: dict[str, Any]) -> None:
     console.print(f"[bold]{res['judge']}[/bold] on {res['n']} {res['task']} items ({res.get('source', '')}); "
                   f"{design}{folds}, seeds {res.get('seeds')}" + (" (cached)" if res.get("cached") else ""),
                   highlight=False)
+    if res.get("follows"):
+        console.print(f"which judge: {res['follows']}", markup=False, highlight=False)
     t = Table("judge", "n", "accuracy", "balanced accuracy", "AUROC", "TPR@5%FPR", "unparsed")
     t.add_row(res["judge"], str(res["n"]), f"{_pct(res['accuracy'])} {_ci(*res['accuracy_ci'])}",
               f"{_pct(res['balanced_accuracy'])} {_ci(*res['balanced_accuracy_ci'])}",

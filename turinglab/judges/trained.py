@@ -1,6 +1,7 @@
 """Trained judges (scikit-learn) and the paper's cross-validation design.
 
-Zhang et al.: an SVM (RBF kernel) and a random forest on task features, 10-fold shuffled
+Zhang et al.: a linear SVM per embedding model (`linear-svm`, the paper's judge); this project
+also offers an SVM (RBF kernel, `svm`) and a random forest on task features, 10-fold shuffled
 cross-validation, classes balanced by splitting the machine items into human-sized groups (each
 group + all human items is one balanced data set, cross-validated on its own). Repeated over
 seeds. Option: folds grouped by stimulus (no cue / image in both train and test), since the plain
@@ -19,7 +20,8 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-JUDGES = ("svm", "rf", "tfidf-lr")
+JUDGES = ("svm", "rf", "tfidf-lr", "linear-svm")
+SVMS = ("svm", "linear-svm")  # scores are decision values: the verdict threshold is 0
 
 
 class JudgeError(ValueError):
@@ -31,8 +33,10 @@ def make_estimator(judge: str, seed: int):
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline, make_union
     from sklearn.preprocessing import StandardScaler
-    from sklearn.svm import SVC
+    from sklearn.svm import SVC, LinearSVC
 
+    if judge == "linear-svm":  # the paper's judge: a linear SVM on one embedding's features
+        return make_pipeline(StandardScaler(), LinearSVC(C=1.0, dual="auto", max_iter=20000, random_state=seed))
     if judge == "svm":
         return make_pipeline(StandardScaler(), SVC(kernel="rbf", C=1.0, gamma="scale"))
     if judge == "rf":
@@ -174,7 +178,7 @@ def _cross_validate(
         raise JudgeError("some items got no out-of-fold prediction")
     frac = votes / runs
     mean_score = scores / runs
-    thr = 0.5 if judge != "svm" else 0.0
+    thr = 0.0 if judge in SVMS else 0.5
     machine = np.where(frac == 0.5, mean_score >= thr, frac > 0.5)
     verdict = np.where(machine, "machine", "human").astype(object)
     return CVResult(judge, folds, list(seeds), group_by_stimulus, verdict, mean_score, runs, acc, bacc)

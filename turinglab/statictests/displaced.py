@@ -53,7 +53,7 @@ def items_from_games(store: Any, study_id: int, lengths: tuple[int, ...],
             key = f"{game.id}/{conv}"
             made = False
             for k in lengths:
-                chunk = _exchanges(turns, k)
+                chunk = first_exchanges(turns, k)
                 if chunk is None:
                     continue
                 made = True
@@ -72,7 +72,7 @@ def items_from_games(store: Any, study_id: int, lengths: tuple[int, ...],
     return stimuli, responses
 
 
-def _exchanges(turns: list[dict[str, Any]], k: int) -> list[dict[str, Any]] | None:
+def first_exchanges(turns: list[dict[str, Any]], k: int) -> list[dict[str, Any]] | None:
     """The first k exchanges (an exchange: a message and the other speaker's reply), or None."""
     out: list[dict[str, Any]] = []
     replies = 0
