@@ -75,7 +75,7 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
                initial_ai_wait_s: float = 10.0, warm_up: bool = False, secret: str | None = None,
                trusted_origins: tuple[str, ...] = (), openapi: bool | None = None,
                bot_token: str | None = None, redis_url: str | None = None,
-               redis_prefix: str | None = None) -> FastAPI:
+               redis_prefix: str | None = None, demo: bool = False) -> FastAPI:
     """The turinglab web app for one study. `db_url` None: $DATABASE_URL or ./turinglab.db.
 
     Migrations run when the app starts. Human witnesses' replies follow the study's
@@ -94,6 +94,8 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
     `redis_url`: one worker of several serving the study together (PostgreSQL only; see
     turinglab/server/live/cluster.py and docs/deploy.md); `redis_prefix` names its keys (default
     `turinglab:<study name>`).
+    `demo` (`turinglab serve --demo`): every page says so, every game is flagged `demo` (left out of
+    analyses and exports), and /demo opens every role in one browser (turinglab/server/demo.py).
     """
     bot_secret = bot_token if bot_token is not None else os.environ.get("TURINGLAB_BOT_TOKEN") or None
     check_witnesses(study, witness_factory)  # WitnessSetupError before anything is stored
@@ -118,7 +120,7 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
                             witness_factory=witness_factory,
                             content_filter=ContentFilter(study.content_filter, hook=moderation),
                             waiting_grace_s=waiting_grace_s, initial_ai_wait_s=initial_ai_wait_s,
-                            study_id=study_id, **hub_kw)
+                            study_id=study_id, demo=demo, **hub_kw)
         if redis_url:
             await app.state.hub.start()
         if warm_up:
@@ -151,6 +153,7 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
     starts = app.state.start_limit = PerAddress()
     csrf = app.state.csrf = Csrf(secret, trusted_origins)
     page, message = page_renderers(app, study.display_name or DEFAULT_DISPLAY_NAME)
+    app.state.demo = demo  # base.html: the demo banner on every page, admin's too
 
     def hub(request: Request) -> Hub:
         return request.app.state.hub
@@ -317,6 +320,10 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
         finally:
             await h.disconnect(p.id, websocket)
 
+    if demo:
+        from turinglab.server.demo import add_demo
+
+        add_demo(app, page, message, forged)
     from turinglab.server.admin import add_admin
 
     add_admin(app, admin_password, page, message, admin_accounts)
