@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
+import test_browser  # noqa: E402
 from test_browser import DESKTOP, ELIZA, FAST, give_verdict, last_theirs, role, shot, study, type_send  # noqa: E402
 
 from static_judge_data import chromium_on  # noqa: E402
@@ -20,6 +21,13 @@ from turinglab.store.api import Store  # noqa: E402
 
 pytestmark = pytest.mark.browser
 BANNER = "#demo-banner"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _shots(tmp_path_factory):
+    """`shot` writes under this run's temporary folder (as in test_browser), not the working directory."""
+    test_browser.SHOTS = tmp_path_factory.mktemp("shots")
+    print(f"\nscreenshots: {test_browser.SHOTS}")
 
 
 async def banner(page) -> None:
@@ -114,3 +122,23 @@ async def test_demo_routes_only_in_demo_mode(chromium_path, sqlite_url):
     with TestClient(create_app(study("b-nodemo2"), sqlite_url, demo=True)) as c:
         assert "demo-banner" in c.get("/").text and c.get("/demo").status_code == 200
         assert c.get("/demo/ai/nosuchgame").status_code == 404
+
+
+def test_ai_view_shows_an_llm_witness_its_instructions(tmp_path):
+    """The AI's view lists the messages an LLM witness starts from: its filled system prompt first."""
+    from datetime import datetime, timezone
+
+    from turinglab.game.config import WitnessSpec
+    from turinglab.server.demo import _prompt
+    from turinglab.witnesses.base import GameContext
+    from turinglab.witnesses.llm import LLMWitness
+
+    prompt = tmp_path / "sam.j2"
+    prompt.write_text("You are Sam, a student who types in lowercase.")
+    w = LLMWitness(WitnessSpec(codename="L", kind="llm", model="m", base_url="http://127.0.0.1:9/v1",
+                               prompt=str(prompt), fallback=None))
+    assert _prompt(w) == []  # before the game starts nothing is filled
+    now = datetime.now(timezone.utc)
+    w._fill(GameContext("g", now, now, 300, 300))
+    msgs = _prompt(w)
+    assert msgs[0]["role"] == "system" and "Sam, a student" in msgs[0]["content"]
