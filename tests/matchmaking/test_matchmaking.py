@@ -219,3 +219,24 @@ def test_demo_pinned_roles_meet_each_other_and_the_ai_at_once():
         ms = {m.reason: m for m in r.poll(10**9)}
         assert ms["human"].interrogator == "i" and ms["human"].seats["A"].participant_id == "w"
         assert ms["ai"].interrogator == "x" and ms["ai"].seats["A"].kind == "ai"
+
+
+def test_readme_friend_study_always_pairs_two_people(tmp_path):
+    """The README's `friend.yaml` (issue 27): two people who join, however far apart, meet each other
+    and nobody is ever sent to an AI."""
+    import re
+    from pathlib import Path
+
+    from turinglab.game.study_file import load_study
+
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    block = re.search(r"```yaml\n# friend\.yaml\n(.*?)```", readme, re.S).group(1)
+    (tmp_path / "friend.yaml").write_text(block)
+    s = load_study(tmp_path / "friend.yaml")
+    for seed in range(20):
+        r = room(s, seed=seed)
+        r.join("a", 0)
+        assert r.poll(3_600_000) == [] and r.next_wakeup() is None  # an hour alone: still waiting
+        r.join("b", 3_600_000)
+        (m,) = r.poll(3_600_000)
+        assert m.reason == "human" and {m.interrogator, m.seats["A"].participant_id} == {"a", "b"}
