@@ -74,8 +74,9 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
                admin_password: str | None = None, admin_accounts: str | None = None, waiting_grace_s: float = 15.0,
                initial_ai_wait_s: float = 10.0, warm_up: bool = False, secret: str | None = None,
                trusted_origins: tuple[str, ...] = (), openapi: bool | None = None,
+               demo: bool = False,
                bot_token: str | None = None, redis_url: str | None = None,
-               redis_prefix: str | None = None, demo: bool = False) -> FastAPI:
+               redis_prefix: str | None = None) -> FastAPI:
     """The turinglab web app for one study. `db_url` None: $DATABASE_URL or ./turinglab.db.
 
     Migrations run when the app starts. Human witnesses' replies follow the study's
@@ -119,8 +120,9 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
         app.state.hub = hub_class(study, store, clock=clock, rng_seed=rng_seed, human_timing=human_timing,
                             witness_factory=witness_factory,
                             content_filter=ContentFilter(study.content_filter, hook=moderation),
+                            demo=demo,
                             waiting_grace_s=waiting_grace_s, initial_ai_wait_s=initial_ai_wait_s,
-                            study_id=study_id, demo=demo, **hub_kw)
+                            study_id=study_id, **hub_kw)
         if redis_url:
             await app.state.hub.start()
         if warm_up:

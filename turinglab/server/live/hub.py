@@ -105,8 +105,9 @@ class Hub:
     def __init__(self, study: Study, store: Store, *, clock: Clock | None = None, rng_seed: int | None = None,
                  human_timing: Timing | None | str = "study", witness_factory: WitnessFactory | None = None,
                  content_filter: ContentFilter | None = None, waiting_grace_s: float = 15.0,
+                 demo: bool = False,
                  initial_ai_wait_s: float = 10.0, writers: int | None = None,
-                 study_id: int | None = None, demo: bool = False) -> None:
+                 study_id: int | None = None) -> None:
         self.study = study
         self.demo = demo  # `serve --demo`: every game is flagged demo (never part of a study's data)
         self.store = store
