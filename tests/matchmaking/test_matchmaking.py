@@ -201,3 +201,42 @@ def test_uniform_policy_and_errors():
         choose_witness("thompson", s, [], rng)
     with pytest.raises(ValueError, match="unknown witness policy"):
         choose_witness("greedy", s, ["A", "B"], rng)
+
+
+def test_demo_pinned_roles_meet_each_other_and_the_ai_at_once():
+    """Demo mode: a pinned interrogator and witness meet each other whatever the ratio (no AI
+    fallback while they wait), the interrogator always asks; a pinned "ai" gets an AI game at once;
+    participants nobody pinned keep the study's assignment."""
+    for seed in range(40):
+        r = room(study(ratio=0.0), seed=seed)
+        r.pinned.update({"w": "witness", "i": "interrogator", "x": "ai"})
+        r.join("w", 0)
+        assert r.poll(10**9) == [] and "w" in r.waiting  # waits for its interrogator, never an AI
+        r.join("x", 5)
+        r.join("i", 10**9)
+        r.join("other", 10**9)
+        assert r.waiting["other"].assignment == "ai"  # ratio 0: not pinned, not a human game
+        ms = {m.reason: m for m in r.poll(10**9)}
+        assert ms["human"].interrogator == "i" and ms["human"].seats["A"].participant_id == "w"
+        assert ms["ai"].interrogator == "x" and ms["ai"].seats["A"].kind == "ai"
+
+
+def test_readme_friend_study_always_pairs_two_people(tmp_path):
+    """The README's `friend.yaml` (issue 27): two people who join, however far apart, meet each other
+    and nobody is ever sent to an AI."""
+    import re
+    from pathlib import Path
+
+    from turinglab.game.study_file import load_study
+
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    block = re.search(r"```yaml\n# friend\.yaml\n(.*?)```", readme, re.S).group(1)
+    (tmp_path / "friend.yaml").write_text(block)
+    s = load_study(tmp_path / "friend.yaml")
+    for seed in range(20):
+        r = room(s, seed=seed)
+        r.join("a", 0)
+        assert r.poll(3_600_000) == [] and r.next_wakeup() is None  # an hour alone: still waiting
+        r.join("b", 3_600_000)
+        (m,) = r.poll(3_600_000)
+        assert m.reason == "human" and {m.interrogator, m.seats["A"].participant_id} == {"a", "b"}

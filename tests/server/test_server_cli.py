@@ -137,3 +137,37 @@ def test_serve_on_a_port_in_use_is_one_line_and_creates_nothing(tmp_path):
     assert f"cannot listen on 127.0.0.1:{port}" in r.stderr and "--port" in r.stderr
     assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "turinglab.db").exists()
+
+
+def test_serve_demo_uses_its_own_database_and_says_demo(tmp_path):
+    """`serve --demo` (issue 27): its own database (not $DATABASE_URL's), /demo and the banner;
+    with --workers it refuses in one line."""
+    import os
+
+    port = free_port()
+    env = {**os.environ, "DATABASE_URL": f"sqlite:///{tmp_path / 'study.db'}"}
+    env["PYTHONPATH"] = os.pathsep.join([os.getcwd(), env.get("PYTHONPATH", "")])
+    proc = subprocess.Popen([sys.executable, "-m", "turinglab", "serve", "--demo", "--port", str(port), "--no-warm-up"],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp_path, env=env)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                r = httpx.get(f"http://127.0.0.1:{port}/demo", timeout=2)
+                if r.status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert proc.poll() is None, proc.stdout.read()
+            assert time.monotonic() < deadline, "turinglab serve --demo did not come up within 60 s"
+            time.sleep(0.2)
+        assert "demo-banner" in r.text and "Start a demo" in r.text
+        assert "demo-banner" in httpx.get(f"http://127.0.0.1:{port}/").text
+    finally:
+        proc.terminate()
+        out, _ = proc.communicate(timeout=20)
+    assert "DEMO mode" in out and "turinglab-demo.db" in out.replace("\n", ""), out
+    assert (tmp_path / "turinglab-demo.db").exists() and not (tmp_path / "study.db").exists()
+    r = subprocess.run([sys.executable, "-m", "turinglab", "serve", "--demo", "--workers", "2", "--port", str(port)],
+                       capture_output=True, text=True, cwd=tmp_path, env=env, timeout=60)
+    assert r.returncode == 2 and "--demo runs on one worker" in r.stderr, r.stderr

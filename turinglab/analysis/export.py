@@ -188,7 +188,7 @@ def payment_ids(store, out_file: str | Path, study_id: int | None = None) -> int
     if out.exists():
         raise FileExistsError(f"{out} exists; choose a new file for the raw ids")
     key = export_key(store)
-    games = store.games(study_id)
+    games = [g for g in store.games(study_id) if not (g.flags or {}).get("demo")]  # `serve --demo`: no payment
     played: dict[str, int] = {}
     for g in games:
         for pid in {g.interrogator_id, *(i.participant_id for i in g.seats.values())} - {None}:

@@ -257,12 +257,13 @@ def load_games(url: str | None, study: str | int | None) -> tuple[object, list[G
     """The study (StudyInfo) and every stored game of it whose seats have a known kind, with its log."""
     from sqlalchemy import select
 
-    from turinglab.analysis.load import read_study
+    from turinglab.analysis.load import is_demo, read_study
     from turinglab.store.api import readable
     from turinglab.store.models import EventRow
 
     with read_study(url, study) as (store, info):
-        infos = [g for g in store.games(info.id) if g.seats and all(s.kind in ("human", "ai") for s in g.seats.values())]
+        infos = [g for g in store.games(info.id) if g.seats and not is_demo(g.flags)
+                 and all(s.kind in ("human", "ai") for s in g.seats.values())]
         logs: dict[str, list[Event]] = {g.id: [] for g in infos}
         ids = list(logs)
         with store.engine.connect() as conn:

@@ -129,15 +129,22 @@ def read_study(url: str | None, study: str | int | None):  # noqa: ANN201 - Iter
         store.close()
 
 
+def is_demo(flags: dict | None) -> bool:
+    """A game of `turinglab serve --demo`: left out of every analysis and export."""
+    return bool((flags or {}).get("demo"))
+
+
 def load(url: str | None = None, study: str | int | None = None, *, include_bots: bool = True) -> Loaded:
     """Read one study from the database at `url` (default: $DATABASE_URL / ./turinglab.db).
     Bot games (flags["bot"], played by `turinglab bots`) come with their flag (column flag_bot): the
     analysis leaves them out of everything but the leaderboard unless asked (`Options.include_bots`);
-    `include_bots=False` leaves them out here already.
+    `include_bots=False` leaves them out here already. Demo games (flags["demo"], `serve --demo`)
+    are never read: they are no study's data.
 
     Only reads: a database that does not exist is a `LoadError`, never created or migrated."""
     with read_study(url, study) as (store, info):
-        games = [g for g in store.games(info.id) if include_bots or not (g.flags or {}).get("bot")]
+        games = [g for g in store.games(info.id) if not is_demo(g.flags)
+                 and (include_bots or not (g.flags or {}).get("bot"))]
         msgs = _messages(store, [g.id for g in games])
         beliefs = _beliefs(store, [g.id for g in games])
         n_msg = msgs.groupby(["game_id", "conversation"]).size().to_dict() if len(msgs) else {}

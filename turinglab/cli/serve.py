@@ -8,6 +8,7 @@ from turinglab.cli.common import console, database_location, fail, read_study
 
 
 app = typer.Typer()  # root command
+DEMO_DB = "sqlite:///./turinglab-demo.db"  # `serve --demo` without --db: never the study's database
 
 
 def _log_progress() -> None:
@@ -96,6 +97,9 @@ def serve(
     forwarded_allow_ips: str = typer.Option(None, "--forwarded-allow-ips", help="addresses of the reverse proxies "
                                             "whose X-Forwarded-For/-Proto are believed, comma-separated (default: "
                                             "$TURINGLAB_FORWARDED_ALLOW_IPS, else none)"),
+    demo: bool = typer.Option(False, "--demo", help="Demo mode: /demo opens every role (interrogator, human "
+                              "witness, the AI's view) in one browser; every page says DEMO, every game is "
+                              f"flagged demo, and the database defaults to {DEMO_DB} (not your study's)."),
 ) -> None:
     """Run the live imitation game, or a static test's judge pages, in the browser (with /admin)."""
     import os
@@ -110,6 +114,10 @@ def serve(
 
     _check_port(host, port)  # before the database is created or a model loaded
 
+    if demo and (workers > 1 or redis):
+        fail("--demo runs on one worker: leave out --workers and --redis")
+    if demo:
+        db = db or DEMO_DB
     if workers > 1 or redis:
         from turinglab.server.workers import serve_cluster
 
@@ -120,6 +128,8 @@ def serve(
     from turinglab.store.db import StoreError
 
     static = _static_to_serve(study, db) if study else None
+    if static is not None and demo:
+        fail(f"--demo plays a live study; {study} is a static study (its judge pages need no demo)")
     if static is not None:
         from turinglab.server.judging.pages import create_static_app
 
@@ -142,7 +152,7 @@ def serve(
 
     _log_progress()  # the local model's first start (assembling, checking, loading) says what it does
     try:
-        web = create_app(chosen, db, warm_up=warm_up)
+        web = create_app(chosen, db, warm_up=warm_up, demo=demo)
     except (StoreError, WitnessSetupError) as exc:
         fail(str(exc))
     from turinglab.server.tuning import tune_gc
@@ -150,6 +160,9 @@ def serve(
     tune_gc()
     console.print(f"turinglab: study [bold]{chosen.name}[/bold] ({chosen.format}) on http://{host}:{port}/"
                   f"  (admin: /admin)", highlight=False)
+    if demo:
+        console.print(f"turinglab: DEMO mode: open http://{host}:{port}/demo (every game is flagged demo)",
+                      highlight=False)
     console.print(f"turinglab: database {database_location(db)}", highlight=False)
     from turinglab.server.slowclients import protocol_class
     from turinglab.server.testing import WS_MAX_BYTES

@@ -24,6 +24,10 @@ drawn; the draw is among the witnesses with room (the recorded selection probabi
 of that draw), else the study's overflow witness plays, else the participant keeps waiting (the
 masked wait goes on) until `release` frees a place.
 
+Demo mode (`turinglab serve --demo`) pins a participant's part in `pinned`: "interrogator" or
+"witness" wait for each other (a human game, no AI fallback; the pinned interrogator asks), "ai"
+gets an AI game at once. Nobody else is pinned, so a study's matchmaking is unchanged.
+
 Call `join`, `leave`, `poll(now_ms)` (returns new matches), `release(codename)` when an AI game
 ends, and `next_wakeup()`.
 """
@@ -95,6 +99,7 @@ class WaitingRoom:
     capacity: Capacity | None = None
     stalled: set = field(default_factory=set)  # due for an AI game, but every witness is full
     faced: dict = field(default_factory=dict)  # "groups": interrogator -> {group index: AI games}
+    pinned: dict = field(default_factory=dict)  # demo mode: participant -> "interrogator" | "witness" | "ai"
 
     def note_faced(self, interrogator: str, codename: str) -> None:
         """An AI game of `interrogator` against `codename` (also when rebuilding from the store)."""
@@ -133,8 +138,12 @@ class WaitingRoom:
         """Enter the waiting room (joining twice keeps the first entry)."""
         if participant_id in self.waiting:
             return self.waiting[participant_id]
+        pin = self.pinned.get(participant_id)
         if self.study.format == "three-player":
             entry = Waiting(participant_id, now_ms, "three", None)
+        elif pin is not None and (pin != "ai" or self.codenames):
+            entry = Waiting(participant_id, now_ms, "ai", now_ms) if pin == "ai" else \
+                Waiting(participant_id, now_ms, "human", None)
         else:
             has_ai = bool(self.codenames)
             human = (not has_ai) or self.rng.random() < self.study.allocation.human_ratio
@@ -238,7 +247,10 @@ class WaitingRoom:
         self.human_waits.append(list(waits.values()))
         while len(self.human_waits) > self.study.allocation.wait_match_window:
             self.human_waits.popleft()
-        inter, wit = (a, b) if self.rng.random() < 0.5 else (b, a)
+        if {self.pinned.get(a.participant_id), self.pinned.get(b.participant_id)} == {"interrogator", "witness"}:
+            inter, wit = (a, b) if self.pinned[a.participant_id] == "interrogator" else (b, a)
+        else:
+            inter, wit = (a, b) if self.rng.random() < 0.5 else (b, a)
         return Match("two-player", inter.participant_id,
                      {"A": Slot("human", participant_id=wit.participant_id)}, waits, "human")
 

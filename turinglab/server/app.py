@@ -84,6 +84,7 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
                admin_password: str | None = None, admin_accounts: str | None = None, waiting_grace_s: float = 15.0,
                initial_ai_wait_s: float = 10.0, warm_up: bool = False, secret: str | None = None,
                trusted_origins: tuple[str, ...] = (), openapi: bool | None = None,
+               demo: bool = False,
                bot_token: str | None = None, redis_url: str | None = None,
                redis_prefix: str | None = None, admin_poll_s: float = 1.0) -> FastAPI:
     """The turinglab web app for one study. `db_url` None: $DATABASE_URL or ./turinglab.db.
@@ -104,6 +105,8 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
     `redis_url`: one worker of several serving the study together (PostgreSQL only; see
     turinglab/server/live/cluster.py and docs/deploy.md); `redis_prefix` names its keys (default
     `turinglab:<study name>`).
+    `demo` (`turinglab serve --demo`): every page says so, every game is flagged `demo` (left out of
+    analyses and exports), and /demo opens every role in one browser (turinglab/server/demo.py).
     """
     bot_secret = bot_token if bot_token is not None else os.environ.get("TURINGLAB_BOT_TOKEN") or None
     check_witnesses(study, witness_factory)  # WitnessSetupError before anything is stored
@@ -127,6 +130,7 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
         app.state.hub = hub_class(study, store, clock=clock, rng_seed=rng_seed, human_timing=human_timing,
                             witness_factory=witness_factory,
                             content_filter=ContentFilter(study.content_filter, hook=moderation),
+                            demo=demo,
                             waiting_grace_s=waiting_grace_s, initial_ai_wait_s=initial_ai_wait_s,
                             study_id=study_id, admin_poll_s=admin_poll_s, **hub_kw)
         if redis_url:
@@ -161,6 +165,7 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
     starts = app.state.start_limit = PerAddress()
     csrf = app.state.csrf = Csrf(secret, trusted_origins)
     page, message = page_renderers(app, study.display_name or DEFAULT_DISPLAY_NAME)
+    app.state.demo = demo  # base.html: the demo banner on every page, admin's too
 
     def hub(request: Request) -> Hub:
         return request.app.state.hub
@@ -371,6 +376,10 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
         finally:
             await h.disconnect(p.id, websocket)
 
+    if demo:
+        from turinglab.server.demo import add_demo
+
+        add_demo(app, page, message, forged)
     from turinglab.server.admin import add_admin
 
     add_admin(app, admin_password, page, message, admin_accounts)

@@ -43,6 +43,7 @@ Clock = Callable[[], int]
 WitnessFactory = Callable[[WitnessSpec, int], Witness]
 DUPLICATE_PID = "duplicate_prolific_pid"  # label of a participant whose Prolific id was already in use
 BOT_LABEL = "bot"  # label of a bot participant (`turinglab bots`); its games get flags["bot"] = True
+DEMO_LABEL = "demo"  # label of a demo participant (`turinglab serve --demo`); every demo game gets flags["demo"] = True
 MAX_CONNECTIONS = 4  # open websockets per participant (tabs); a fifth closes the oldest
 CLOSE_TOO_MANY = 4008  # websocket close code of a connection replaced by a newer one beyond the cap
 # joins and game starts in progress at once (per process); the rest wait their turn, so a burst of
@@ -105,9 +106,11 @@ class Hub:
     def __init__(self, study: Study, store: Store, *, clock: Clock | None = None, rng_seed: int | None = None,
                  human_timing: Timing | None | str = "study", witness_factory: WitnessFactory | None = None,
                  content_filter: ContentFilter | None = None, waiting_grace_s: float = 15.0,
+                 demo: bool = False,
                  initial_ai_wait_s: float = 10.0, writers: int | None = None,
                  study_id: int | None = None, admin_poll_s: float = 1.0) -> None:
         self.study = study
+        self.demo = demo  # `serve --demo`: every game is flagged demo (never part of a study's data)
         self.store = store
         self.now: Clock = clock or wall_clock
         seed = rng_seed if rng_seed is not None else secrets.randbits(32)
@@ -582,6 +585,8 @@ class Hub:
             identities = {k: v.identity for k, v in seats.items()}
             # a bot played: flagged, so the game is kept apart from the study's data (analyses exclude it)
             flags = {"bot": True} if pids & self.bots else {}
+            if self.demo:
+                flags["demo"] = True
             # the game and its first events, queued together (one transaction on PostgreSQL)
             await asyncio.gather(self.writer.create(NewGame(self.study_id, m.format, identities, m.interrogator,
                                                             s.game.started_ms, gid, flags)),
