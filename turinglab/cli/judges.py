@@ -79,7 +79,7 @@ def _judges_config(judge, features, folds, group_by_stimulus, seed, repeats, alp
     if limit is not None and limit < 2:
         fail(f"--limit must be at least 2, got {limit}")
     if features and judge in ("tfidf-lr", "llm"):
-        fail(f"--features does not apply to --judge {judge} (it reads the text); use svm or rf")
+        fail(f"--features does not apply to --judge {judge} (it reads the text); use svm, linear-svm or rf")
     if group_by_stimulus and judge == "llm":
         fail("--group-by-stimulus does not apply to --judge llm (it is not trained)")
     if limit is not None and judge != "llm":
@@ -91,7 +91,8 @@ def _judges_config(judge, features, folds, group_by_stimulus, seed, repeats, alp
                   model=spec if judge == "llm" else {}, prompt=prompt if judge == "llm" else None)
 
 
-_J_JUDGE = typer.Option(..., "--judge", help="svm | rf | tfidf-lr | llm")
+_J_JUDGE = typer.Option(None, "--judge", help="linear-svm (the paper's) | svm | rf | tfidf-lr | llm (the project's own); "
+                        "with --protocol zhang: default the paper's judge for the task")
 
 
 @dataclass
@@ -156,11 +157,30 @@ def judges_evaluate(
     seed: int = typer.Option(42, "--seed", help="Seed of the folds and groups (and of the LLM)."),
     repeats: int = typer.Option(1, "--repeats", help="Repeat the cross-validation with seeds seed, seed+1, ..."),
     alpha: float = typer.Option(0.05, "--alpha", help="1 - confidence level of the intervals."),
+    protocol: str = typer.Option(None, "--protocol", help="zhang: the paper's judge, features, folds, balancing and "
+                                 "seeds for the task, as far as the paper states them (see docs/judges.md)."),
     opts: _Shared = None,
 ) -> None:
     """Evaluate one AI judge on static items, beside the human judges of the same items."""
-    cfg = _judges_config(judge, features, folds, group_by_stimulus, seed, repeats, alpha, opts)
+    if protocol not in (None, "zhang"):
+        fail(f"--protocol must be zhang (the one preset), got {protocol!r}")
+    if judge is None and protocol is None:
+        fail("give --judge (linear-svm | svm | rf | tfidf-lr | llm) or --protocol zhang")
     items, trials, source = _judges_items(study, responses, task, human_judges, db)
+    if protocol == "zhang":
+        from turinglab.judges.errors import FeaturesError
+        from turinglab.judges.zhang import features_for, preset
+
+        try:
+            p = preset(items["task"].iloc[0])
+        except FeaturesError as exc:
+            fail(str(exc))
+        judge = judge or p.judge
+        if judge in ("svm", "linear-svm", "rf"):
+            features = features or features_for(items["task"].iloc[0])
+        folds, repeats = p.folds, p.repeats
+    cfg = _judges_config(judge, features, folds, group_by_stimulus, seed, repeats, alpha, opts)
+    cfg.protocol = protocol
     _judges_run(items, trials, cfg, source, opts)
 
 
