@@ -107,3 +107,53 @@ def test_cli_protocol_rejects_bad_input():
     assert r.returncode == 2 and "--protocol must be zhang" in r.stderr
     r = _cli("judges", "evaluate", "--responses", str(SHIPPED / "word.json"))
     assert r.returncode == 2 and "--protocol zhang" in r.stderr
+
+
+def test_colour_histogram_from_images_and_clear_errors(tmp_path):
+    from PIL import Image
+
+    from turinglab.judges.errors import FeaturesError
+    from turinglab.judges.images import histogram, image_features
+
+    red = tmp_path / "1.jpg"
+    Image.new("RGB", (40, 30), (250, 10, 10)).save(red)
+    half = Image.new("RGB", (40, 30), (0, 0, 255))
+    half.paste((0, 255, 0), (0, 0, 20, 30))
+    half.save(tmp_path / "2.png")
+    h = histogram(red)
+    assert h.shape == (64,) and h.sum() == pytest.approx(1) and h[(3 * 4 + 0) * 4 + 0] == pytest.approx(1)
+    h2 = histogram(tmp_path / "2.png")
+    assert h2[3] == pytest.approx(0.5, abs=0.05) and h2[12] == pytest.approx(0.5, abs=0.05)  # blue, green
+    X = image_features(["1.jpg", "2.png", "1.jpg"], tmp_path)
+    assert np.array_equal(X[0], X[2]) and not np.array_equal(X[0], X[1])
+    with pytest.raises(FeaturesError, match="--images DIR"):
+        image_features(["1.jpg"], None)
+    with pytest.raises(FeaturesError, match="3.jpg not found"):
+        image_features(["3.jpg"], tmp_path)
+    (tmp_path / "bad.jpg").write_text("not an image")
+    with pytest.raises(FeaturesError, match="cannot read image"):
+        image_features(["bad.jpg"], tmp_path)
+    with pytest.raises(FeaturesError, match="unknown feature set"):
+        feats.parse_sets("histogram", "object")
+
+
+def test_colour_judge_reads_images_when_given(tmp_path):
+    """On generated images whose colour is the human's answer, the histogram lets the forest see which
+    colour words fit the image: with images it beats the same judge on the word alone."""
+    from PIL import Image
+
+    from turinglab.judges.evaluate import Config, evaluate
+
+    rgb = {"red": (230, 20, 20), "green": (20, 200, 20), "blue": (20, 20, 230), "yellow": (240, 230, 20)}
+    items = zhang.balance(load_zhang(SHIPPED / "color.json"), 42)
+    items = items[items["stimulus_id"].isin(items.loc[(items["truth"] == "human") &
+                                                      items["response"].isin(list(rgb)), "stimulus_id"])]
+    items = items.groupby("stimulus_id").head(2).reset_index(drop=True).iloc[:400]
+    for _, r in items[items["truth"] == "human"].iterrows():
+        Image.new("RGB", (16, 16), rgb[r["response"]]).save(tmp_path / r["stimulus"])
+    base = dict(judge="rf", folds=5, protocol="zhang")
+    with_img = evaluate(items, Config(features="histogram,mean,lexical", images=str(tmp_path), **base), use_cache=False)
+    without = evaluate(items, Config(features="mean,lexical", **base), use_cache=False)
+    assert "no CNN image features" in with_img["image_features"]
+    assert "colour word only" in without["image_features"]
+    assert with_img["balanced_accuracy"] > without["balanced_accuracy"] + 0.05

@@ -157,6 +157,8 @@ def judges_evaluate(
     seed: int = typer.Option(42, "--seed", help="Seed of the folds and groups (and of the LLM)."),
     repeats: int = typer.Option(1, "--repeats", help="Repeat the cross-validation with seeds seed, seed+1, ..."),
     alpha: float = typer.Option(0.05, "--alpha", help="1 - confidence level of the intervals."),
+    images: str = typer.Option(None, "--images", help="colour: the folder of the images (files named as the image "
+                               "ids), for the 'histogram' image features."),
     protocol: str = typer.Option(None, "--protocol", help="zhang: the paper's judge, features, folds, balancing and "
                                  "seeds for the task, as far as the paper states them (see docs/judges.md)."),
     opts: _Shared = None,
@@ -177,10 +179,16 @@ def judges_evaluate(
             fail(str(exc))
         judge = judge or p.judge
         if judge in ("svm", "linear-svm", "rf"):
-            features = features or features_for(items["task"].iloc[0])
+            features = features or features_for(items["task"].iloc[0], images)
         folds, repeats = p.folds, p.repeats
     cfg = _judges_config(judge, features, folds, group_by_stimulus, seed, repeats, alpha, opts)
     cfg.protocol = protocol
+    if images is not None:
+        from pathlib import Path
+
+        if not Path(images).is_dir():
+            fail(f"--images {images}: no such folder; give the folder holding the colour task's images")
+        cfg.images = images
     _judges_run(items, trials, cfg, source, opts)
 
 

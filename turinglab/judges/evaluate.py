@@ -25,7 +25,7 @@ from turinglab.judges.trained import JudgeError, cross_validate
 from turinglab.judges.vectors import cache_dir
 
 ALL_JUDGES = TRAINED + ("llm",)
-VERSION = 1  # bump when a change alters results, so old cache entries are not reused
+VERSION = 2  # bump when a change alters results, so old cache entries are not reused
 
 
 @dataclass
@@ -41,6 +41,7 @@ class Config:
     model: dict[str, Any] = field(default_factory=dict)  # llm: ModelSpec fields
     prompt: str | None = None  # llm: template file
     protocol: str | None = None  # 'zhang': the paper's balancing before the folds (see zhang.py)
+    images: str | None = None  # colour: the folder of the images (for the 'histogram' features)
 
     @property
     def seeds(self) -> list[int]:
@@ -66,6 +67,8 @@ def _key(items: pd.DataFrame, trials: pd.DataFrame | None, cfg: Config) -> str:
     d = {"v": VERSION, "items": fingerprint(items), "cfg": asdict(cfg)}
     if trials is not None:
         d["trials"] = hashlib.sha256(trials.to_csv(index=False).encode()).hexdigest()[:16]
+    if cfg.images and Path(cfg.images).is_dir():
+        d["images"] = sorted((f.name, f.stat().st_size, f.stat().st_mtime_ns) for f in Path(cfg.images).iterdir())
     if cfg.prompt:
         d["prompt_text"] = Path(cfg.prompt).read_text() if Path(cfg.prompt).is_file() else None
     return hashlib.sha256(json.dumps(d, sort_keys=True, default=str).encode()).hexdigest()
@@ -110,9 +113,14 @@ def run_judge(items: pd.DataFrame, cfg: Config, progress: bool = False, chat=Non
         info["features"] = list(sets)
         t0 = time.monotonic()
         with bar("features", len(items), progress) as adv:
-            X = feats.extract(items, sets, progress=adv)
+            X = feats.extract(items, sets, progress=adv, images=cfg.images)
         info["feature_seconds"] = time.monotonic() - t0
         info["n_features"] = int(X.shape[1])
+        if task == "color":
+            from turinglab.judges.images import NO_CNN
+
+            info["image_features"] = NO_CNN + ("" if "histogram" in sets else
+                                               "; no histogram either (no --images): the judge reads the colour word only")
     else:
         info["features"] = ["tfidf(char 2-4, word 1-2)"]
     nh, nm = int((items["truth"] == "human").sum()), int((items["truth"] == "machine").sum())

@@ -23,6 +23,8 @@ def render(console, res: dict[str, Any]) -> None:
                   highlight=False)
     if res.get("judge_provenance"):
         console.print(f"judge: {res['judge_provenance']}", highlight=False, markup=False)
+    if res.get("image_features"):
+        console.print(f"image features: {res['image_features']}", highlight=False, markup=False)
     pr = res.get("protocol")
     if pr:
         lo, hi = pr["accuracy_ci_exact_binomial"]

@@ -52,9 +52,10 @@ PRESETS = {
         "rf", "text", 10, 1, "per image, the human response and one machine response drawn at random",
         "a random forest on VGG (S2.2.4; ResNet18 in the main text) image features concatenated with BERT "
         "features of the colour word, a 90 % / 10 % split",
-        "the forest's settings, splits and seeds are not stated (scikit-learn's default 100 trees, 10 folds, seed 42). No image "
-        "features: the images are not in the shared data and no PyPI package with pinned CNN weights was "
-        "adopted, so this judge reads the colour word only (GloVe mean + lexical)",
+        "the forest's settings, splits and seeds are not stated (scikit-learn's default 100 trees, 10 folds, seed 42). "
+        "No CNN features: no PyPI package ships CNN weights that can be pinned and loaded offline, so the image "
+        "side is a colour histogram (with --images DIR); without the images (the shared data has none) the judge "
+        "reads the colour word only (GloVe mean + lexical). BERT is replaced by the GloVe mean",
         "human judged human 43 %, machine judged machine 34 % (accuracy about 38.5 % on balanced classes)"),
 }
 
@@ -66,13 +67,13 @@ def preset(task: str) -> Preset:
     return PRESETS[task]
 
 
-def features_for(task: str) -> str:
-    """The feature sets the preset uses with what this install has."""
+def features_for(task: str, images: str | None = None) -> str:
+    """The feature sets the preset uses with what this install (and the --images folder) has."""
     p = preset(task)
     if p.embedding == "sqdiff":
         return "sqdiff"
     if p.judge == "rf":
-        return "mean,lexical"
+        return "histogram,mean,lexical" if images else "mean,lexical"
     try:
         import sentence_transformers  # noqa: F401
     except ImportError:
