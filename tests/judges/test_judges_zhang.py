@@ -157,3 +157,19 @@ def test_colour_judge_reads_images_when_given(tmp_path):
     assert "no CNN image features" in with_img["image_features"]
     assert "colour word only" in without["image_features"]
     assert with_img["balanced_accuracy"] > without["balanced_accuracy"] + 0.05
+
+
+def test_cli_fixations_reports_the_cut(tmp_path):
+    fv = json.loads(FV.read_text())
+    fv["img144.jpg"][4]["response"] = fv["img144.jpg"][4]["response"][:6]  # one human scanpath too short
+    p = tmp_path / "fv.json"
+    p.write_text(json.dumps(fv))
+    r = _cli("judges", "fixations", "--fv", str(p), "--folds", "3", "--seeds", "2", "--json")
+    assert r.returncode == 0, r.stderr
+    res = json.loads(r.stdout)
+    assert res["kept"] == 25 and res["dropped"] == 1 and res["dropped_by_agent"] == {"human": 1}
+    assert res["kept_by_class"] == {"human": 19, "machine": 6} and len(res["per_seed_accuracy"]) == 2
+    lo, hi = res["majority_accuracy_ci_exact_binomial"]
+    assert lo <= res["majority_accuracy"] <= hi
+    r = _cli("judges", "fixations", "--fv", str(p))  # 10 folds need 10 machine scanpaths; the excerpt has 6
+    assert r.returncode == 2 and "6 machine scanpaths" in r.stderr and "too few for 10 folds" in r.stderr

@@ -212,6 +212,42 @@ def judges_run(
     items, trials = from_loaded(loaded)
     _judges_run(items, trials, cfg, f"live study {loaded.study_name}", opts)
 
+@app.command("fixations")
+def judges_fixations(
+    fv: str = typer.Option(..., "--fv", help="Zhang's free-viewing scanpaths (fv.json: image -> records with 'response' fixations)."),
+    judge: str = typer.Option("svm", "--judge", help="svm (scikit-learn's default kernel) | linear-svm."),
+    folds: int = typer.Option(10, "--folds", help="Cross-validation folds (the paper: 10)."),
+    seeds: int = typer.Option(5, "--seeds", help="Repeats with seeds 42, 43, ... (the paper: 5)."),
+    fixations: int = typer.Option(10, "--fixations", help="The cut: first N fixations; shorter scanpaths are dropped."),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+) -> None:
+    """The paper's free-viewing AI judge: first 10 fixations, short scanpaths dropped and counted."""
+    import json
+    from pathlib import Path
+
+    from turinglab.judges.trained import JudgeError
+    from turinglab.judges.zhang import scanpath_judge
+
+    if folds < 2 or seeds < 1 or fixations < 1:
+        fail("--folds must be at least 2, --seeds and --fixations at least 1")
+    try:
+        data = json.loads(Path(fv).read_text())
+        res = scanpath_judge(data, judge, folds, seeds, fixations)
+    except OSError as exc:
+        fail(f"--fv {fv}: cannot read it ({exc})")
+    except ValueError as exc:  # JSON errors and JudgeError
+        fail(f"--fv {fv}: {exc}")
+    except (KeyError, TypeError) as exc:
+        fail(f"--fv {fv}: not Zhang's fv.json form (image -> records with response and groundtruth): {exc}")
+    if as_json:
+        print(json.dumps(res, indent=2))
+        return
+    console.print(f"{res['kept']} scanpaths kept, {res['dropped']} dropped (fewer than {fixations} fixations: "
+                  f"{res['dropped_by_agent']}); {res['judge']}, {folds} folds, seeds {res['seeds']}: mean accuracy "
+                  f"{100 * res['mean_accuracy']:.1f} % (per seed {[round(100 * a, 1) for a in res['per_seed_accuracy']]})"
+                  f"\n{res['note']}", highlight=False, markup=False)
+
+
 @app.command("figure")
 def judges_figure(
     results: list[str] = typer.Argument(..., help="JSON results of `judges evaluate/run --json`."),
