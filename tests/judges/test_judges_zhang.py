@@ -99,7 +99,7 @@ def test_cli_protocol_zhang_offline(task, judge, n, tmp_path):
     assert pr["paper_figure"] and pr["not_stated_or_unavailable"]
     assert res["judge_provenance"].startswith("the paper's judge for the")
     if task == "color":
-        assert "No image" in pr["not_stated_or_unavailable"]
+        assert "No CNN features" in pr["not_stated_or_unavailable"] and res["features"] == ["mean"]
 
 
 def test_cli_protocol_rejects_bad_input():

@@ -55,7 +55,7 @@ PRESETS = {
         "the forest's settings, splits and seeds are not stated (scikit-learn's default 100 trees, 10 folds, seed 42). "
         "No CNN features: no PyPI package ships CNN weights that can be pinned and loaded offline, so the image "
         "side is a colour histogram (with --images DIR); without the images (the shared data has none) the judge "
-        "reads the colour word only (GloVe mean + lexical). BERT is replaced by the GloVe mean",
+        "reads the colour word only. BERT is replaced by the colour word's GloVe vector",
         "human judged human 43 %, machine judged machine 34 % (accuracy about 38.5 % on balanced classes)"),
 }
 
@@ -73,7 +73,7 @@ def features_for(task: str, images: str | None = None) -> str:
     if p.embedding == "sqdiff":
         return "sqdiff"
     if p.judge == "rf":
-        return "histogram,mean,lexical" if images else "mean,lexical"
+        return "histogram,mean" if images else "mean"  # the paper: image + embedding of the colour word
     try:
         import sentence_transformers  # noqa: F401
     except ImportError:
