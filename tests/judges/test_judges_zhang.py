@@ -173,3 +173,18 @@ def test_cli_fixations_reports_the_cut(tmp_path):
     assert lo <= res["majority_accuracy"] <= hi
     r = _cli("judges", "fixations", "--fv", str(p))  # 10 folds need 10 machine scanpaths; the excerpt has 6
     assert r.returncode == 2 and "6 machine scanpaths" in r.stderr and "too few for 10 folds" in r.stderr
+
+
+def test_report_says_whose_judge():
+    from turinglab.analysis.static_judges import sections
+    from turinglab.judges.evaluate import Config, evaluate
+
+    items = load_zhang(SHIPPED / "word.json").iloc[:300]  # 30 cues, 150 human, 150 machine
+    res = [evaluate(items, Config(judge=j, features="sqdiff", folds=3, protocol=p))
+           for j, p in (("linear-svm", None), ("svm", None), ("linear-svm", "zhang"))]
+    table = {t: rows for t, _, _, rows in sections(res, "words", 0.05)}["AI judges: the paper's or the project's own"]
+    whose = {row[0]: row[1] for row in table}
+    assert whose["linear-svm (plain 3-fold)"].startswith("the paper's judge: a linear SVM")
+    assert whose["svm (plain 3-fold)"].startswith("the project's own")
+    assert whose["linear-svm (plain 3-fold, protocol zhang)"].startswith("the paper's judge for the word task")
+    assert [row[2] for row in table] == ["–", "–", "zhang"]

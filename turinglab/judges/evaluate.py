@@ -245,10 +245,10 @@ def results_for(items: pd.DataFrame) -> list[dict[str, Any]]:
         except (OSError, ValueError):
             continue
         cfg = (res.get("judge"), res.get("folds"), res.get("group_by_stimulus"), json.dumps(res.get("model")),
-               "human_judges" in res)
+               bool(res.get("protocol")), "human_judges" in res)
         out.setdefault(cfg, res)
     # with and without human trials: keep the one that has the comparison
-    keep = [r for k, r in out.items() if k[4] or (*k[:4], True) not in out]
+    keep = [r for k, r in out.items() if k[5] or (*k[:5], True) not in out]
     return sorted(keep, key=lambda r: (r["judge"], bool(r.get("group_by_stimulus"))))
 
 
