@@ -387,30 +387,6 @@ def test_fixation_judge_drops_short_scanpaths_and_reads_the_first_ten(tmp_path, 
     assert res["balanced_accuracy"] > 0.9
 
 
-def test_protocol_zhang_fixes_the_design_and_names_the_judge(zhang, tmp_path):
-    from turinglab.judges.protocol import conflicts, paper_note
-
-    assert conflicts(10, 42, 1, False) == []
-    assert conflicts(5, 42, 3, True) == ["--folds", "--repeats", "--group-by-stimulus"]
-    assert paper_note("linear-svm", "word", ["sqdiff"], "zhang").startswith("the paper's judge, reproduced")
-    assert paper_note("linear-svm", "word", ["sqdiff", "lexical"], "zhang") == (
-        "the paper's classifier (linear SVM) on this project's features")
-    assert paper_note("svm", "word", ["sqdiff"], None) == "the project's own judge (svm)"
-    r = _cli("judges", "evaluate", "--judge", "svm", "--protocol", "zhang", "--repeats", "3",
-             "--responses", str(zhang / "word.json"))
-    assert r.returncode == 2 and "leave out --repeats" in r.stderr
-    r = _cli("judges", "evaluate", "--judge", "llm", "--protocol", "zhang", "--responses", str(zhang / "word.json"))
-    assert r.returncode == 2 and "use a trained judge" in r.stderr
-    r = _cli("judges", "evaluate", "--judge", "linear-svm", "--protocol", "zhang", "--responses",
-             str(zhang / "word.json"), "--task", "word", "--json",
-             env={"TURINGLAB_CACHE_DIR": str(tmp_path / "c"), "OMP_NUM_THREADS": "1"}, net=False)
-    assert r.returncode == 0, r.stderr
-    res = json.loads(r.stdout)
-    assert (res["protocol"], res["features"], res["folds"], res["seeds"], res["group_by_stimulus"]) == (
-        "zhang", ["sqdiff"], 10, [42], False)
-    assert res["follows"].startswith("the paper's judge, reproduced") and 0.55 < res["balanced_accuracy"] < 0.75
-
-
 @pytest.mark.slow
 def test_cli_evaluate_offline_json(zhang, tmp_path):
     """The trained judge runs with the network cut and prints the issue's JSON keys; a re-run is cached."""

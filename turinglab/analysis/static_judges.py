@@ -62,6 +62,12 @@ def sections(results: list[dict[str, Any]], study: str, alpha: float) -> list[tu
     out = [("AI judges", intro,
             ["judge", "items", "accuracy", "balanced accuracy", f"{pct}% exact", "AUROC", "TPR at 5% FPR",
              "unparsed", "McNemar b / c", "McNemar p"], rows)]
+    out.append(("AI judges: the paper's or the project's own",
+                "Which judge follows Zhang et al. (their linear SVM, or the judge `--protocol zhang` picks for the "
+                "task, as far as the paper states it) and which is this project's own.",
+                ["judge", "whose", "protocol"],
+                [[label(r), r.get("judge_provenance", "the project's own"),
+                  (r.get("protocol") or {}).get("name", "–")] for r in results]))
     per_agent = []
     for r in results:
         for a in r.get("agents", []):

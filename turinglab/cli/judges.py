@@ -37,24 +37,20 @@ def _judges_items(study: str | None, responses: str | None, task: str | None, hu
         fail(str(exc))
 
 
-def _judges_run(items, trials, cfg, source: str, opts: _Shared, protocol: str | None = None) -> None:
+def _judges_run(items, trials, cfg, source: str, opts: _Shared) -> None:
     import json
 
+    from turinglab.judges.trained import JudgeError
     from turinglab.judges.evaluate import evaluate
     from turinglab.judges.features import FeaturesError
     from turinglab.judges.items import ItemsError
     from turinglab.judges.llm import LLMJudgeError
-    from turinglab.judges.trained import JudgeError
     from turinglab.judges.vectors import VectorsError
 
     try:
         res = evaluate(items, cfg, trials, progress=True, use_cache=not opts.no_cache, source=source)
     except (JudgeError, FeaturesError, ItemsError, LLMJudgeError, VectorsError) as exc:
         fail(str(exc))
-    from turinglab.judges.protocol import paper_note
-
-    res["protocol"] = protocol
-    res["follows"] = paper_note(res["judge"], res["task"], res.get("features"), protocol)
     per_item = res.pop("item_verdicts", [])
     if opts.items_out:
         import pandas as pd
@@ -83,7 +79,7 @@ def _judges_config(judge, features, folds, group_by_stimulus, seed, repeats, alp
     if limit is not None and limit < 2:
         fail(f"--limit must be at least 2, got {limit}")
     if features and judge in ("tfidf-lr", "llm"):
-        fail(f"--features does not apply to --judge {judge} (it reads the text); use linear-svm, svm or rf")
+        fail(f"--features does not apply to --judge {judge} (it reads the text); use svm, linear-svm or rf")
     if group_by_stimulus and judge == "llm":
         fail("--group-by-stimulus does not apply to --judge llm (it is not trained)")
     if limit is not None and judge != "llm":
@@ -95,7 +91,8 @@ def _judges_config(judge, features, folds, group_by_stimulus, seed, repeats, alp
                   model=spec if judge == "llm" else {}, prompt=prompt if judge == "llm" else None)
 
 
-_J_JUDGE = typer.Option(..., "--judge", help="linear-svm (the paper's) | svm | rf | tfidf-lr | llm")
+_J_JUDGE = typer.Option(None, "--judge", help="linear-svm (the paper's) | svm | rf | tfidf-lr | llm (the project's own); "
+                        "with --protocol zhang: default the paper's judge for the task")
 
 
 @dataclass
@@ -160,29 +157,39 @@ def judges_evaluate(
     seed: int = typer.Option(42, "--seed", help="Seed of the folds and groups (and of the LLM)."),
     repeats: int = typer.Option(1, "--repeats", help="Repeat the cross-validation with seeds seed, seed+1, ..."),
     alpha: float = typer.Option(0.05, "--alpha", help="1 - confidence level of the intervals."),
-    protocol: str = typer.Option(None, "--protocol", help="zhang: the paper's design (10 shuffled folds, seed 42, "
-                                 "one run, balanced groups; word: sqdiff features); see docs/judges.md."),
+    images: str = typer.Option(None, "--images", help="colour: the folder of the images (files named as the image "
+                               "ids), for the 'histogram' image features."),
+    protocol: str = typer.Option(None, "--protocol", help="zhang: the paper's judge, features, folds, balancing and "
+                                 "seeds for the task, as far as the paper states them (see docs/judges.md)."),
     opts: _Shared = None,
 ) -> None:
     """Evaluate one AI judge on static items, beside the human judges of the same items."""
-    from dataclasses import replace
-
-    from turinglab.judges import protocol as proto
-
-    if protocol is not None:
-        if protocol not in proto.PROTOCOLS:
-            fail(f"--protocol must be one of {'|'.join(proto.PROTOCOLS)}, got {protocol!r}")
-        if judge == "llm":
-            fail("--protocol zhang is a cross-validation design: use a trained judge (linear-svm is the paper's)")
-        bad = proto.conflicts(folds, seed, repeats, group_by_stimulus)
-        if bad:
-            fail(f"--protocol zhang fixes 10 folds, seed 42, one run, plain folds: leave out {', '.join(bad)}")
-    cfg = _judges_config(judge, features, folds, group_by_stimulus, seed, repeats, alpha, opts)
+    if protocol not in (None, "zhang"):
+        fail(f"--protocol must be zhang (the one preset), got {protocol!r}")
+    if judge is None and protocol is None:
+        fail("give --judge (linear-svm | svm | rf | tfidf-lr | llm) or --protocol zhang")
     items, trials, source = _judges_items(study, responses, task, human_judges, db)
-    task_name = str(items["task"].iloc[0]) if len(items) else ""
-    if protocol and features is None and task_name in proto.ZHANG_FEATURES and judge != "tfidf-lr":
-        cfg = replace(cfg, features=proto.ZHANG_FEATURES[task_name])
-    _judges_run(items, trials, cfg, source, opts, protocol=protocol)
+    if protocol == "zhang":
+        from turinglab.judges.errors import FeaturesError
+        from turinglab.judges.zhang import features_for, preset
+
+        try:
+            p = preset(items["task"].iloc[0])
+        except FeaturesError as exc:
+            fail(str(exc))
+        judge = judge or p.judge
+        if judge in ("svm", "linear-svm", "rf"):
+            features = features or features_for(items["task"].iloc[0], images)
+        folds, repeats = p.folds, p.repeats
+    cfg = _judges_config(judge, features, folds, group_by_stimulus, seed, repeats, alpha, opts)
+    cfg.protocol = protocol
+    if images is not None:
+        from pathlib import Path
+
+        if not Path(images).is_dir():
+            fail(f"--images {images}: no such folder; give the folder holding the colour task's images")
+        cfg.images = images
+    _judges_run(items, trials, cfg, source, opts)
 
 
 @app.command("run")
@@ -204,6 +211,41 @@ def judges_run(
 
     items, trials = from_loaded(loaded)
     _judges_run(items, trials, cfg, f"live study {loaded.study_name}", opts)
+
+@app.command("fixations")
+def judges_fixations(
+    fv: str = typer.Option(..., "--fv", help="Zhang's free-viewing scanpaths (fv.json: image -> records with 'response' fixations)."),
+    judge: str = typer.Option("svm", "--judge", help="svm (scikit-learn's default kernel) | linear-svm."),
+    folds: int = typer.Option(10, "--folds", help="Cross-validation folds (the paper: 10)."),
+    seeds: int = typer.Option(5, "--seeds", help="Repeats with seeds 42, 43, ... (the paper: 5)."),
+    fixations: int = typer.Option(10, "--fixations", help="The cut: first N fixations; shorter scanpaths are dropped."),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+) -> None:
+    """The paper's free-viewing AI judge: first 10 fixations, short scanpaths dropped and counted."""
+    import json
+    from pathlib import Path
+
+    from turinglab.judges.zhang import scanpath_judge
+
+    if folds < 2 or seeds < 1 or fixations < 1:
+        fail("--folds must be at least 2, --seeds and --fixations at least 1")
+    try:
+        data = json.loads(Path(fv).read_text())
+        res = scanpath_judge(data, judge, folds, seeds, fixations)
+    except OSError as exc:
+        fail(f"--fv {fv}: cannot read it ({exc})")
+    except ValueError as exc:  # JSON errors and JudgeError
+        fail(f"--fv {fv}: {exc}")
+    except (KeyError, TypeError) as exc:
+        fail(f"--fv {fv}: not Zhang's fv.json form (image -> records with response and groundtruth): {exc}")
+    if as_json:
+        print(json.dumps(res, indent=2))
+        return
+    console.print(f"{res['kept']} scanpaths kept, {res['dropped']} dropped (fewer than {fixations} fixations: "
+                  f"{res['dropped_by_agent']}); {res['judge']}, {folds} folds, seeds {res['seeds']}: mean accuracy "
+                  f"{100 * res['mean_accuracy']:.1f} % (per seed {[round(100 * a, 1) for a in res['per_seed_accuracy']]})"
+                  f"\n{res['note']}", highlight=False, markup=False)
+
 
 @app.command("figure")
 def judges_figure(

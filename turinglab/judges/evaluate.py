@@ -20,11 +20,12 @@ from turinglab.judges import features as feats
 from turinglab.judges import metrics
 from turinglab.judges.items import fingerprint, validate
 from turinglab.judges.trained import JUDGES as TRAINED
+from turinglab.judges.trained import PROVENANCE
 from turinglab.judges.trained import JudgeError, cross_validate
 from turinglab.judges.vectors import cache_dir
 
 ALL_JUDGES = TRAINED + ("llm",)
-VERSION = 1  # bump when a change alters results, so old cache entries are not reused
+VERSION = 2  # bump when a change alters results, so old cache entries are not reused
 
 
 @dataclass
@@ -39,6 +40,8 @@ class Config:
     limit: int | None = None  # llm: judge a random balanced sample of this many items
     model: dict[str, Any] = field(default_factory=dict)  # llm: ModelSpec fields
     prompt: str | None = None  # llm: template file
+    protocol: str | None = None  # 'zhang': the paper's balancing before the folds (see zhang.py)
+    images: str | None = None  # colour: the folder of the images (for the 'histogram' features)
 
     @property
     def seeds(self) -> list[int]:
@@ -64,6 +67,8 @@ def _key(items: pd.DataFrame, trials: pd.DataFrame | None, cfg: Config) -> str:
     d = {"v": VERSION, "items": fingerprint(items), "cfg": asdict(cfg)}
     if trials is not None:
         d["trials"] = hashlib.sha256(trials.to_csv(index=False).encode()).hexdigest()[:16]
+    if cfg.images and Path(cfg.images).is_dir():
+        d["images"] = sorted((f.name, f.stat().st_size, f.stat().st_mtime_ns) for f in Path(cfg.images).iterdir())
     if cfg.prompt:
         d["prompt_text"] = Path(cfg.prompt).read_text() if Path(cfg.prompt).is_file() else None
     return hashlib.sha256(json.dumps(d, sort_keys=True, default=str).encode()).hexdigest()
@@ -108,9 +113,14 @@ def run_judge(items: pd.DataFrame, cfg: Config, progress: bool = False, chat=Non
         info["features"] = list(sets)
         t0 = time.monotonic()
         with bar("features", len(items), progress) as adv:
-            X = feats.extract(items, sets, progress=adv)
+            X = feats.extract(items, sets, progress=adv, images=cfg.images)
         info["feature_seconds"] = time.monotonic() - t0
         info["n_features"] = int(X.shape[1])
+        if task == "color":
+            from turinglab.judges.images import NO_CNN
+
+            info["image_features"] = NO_CNN + ("" if "histogram" in sets else
+                                               "; no histogram either (no --images): the judge reads the colour word only")
     else:
         info["features"] = ["tfidf(char 2-4, word 1-2)"]
     nh, nm = int((items["truth"] == "human").sum()), int((items["truth"] == "machine").sum())
@@ -118,7 +128,8 @@ def run_judge(items: pd.DataFrame, cfg: Config, progress: bool = False, chat=Non
     t0 = time.monotonic()
     with bar(f"{cfg.judge}: folds", total, progress) as adv:
         cv = cross_validate(items, cfg.judge, X, folds=cfg.folds, seeds=cfg.seeds,
-                            group_by_stimulus=cfg.group_by_stimulus, on_fold=adv)
+                            group_by_stimulus=cfg.group_by_stimulus, on_fold=adv,
+                            n_trees=100 if cfg.protocol == "zhang" else 200)
     info["cv_seconds"] = time.monotonic() - t0
     info["per_seed_accuracy"] = cv.per_seed_accuracy
     info["per_seed_balanced_accuracy"] = cv.per_seed_balanced_accuracy
@@ -150,6 +161,13 @@ def evaluate(
             raise JudgeError(f"no human or no machine scanpath has {PAPER_FIXATIONS} fixations (dropped: {dropped})")
     if cfg.judge == "llm" and cfg.limit:
         items = sample_balanced(items, cfg.limit, cfg.seed)
+    n_given = len(items)
+    if cfg.protocol == "zhang":
+        from turinglab.judges import zhang
+
+        items = zhang.balance(items, cfg.seed)
+    elif cfg.protocol is not None:
+        raise JudgeError(f"unknown protocol {cfg.protocol!r}; the one preset is 'zhang'")
     key = _key(items, trials, cfg)
     path = cache_dir() / "judges" / "results" / f"{key}.json"
     if use_cache and path.is_file():
@@ -172,6 +190,7 @@ def evaluate(
         if cfg.judge in TRAINED else "zero-shot (no training)",
         "group_by_stimulus": cfg.group_by_stimulus,
         "seeds": cfg.seeds,
+        "judge_provenance": PROVENANCE.get(cfg.judge, "the project's own"),
         **summ,
         **info,
     }
@@ -184,6 +203,11 @@ def evaluate(
         hs["items"] = int(t["item_id"].nunique())
         res["human_judges"] = hs
         res["mcnemar_vs_humans"] = metrics.compare_with_humans(merged, t)
+    if cfg.protocol == "zhang":
+        res["protocol"] = _zhang_section(items, merged, cfg, n_given)
+        if res["protocol"]["judge_follows_paper"]:
+            res["judge_provenance"] = (f"the paper's judge for the {res['task']} task ({cfg.judge}), as far as the "
+                                       "paper states it and this data allows (see protocol)")
     res["item_verdicts"] = merged[["item_id", "truth", "agent", "verdict", "score"]].to_dict(orient="records")
     if use_cache:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -193,6 +217,20 @@ def evaluate(
         _index(item_set, key)
     res["cached"] = False
     return json.loads(json.dumps(res, default=_json_default))
+
+
+def _zhang_section(items: pd.DataFrame, merged: pd.DataFrame, cfg: Config, n_given: int) -> dict[str, Any]:
+    """What `--protocol zhang` followed, what it could not, the paper's figure and ours (exact interval)."""
+    from turinglab.judges import zhang
+
+    p = zhang.preset(items["task"].iloc[0])
+    right = int((merged["verdict"] == merged["truth"]).sum())
+    lo, hi = zhang.clopper_pearson(right, len(merged), cfg.alpha)
+    follows = cfg.judge == p.judge
+    return {"name": "zhang", "judge_follows_paper": follows, "paper_judge": p.judge, "paper": p.paper,
+            "not_stated_or_unavailable": p.unstated, "balancing": p.balancing, "items_given": n_given,
+            "items_used": len(items), "paper_figure": p.paper_figure,
+            "accuracy": right / len(merged), "accuracy_ci_exact_binomial": [lo, hi], "correct": right}
 
 
 def _index(item_set: str, key: str) -> None:
@@ -216,10 +254,10 @@ def results_for(items: pd.DataFrame) -> list[dict[str, Any]]:
         except (OSError, ValueError):
             continue
         cfg = (res.get("judge"), res.get("folds"), res.get("group_by_stimulus"), json.dumps(res.get("model")),
-               "human_judges" in res)
+               bool(res.get("protocol")), "human_judges" in res)
         out.setdefault(cfg, res)
     # with and without human trials: keep the one that has the comparison
-    keep = [r for k, r in out.items() if k[4] or (*k[:4], True) not in out]
+    keep = [r for k, r in out.items() if k[5] or (*k[:5], True) not in out]
     return sorted(keep, key=lambda r: (r["judge"], bool(r.get("group_by_stimulus"))))
 
 

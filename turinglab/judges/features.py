@@ -22,7 +22,7 @@ from turinglab.judges.errors import FeaturesError
 from turinglab.judges.vectors import glove, tokens
 
 WORD_SETS = ("sqdiff", "glove", "cosine", "lexical")
-TEXT_SETS = ("mean", "lexical", "minilm")
+TEXT_SETS = ("mean", "lexical", "minilm", "histogram")  # histogram: colour task only, needs the images
 FV_SETS = ("fixations10",)  # the paper's: first 10 fixations in [-1, 1] (scanpath.py)
 DEFAULTS = {"word": ("sqdiff", "cosine", "lexical"), "caption": ("minilm", "lexical"),
             "object": ("minilm", "lexical"), "color": ("mean", "lexical"), "conversation": ("minilm", "lexical"),
@@ -38,7 +38,7 @@ def parse_sets(spec: str | None, task: str) -> tuple[str, ...]:
         return DEFAULTS.get(task, ("lexical",))
     names = tuple(s.strip() for s in spec.split(",") if s.strip())
     allowed = WORD_SETS if task == "word" else FV_SETS if task == "fv" else TEXT_SETS
-    bad = [s for s in names if s not in allowed]
+    bad = [s for s in names if s not in allowed or (s == "histogram" and task != "color")]
     if bad or not names:
         raise FeaturesError(f"unknown feature set(s) {bad or spec!r} for task {task}; use a comma list of "
                             f"{', '.join(allowed)}")
@@ -106,8 +106,8 @@ def word_features(items: pd.DataFrame, sets: tuple[str, ...], progress=None) -> 
     return np.vstack(rows)
 
 
-def extract(items: pd.DataFrame, sets: tuple[str, ...], progress=None) -> np.ndarray:
-    """The feature matrix of `items` (all of one task)."""
+def extract(items: pd.DataFrame, sets: tuple[str, ...], progress=None, images: str | None = None) -> np.ndarray:
+    """The feature matrix of `items` (all of one task); `images`: the folder of the colour task's images."""
     task = items["task"].iloc[0]
     if task == "word":
         return word_features(items, sets, progress)
@@ -119,7 +119,11 @@ def extract(items: pd.DataFrame, sets: tuple[str, ...], progress=None) -> np.nda
         except ValueError as exc:
             raise FeaturesError(f"fv items: {exc}") from None
     blocks = []
-    other = tuple(s for s in sets if s != "minilm")
+    if "histogram" in sets:
+        from turinglab.judges.images import image_features
+
+        blocks.append(image_features(list(items["stimulus"]), images))
+    other = tuple(s for s in sets if s not in ("minilm", "histogram"))
     if "minilm" in sets:
         from turinglab.judges.sentence import embed
 

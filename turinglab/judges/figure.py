@@ -12,7 +12,9 @@ from turinglab.analysis.figures import AI_COLOR, HUMAN_COLOR, Figure, _render, p
 
 def label(res: dict[str, Any]) -> str:
     if res.get("folds"):
-        return f"{res['judge']} ({'stimulus-grouped' if res.get('group_by_stimulus') else 'plain'} {res['folds']}-fold)"
+        zhang = ", protocol zhang" if res.get("protocol") else ""
+        return (f"{res['judge']} ({'stimulus-grouped' if res.get('group_by_stimulus') else 'plain'} "
+                f"{res['folds']}-fold{zhang})")
     return f"{res['judge']} ({(res.get('model') or {}).get('model', 'zero-shot')})"
 
 

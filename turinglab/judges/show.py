@@ -21,8 +21,19 @@ def render(console, res: dict[str, Any]) -> None:
     console.print(f"[bold]{res['judge']}[/bold] on {res['n']} {res['task']} items ({res.get('source', '')}); "
                   f"{design}{folds}, seeds {res.get('seeds')}" + (" (cached)" if res.get("cached") else ""),
                   highlight=False)
-    if res.get("follows"):
-        console.print(f"which judge: {res['follows']}", markup=False, highlight=False)
+    if res.get("judge_provenance"):
+        console.print(f"judge: {res['judge_provenance']}", highlight=False, markup=False)
+    if res.get("image_features"):
+        console.print(f"image features: {res['image_features']}", highlight=False, markup=False)
+    pr = res.get("protocol")
+    if pr:
+        lo, hi = pr["accuracy_ci_exact_binomial"]
+        console.print(f"protocol zhang: the paper's judge for this task is {pr['paper_judge']} "
+                      f"({'followed' if pr['judge_follows_paper'] else 'NOT followed: another judge was asked for'}); "
+                      f"balancing: {pr['balancing']} ({pr['items_used']} of {pr['items_given']} items)\n"
+                      f"  paper: {pr['paper']}\n  not stated / not available: {pr['not_stated_or_unavailable']}\n"
+                      f"  paper's figure: {pr['paper_figure']}\n  this run: accuracy {100 * pr['accuracy']:.1f} % "
+                      f"[{100 * lo:.1f}, {100 * hi:.1f}] (exact binomial)", highlight=False, markup=False)
     t = Table("judge", "n", "accuracy", "balanced accuracy", "AUROC", "TPR@5%FPR", "unparsed")
     t.add_row(res["judge"], str(res["n"]), f"{_pct(res['accuracy'])} {_ci(*res['accuracy_ci'])}",
               f"{_pct(res['balanced_accuracy'])} {_ci(*res['balanced_accuracy_ci'])}",

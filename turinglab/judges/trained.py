@@ -20,15 +20,23 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-JUDGES = ("svm", "rf", "tfidf-lr", "linear-svm")
+JUDGES = ("svm", "linear-svm", "rf", "tfidf-lr")
 SVMS = ("svm", "linear-svm")  # scores are decision values: the verdict threshold is 0
+# which judge follows Zhang et al. and which is this project's own (shown in every result)
+PROVENANCE = {
+    "linear-svm": "the paper's judge: a linear SVM on one embedding (Zhang et al., word and caption tasks)",
+    "svm": "the project's own: an RBF SVM on standardised features",
+    "rf": "the project's own: a random forest (the paper used one for colour, on image + text features)",
+    "tfidf-lr": "the project's own: TF-IDF and logistic regression",
+    "llm": "the project's own: a zero-shot LLM judge (not in the paper)",
+}
 
 
 class JudgeError(ValueError):
     pass
 
 
-def make_estimator(judge: str, seed: int):
+def make_estimator(judge: str, seed: int, n_trees: int = 200):
     from sklearn.ensemble import RandomForestClassifier
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline, make_union
@@ -39,8 +47,13 @@ def make_estimator(judge: str, seed: int):
         return make_pipeline(StandardScaler(), LinearSVC(C=1.0, dual="auto", max_iter=20000, random_state=seed))
     if judge == "svm":
         return make_pipeline(StandardScaler(), SVC(kernel="rbf", C=1.0, gamma="scale"))
+    if judge == "linear-svm":
+        from sklearn.svm import LinearSVC
+
+        # the paper names a linear SVM (scikit-learn) and no C: the library default C = 1
+        return make_pipeline(StandardScaler(), LinearSVC(C=1.0, max_iter=5000, random_state=seed))
     if judge == "rf":
-        return RandomForestClassifier(n_estimators=200, random_state=seed, n_jobs=1)
+        return RandomForestClassifier(n_estimators=n_trees, random_state=seed, n_jobs=1)
     if judge == "tfidf-lr":
         from sklearn.feature_extraction.text import TfidfVectorizer
 
@@ -132,6 +145,7 @@ def _cross_validate(
     seeds: list[int] | tuple[int, ...] = (42,),
     group_by_stimulus: bool = False,
     on_fold: Callable[[], None] | None = None,
+    n_trees: int = 200,
 ) -> CVResult:
     """Out-of-fold verdicts for every item. `X`: features (None for tfidf-lr, which reads the text)."""
     if judge not in JUDGES:
@@ -157,7 +171,7 @@ def _cross_validate(
                 raise JudgeError(f"too few items of one class for {folds} folds")
             groups = stim[rows] if group_by_stimulus else None
             for train, test in fold_splits(folds, seed, y, groups):
-                est = make_estimator(judge, seed)
+                est = make_estimator(judge, seed, n_trees)
                 est.fit(data[rows[train]], y[train])
                 p = est.predict(data[rows[test]])
                 s = _score(est, data[rows[test]])
