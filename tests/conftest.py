@@ -13,6 +13,24 @@ DEFAULT_PG = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 CHROMIUM = os.environ.get("TURINGLAB_CHROMIUM", "/usr/bin/chromium")
 
 
+# The suite runs on pytest-xdist workers (`-n auto --dist loadgroup`, pyproject.toml). The tests that
+# load a machine by themselves (the local model, many server processes, a Redis kill) run one after
+# another on one worker, so they never compete with each other for the cores.
+HEAVY_FILES = {"test_cluster_chaos.py", "test_redis_outage.py", "test_witness_probe.py", "test_workers.py"}
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    for item in items:
+        if item.get_closest_marker("localmodel") or item.path.name in HEAVY_FILES:
+            item.add_marker(pytest.mark.xdist_group("heavy"))
+
+
+def pytest_xdist_auto_num_workers(config) -> int:
+    """`-n auto`: half the cores (the servers, browsers and databases the tests start need the rest),
+    at least 2 and at most 4."""
+    return max(2, min(4, (os.cpu_count() or 2) // 2))
+
+
 def _loud_skip(reason: str) -> None:
     warnings.warn(reason)
     print(f"\n!!! SKIPPED: {reason}\n")

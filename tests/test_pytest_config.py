@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_pytest_starts_without_deprecation_warning():
     # configure-time warnings (e.g. pytest-asyncio's unset loop scope) become errors
     r = subprocess.run([sys.executable, "-W", "error::DeprecationWarning", "-m", "pytest",
-                        "--collect-only", "-q", "-p", "no:cacheprovider", "tests/cli/test_cli_root.py"],
+                        "--collect-only", "-q", "-p", "no:cacheprovider", "-n", "0", "tests/cli/test_cli_root.py"],
                        cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     assert "Warning" not in r.stdout + r.stderr
