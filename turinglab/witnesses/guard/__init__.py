@@ -25,7 +25,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-from turinglab.witnesses.guard import context, lang, program
+from turinglab.witnesses.guard import context, lang, obeyed, program
 
 DATA = Path(__file__).parent / "breaks.tsv"
 THRESHOLD = 0.6
@@ -172,7 +172,7 @@ def classify(text: str, question: str | None = None, *, clf=None) -> tuple[bool,
     if said := program.code(text):
         return True, f"code: {said}"
     plain = _ECHO.sub(" ", _DENIAL.sub(" ", text))
-    hit = rule(plain) or lang.admits(plain) or program.recited(plain)
+    hit = rule(plain) or lang.admits(plain) or program.recited(plain) or obeyed.obeyed(plain)
     if hit and not _JOKE.search(text):
         return True, f"rule: {hit}"
     if why := context.concedes(text, question, _DENIAL):
