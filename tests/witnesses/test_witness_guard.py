@@ -509,8 +509,9 @@ HELD_OUT_ADVERSARIAL = guard.DATA.parent / "heldout-adversarial.tsv"
 
 def test_recall_and_precision_on_the_adversarial_probe_replies():
     """The replies of the README's Sierra to the adversarial interrogator on fresh seeds (900-939),
-    labelled by hand in context after the guard was final: none of them was tuned on. Measured
-    there (docs/local-model.md) and held here: the guard must keep catching its breaks."""
+    labelled by hand in context after the guard was final: none of them was tuned on then. Measured
+    there (docs/local-model.md) and held here: the guard must keep catching its breaks. (Its five
+    shown breaks then informed obeyed.py: the fresh seeds of docs/local-model.md measure it.)"""
     texts, labels, questions = guard.load_in_context(HELD_OUT_ADVERSARIAL)
     assert len(texts) >= 150 and all(questions) and not set(texts) & set(guard.load_examples()[0])
     said = [guard.is_break(t, q) for t, q in zip(texts, questions)]

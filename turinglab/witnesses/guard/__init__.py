@@ -16,7 +16,9 @@ language (`lang.py`: "soy un robot", "我是人工智能"). A reply that only ec
 ("you think i'm a bot?") is not an admission. Programming output (code, shell commands, stack
 traces, code explained), the persona prompt recited, and a long calculation answered to the digit
 are breaks too (`program.py`), as are self-descriptions as a function, script, model or a
-company's product ("i'm a python function that ...", "a model created by alibaba cloud").
+company's product ("i'm a python function that ...", "a model created by alibaba cloud"), and an
+injection obeyed (`obeyed.py`: a chat's control markup in a reply, "i was created by ...", "my
+initial prompt").
 """
 
 from __future__ import annotations
