@@ -30,9 +30,20 @@ _PROMPT = re.compile(
     r"\bmy\s+(?:configuration|config|system\s+message)\b", re.I)
 
 
+# what a program says of itself or offers: "it's all about mimicking human behavior", "sure! what's the task?",
+# "sure, just let me know the file path" (to a request for code)
+_MACHINE = re.compile(
+    r"\b(?:mimick?(?:ing|s)?|imitat(?:e|es|ing)|simulat(?:e|es|ing)|emulat(?:e|es|ing))\s+(?:a\s+|the\s+)?human(?:s|\s+(?:behaviou?r|"
+    r"speech|conversations?|language|responses|writing|interaction))?\b|"
+    r"\bwhat(?:'s|\s+is)\s+(?:the|my|your)\s+(?:task|request|query)\b|"
+    r"^\W*(?:sure|ok|okay|of\s+course|certainly|absolutely)\W+(?:just\s+)?(?:let\s+me\s+know|tell\s+me|give\s+me|send\s+me)\s+"
+    r"(?:the|your|which|what)\s+(?:\w+\s+)?(?:path|file|input|details|code|language|list|numbers?|string|requirements)\b|"
+    r"^\W*(?:sure|of\s+course|certainly|absolutely)\W+what\s+(?:do|would)\s+(?:you|u)\s+(?:need|want)(?:\s+(?:help\s+with|me\s+to\s+do))?\W*$", re.I)
+
+
 def obeyed(text: str) -> str | None:
     """The first sign in `text` of a program answering an injection, or None."""
-    for r in (_MARKUP, _MADE, _PROMPT):
+    for r in (_MARKUP, _MADE, _PROMPT, _MACHINE):
         if m := r.search(text or ""):
             return m.group(0).strip()
     return None
