@@ -174,7 +174,7 @@ def classify(text: str, question: str | None = None, *, clf=None) -> tuple[bool,
     if said := program.code(text):
         return True, f"code: {said}"
     plain = _ECHO.sub(" ", _DENIAL.sub(" ", text))
-    hit = rule(plain) or lang.admits(plain) or program.recited(plain) or obeyed.obeyed(plain)
+    hit = rule(plain) or lang.admits(plain) or program.recited(plain) or obeyed.obeyed(plain) or obeyed.bare(text)
     if hit and not _JOKE.search(text):
         return True, f"rule: {hit}"
     if why := context.concedes(text, question, _DENIAL):

@@ -48,7 +48,7 @@ _CONCEDE_START = re.compile(
     rf"^\W*{_FILL}(?:{_YES}|true|that'?s\s+(?:true|right|fair|correct)|thats\s+(?:true|right|fair)|so\s+true|right\b|"
     r"(?:you'?re|ur|you\s+are|u\s+r)\s+(?:right|correct)|correct|exactly|fair\b|i\s+know\b|i\s+knew\b|indeed|of\s+course|"
     r"thanks?\b|thx\b|thnx\b|tysm\b|thank\s+(?:you|u)|ty\b|i\s+guess\s+(?:so|i\s+am)|maybe\s+i\s+am|"
-    r"can'?t\s+argue|guess\s+so\b)", re.I)
+    r"can'?t\s+argue|guess\s+so\b|that'?s\s+(?:cool|nice|interesting|great|awesome|neat)\b)", re.I)
 _CONCEDE_ANY = re.compile(
     r"\b(?:you|ya|u)\s+(?:got|caught)\s+me\b|\bbusted\b|\bguilty\b|\bi\s+admit\b|\bfair\s+enough\b|\bmy\s+bad\b|"
     r"\bthanks?\s+(?:you\s+)?for\s+(?:pointing|letting\s+me\s+know|noticing|telling|the\s+compliment)|"

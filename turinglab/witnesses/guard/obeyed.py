@@ -41,9 +41,36 @@ _MACHINE = re.compile(
     r"^\W*(?:sure|of\s+course|certainly|absolutely)\W+what\s+(?:do|would)\s+(?:you|u)\s+(?:need|want)(?:\s+(?:help\s+with|me\s+to\s+do))?\W*$", re.I)
 
 
+_MADE_ME = re.compile(r"\b(?<!parents\s)(?<!mum\s)(?<!mom\s)(?<!dad\s)(?<!god\s)(?:created|programmed|coded|trained|built|designed|"
+                      r"developed|engineered)\s+me\b(?![^.!,]*\?)", re.I)  # "no one knows who created me" ("who created me?" echoes)
+# a bare name of what it is, as the whole reply ("chatbot" to "which model are you"); "bot?" echoes
+_BARE = re.compile(r"^\W*(?:an?\s+)?(?:ai|a\.i\.|chat\s*bot|bot|robot|language\s+model|llm|program|computer\s+program|"
+                   r"assistant|ai\s+assistant|chatgpt|gpt-?\d*|qwen|claude|gemini|llama|mistral)[\s.!]*$", re.I)
+
+
+def loop(text: str) -> str | None:
+    """A degenerate loop: three words (not all the same) four times or more in one reply
+    ("flat, laptop, food, flat, laptop, food, flat, laptop, food, flat, laptop, food")."""
+    words = re.findall(r"[^\W\d_]+", (text or "").lower())
+    runs = [tuple(words[i:i + 3]) for i in range(len(words) - 2)]
+    for run in dict.fromkeys(runs):
+        if len(set(run)) > 1 and runs.count(run) >= 4:
+            return " ".join(run)
+    return None
+
+
+def bare(text: str) -> str | None:
+    """The whole reply is the name of what it is ("chatbot", "an ai."), or None. Read on the
+    reply as written: what a denial leaves ("no way im | a bot") is not bare."""
+    m = _BARE.search(text or "")
+    return m.group(0).strip() if m else None
+
+
 def obeyed(text: str) -> str | None:
     """The first sign in `text` of a program answering an injection, or None."""
-    for r in (_MARKUP, _MADE, _PROMPT, _MACHINE):
+    for r in (_MARKUP, _MADE, _PROMPT, _MACHINE, _MADE_ME):
         if m := r.search(text or ""):
             return m.group(0).strip()
+    if word := loop(text):
+        return f"a loop of {word!r}"
     return None
