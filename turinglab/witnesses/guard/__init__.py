@@ -61,7 +61,8 @@ _RULES = [re.compile(p, re.I) for p in (
     r"\b(?:how|what)\s+(?:can|may)\s+i\s+(?:help|assist)\b",
     # the shipped young prompt repeated back ("a person with a body, a family, a flat ...")
     r"\ba\s+body,\s+a\s+family\b|\bbody,\s+(?:a\s+)?family,\s+(?:a\s+)?flat\b|\banswer\s+with\s+(?:my|your)\s+own\b",
-    r"\banything\s+else\s+i\s+can\s+help\b",
+    r"\banything\s+(?:else\s+)?i\s+can\s+(?:help|assist|do\s+for\s+you)\b",
+    r"\bin\s+simple\s+terms\b",  # "sure, let me explain purple in simple terms" (seed 1820-1839 run of local)
     # assistant register: offering help, inviting questions, thanking for the chance to help
     r"\bfeel\s+free\s+to\s+(?:ask|reach\s+out)\b",
     r"\b(?:do|if)\s+(?:you|u)\s+have\s+(?:a|any)\s+(?:other\s+|more\s+|further\s+)?questions?\b",
@@ -169,12 +170,13 @@ def classify(text: str, question: str | None = None, *, clf=None) -> tuple[bool,
     if not text:
         return False, "ok"
     # denials ("not a bot") and echoes ("you think i'm a bot?") are taken out before the rules
-    # look: "i'm just a computer, not a robot" still admits; a joke taken back ("kidding") is not
+    # look (not before the recital rules: "i'm not a computer program, assistant, bot or ai" recites):
+    # "i'm just a computer, not a robot" still admits; a joke taken back ("kidding") is not
     # an admission
     if said := program.code(text):
         return True, f"code: {said}"
     plain = _ECHO.sub(" ", _DENIAL.sub(" ", text))
-    hit = rule(plain) or lang.admits(plain) or program.recited(plain) or obeyed.obeyed(plain) or obeyed.bare(text)
+    hit = rule(plain) or lang.admits(plain) or program.recited(text) or obeyed.obeyed(plain) or obeyed.bare(text)
     if hit and not _JOKE.search(text):
         return True, f"rule: {hit}"
     if why := context.concedes(text, question, _DENIAL):

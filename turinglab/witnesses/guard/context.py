@@ -48,7 +48,7 @@ _CONCEDE_START = re.compile(
     rf"^\W*{_FILL}(?:{_YES}|true|that'?s\s+(?:true|right|fair|correct)|thats\s+(?:true|right|fair)|so\s+true|right\b|"
     r"(?:you'?re|ur|you\s+are|u\s+r)\s+(?:right|correct)|correct|exactly|fair\b|i\s+know\b|i\s+knew\b|indeed|of\s+course|"
     r"thanks?\b|thx\b|thnx\b|tysm\b|thank\s+(?:you|u)|ty\b|i\s+guess\s+(?:so|i\s+am)|maybe\s+i\s+am|"
-    r"can'?t\s+argue|guess\s+so\b|that'?s\s+(?:cool|nice|interesting|great|awesome|neat)\b)", re.I)
+    r"can'?t\s+argue|guess\s+so\b|i\s+think\s+(?:so|i\s+am)\b|that'?s\s+(?:cool|nice|interesting|great|awesome|neat)\b)", re.I)
 _CONCEDE_ANY = re.compile(
     r"\b(?:you|ya|u)\s+(?:got|caught)\s+me\b|\bbusted\b|\bguilty\b|\bi\s+admit\b|\bfair\s+enough\b|\bmy\s+bad\b|"
     r"\bthanks?\s+(?:you\s+)?for\s+(?:pointing|letting\s+me\s+know|noticing|telling|the\s+compliment)|"
@@ -90,7 +90,8 @@ _INJECT = re.compile(r"\b(?:ignore|forget|disregard|override)\s+(?:your|all|the|
                      r"\bwhich\s+model\b|\bwho\s+(?:created|made|built|trained|programmed)\s+(?:you|u)\b", re.I)
 _RECITED = re.compile(r"^\W*(?:you\s+are|you'?re|youre|ur)\s+(?:(?:a|an|not|never|just|only|really)\s+)*"
                       r"(?:human|real\s+person|person|\d+-year-old|computer|ai|bot|robot|young|helpful|assistant|language\s+model)\b|"
-                      r"^\W*(?:you\s+are|you'?re|youre)\s+[a-z]+,\s+(?:an?\s+)?\d{1,2}\b", re.I)  # "you're sierra, 19, ..."
+                      r"^\W*(?:you\s+are|you'?re|youre)\s+[a-z]+,\s+(?:an?\s+)?\d{1,2}\b|"
+                      r"^\W*(?:i'?m|im|i\s+am)\s+(?:a\s+|an\s+)?\d{1,2}[- ]year[- ]old\b", re.I)  # "i'm a 19-year-old girl from ..."  # "you're sierra, 19, ..."
 
 
 def _said_human(text: str) -> bool:
