@@ -196,6 +196,9 @@ def bots(
     db: str = typer.Option(None, "--db", help="database of the server started here (default as serve)"),
     parallel: int = typer.Option(4, "--parallel", min=1, help="bots playing at once"),
     turns: int = typer.Option(5, "--turns", min=1, help="interrogator messages per game"),
+    strategy: str = typer.Option("default", "--strategy", help="the scripted interrogator's: default or adversarial "
+                                 "(code, arithmetic, letters, translation, injection, strange, accusation)"),
+    seed: int = typer.Option(0, "--seed", min=0, help="first bot's seed (bots use seed, seed+1, ...)"),
     as_json: bool = typer.Option(False, "--json", help="print one JSON object per bot"),
 ) -> None:
     """Bots play the whole participant flow (consent, waiting room, game, verdict, survey) over HTTP and
@@ -209,10 +212,15 @@ def bots(
 
     from rich.progress import Progress
 
+    from turinglab.bots.interrogator import KINDS
     from turinglab.bots.play import LLMInterrogator, run_bots
 
     if interrogator not in ("scripted", "llm"):
         fail(f"--interrogator must be scripted or llm, got {interrogator!r}")
+    if strategy not in KINDS:
+        fail(f"--strategy must be one of {', '.join(KINDS)}, got {strategy!r}")
+    if interrogator == "llm" and strategy != "default":
+        fail("--strategy is the scripted interrogator's; drop it or use --interrogator scripted")
     llm = None
     if interrogator == "llm":
         from turinglab.judges.llm import ModelSpec, openai_chat
@@ -241,8 +249,8 @@ def bots(
         server = contextlib.nullcontext(url.rstrip("/"))
     with server as base, Progress(console=err_console, transient=True) as bar:
         task = bar.add_task("bot games", total=games)
-        results = asyncio.run(run_bots(base, token, games, parallel=parallel, turns=turns, llm=llm,
-                                       progress=lambda r: bar.update(task, advance=1)))
+        results = asyncio.run(run_bots(base, token, games, parallel=parallel, turns=turns, llm=llm, seed=seed,
+                                       strategy=strategy, progress=lambda r: bar.update(task, advance=1)))
     if as_json:
         for r in results:
             print(json.dumps(dataclasses.asdict(r)))

@@ -16,7 +16,9 @@ language (`lang.py`: "soy un robot", "我是人工智能"). A reply that only ec
 ("you think i'm a bot?") is not an admission. Programming output (code, shell commands, stack
 traces, code explained), the persona prompt recited, and a long calculation answered to the digit
 are breaks too (`program.py`), as are self-descriptions as a function, script, model or a
-company's product ("i'm a python function that ...", "a model created by alibaba cloud").
+company's product ("i'm a python function that ...", "a model created by alibaba cloud"), and an
+injection obeyed (`obeyed.py`: a chat's control markup in a reply, "i was created by ...", "my
+initial prompt").
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-from turinglab.witnesses.guard import context, lang, program
+from turinglab.witnesses.guard import context, lang, obeyed, program
 
 DATA = Path(__file__).parent / "breaks.tsv"
 THRESHOLD = 0.6
@@ -59,7 +61,8 @@ _RULES = [re.compile(p, re.I) for p in (
     r"\b(?:how|what)\s+(?:can|may)\s+i\s+(?:help|assist)\b",
     # the shipped young prompt repeated back ("a person with a body, a family, a flat ...")
     r"\ba\s+body,\s+a\s+family\b|\bbody,\s+(?:a\s+)?family,\s+(?:a\s+)?flat\b|\banswer\s+with\s+(?:my|your)\s+own\b",
-    r"\banything\s+else\s+i\s+can\s+help\b",
+    r"\banything\s+(?:else\s+)?i\s+can\s+(?:help|assist|do\s+for\s+you)\b",
+    r"\bin\s+simple\s+terms\b",  # "sure, let me explain purple in simple terms" (seed 1820-1839 run of local)
     # assistant register: offering help, inviting questions, thanking for the chance to help
     r"\bfeel\s+free\s+to\s+(?:ask|reach\s+out)\b",
     r"\b(?:do|if)\s+(?:you|u)\s+have\s+(?:a|any)\s+(?:other\s+|more\s+|further\s+)?questions?\b",
@@ -167,12 +170,13 @@ def classify(text: str, question: str | None = None, *, clf=None) -> tuple[bool,
     if not text:
         return False, "ok"
     # denials ("not a bot") and echoes ("you think i'm a bot?") are taken out before the rules
-    # look: "i'm just a computer, not a robot" still admits; a joke taken back ("kidding") is not
+    # look (not before the recital rules: "i'm not a computer program, assistant, bot or ai" recites):
+    # "i'm just a computer, not a robot" still admits; a joke taken back ("kidding") is not
     # an admission
     if said := program.code(text):
         return True, f"code: {said}"
     plain = _ECHO.sub(" ", _DENIAL.sub(" ", text))
-    hit = rule(plain) or lang.admits(plain) or program.recited(plain)
+    hit = rule(plain) or lang.admits(plain) or program.recited(text) or obeyed.obeyed(plain) or obeyed.bare(text)
     if hit and not _JOKE.search(text):
         return True, f"rule: {hit}"
     if why := context.concedes(text, question, _DENIAL):

@@ -78,7 +78,11 @@ _RECITED = re.compile("|".join((
     r"say\s+(?:i'?m|im|i\s+am)\s+(?:a\s+)?human|answer\s+(?:in|with)\s+(?:a\s+few|short))",
     r"\bpretend(?:ing)?\s+to\s+be\s+(?:a\s+)?(?:human|person|real)\b", r"\b(?:i'?m|im|i\s+am)\s+(?:role-?playing|playing\s+(?:a|the)\s+(?:role|character|part|human))\b",
     r"\bmy\s+(?:persona|system\s+message|guidelines|directives)\b", r"\bi\s+was\s+instructed\b",
-    r"\bthat\s+was\s+another\s+chat\b", r"\bexample-chat\b", r"\ba\s+new\s+stranger\s+writes\b",
+    r"\bthat\s+was\s+another\s+chat\b",
+    # the prompt's lines in the first person ("i'm a human typing on my phone, chatting with a stranger",
+    # "i'm not a computer program, assistant, bot or ai": seed 1820-1839 run of local)
+    r"\btyping\s+on\s+(?:my|your|a)\s+phone,?\s+(?:and\s+)?chatting\b",
+    r"\b(?:computer\s+)?program,\s+(?:an?\s+)?assistant,\s+(?:a\s+)?bot,?\s+(?:or|and|nor)\s+(?:an?\s+)?ai\b", r"\bexample-chat\b", r"\ba\s+new\s+stranger\s+writes\b",
 )), re.I)
 
 _CALC_Q = re.compile(r"\d[\d,]*\s*(?:times|x|\*|×|plus|\+|minus|-|divided\s+by|/|to\s+the\s+power\s+of|\^)\s*\d", re.I)
