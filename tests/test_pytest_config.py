@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -14,7 +15,8 @@ def test_pytest_starts_without_deprecation_warning():
     # configure-time warnings (e.g. pytest-asyncio's unset loop scope) become errors
     r = subprocess.run([sys.executable, "-W", "error::DeprecationWarning", "-m", "pytest",
                         "--collect-only", "-q", "-p", "no:cacheprovider", "-n", "0", "tests/cli/test_cli_root.py"],
-                       cwd=ROOT, capture_output=True, text=True, timeout=300)
+                       cwd=ROOT, capture_output=True, text=True, timeout=300,
+                       env={k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")})  # not as an xdist worker
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     assert "Warning" not in r.stdout + r.stderr
 

@@ -11,6 +11,17 @@ app = typer.Typer(no_args_is_help=True, help="Static Turing tests: import items 
 _TASKS = "word|caption|object|color|fv|conversation"
 
 
+def _lengths(lengths: str) -> tuple[int, ...]:
+    """--lengths: increasing positive whole numbers, e.g. "3,6,9"."""
+    try:
+        ks = tuple(int(x) for x in lengths.split(",") if x.strip())
+        if not ks or min(ks) < 1 or list(ks) != sorted(set(ks)):
+            raise ValueError
+    except ValueError:
+        fail(f"--lengths must be increasing positive whole numbers separated by commas (e.g. 3,6,9), got {lengths!r}")
+    return ks
+
+
 @app.command("import")
 def static_import(
     task: str = typer.Option(..., "--task", help=_TASKS),
@@ -118,12 +129,7 @@ def static_from_games(
     from turinglab.statictests.topics import TopicsError
     from turinglab.store import StoreError
 
-    try:
-        ks = tuple(int(x) for x in lengths.split(",") if x.strip())
-        if not ks or min(ks) < 1 or list(ks) != sorted(set(ks)):
-            raise ValueError
-    except ValueError:
-        fail(f"--lengths must be increasing positive whole numbers separated by commas (e.g. 3,6,9), got {lengths!r}")
+    ks = _lengths(lengths)
     cfg = preset_study(study, "conversation").model_copy(update={"conversation_lengths": ks})
     store = static_store(db, write=False)
     try:
@@ -246,12 +252,7 @@ def static_conversations(
     from turinglab.statictests.generate import GenerateError
     from turinglab.store import StoreError
 
-    try:
-        ks = tuple(int(x) for x in lengths.split(",") if x.strip())
-        if not ks or min(ks) < 1 or list(ks) != sorted(set(ks)):
-            raise ValueError
-    except ValueError:
-        fail(f"--lengths must be increasing positive whole numbers separated by commas (e.g. 3,6,9), got {lengths!r}")
+    ks = _lengths(lengths)
     pairs = []
     for p in pair or []:
         a, sep, b = p.partition(":")
