@@ -97,6 +97,15 @@ async def role(page) -> str:
     return "interrogator" if (await page.text_content("#role-line")).startswith("You are the interrogator") else "witness"
 
 
+async def two_in_a_game(browser, base: str, viewport=DESKTOP) -> dict:
+    """Two newcomers who join and are matched: their pages by role ("interrogator", "witness")."""
+    a = await newcomer(browser, base, viewport)
+    b = await newcomer(browser, base, viewport)
+    await join(a)
+    await join(b)
+    return {await role(a): a, await role(b): b}
+
+
 async def type_send(page, text: str, conv: str = "A") -> None:
     box = page.locator(f'.conv[data-conv="{conv}"] textarea')
     await page.wait_for_selector(f'.conv[data-conv="{conv}"] button:not([disabled])')
@@ -219,11 +228,7 @@ async def test_three_player_game(chromium_path, sqlite_url):
     s = study("b-three", fmt="three-player", witnesses=(ELIZA,))
     async with world(chromium_path, s, sqlite_url) as (base, browser):
         for vp in (PHONE, DESKTOP):
-            a = await newcomer(browser, base, vp)
-            b = await newcomer(browser, base, vp)
-            await join(a)
-            await join(b)
-            pages = {await role(a): a, await role(b): b}
+            pages = await two_in_a_game(browser, base, vp)
             i, w = pages["interrogator"], pages["witness"]
             assert await i.locator(".conv").count() == 2 and await w.locator(".conv").count() == 1
             seat = await w.get_attribute(".conv", "data-conv")
@@ -239,19 +244,15 @@ async def test_three_player_game(chromium_path, sqlite_url):
             await give_verdict(i, seat, 70, "")
             assert "You were right." in await i.text_content("#reveal-body")
             await shot(i, "three-reveal")
-            await a.context.close()
-            await b.context.close()
+            await i.context.close()
+            await w.context.close()
     with Store(sqlite_url) as store:
         assert all(g.verdict.correct for g in store.games()) and len(store.games()) == 2
 
 
 async def test_reload_mid_game_resumes_with_nothing_lost(chromium_path, sqlite_url):
     async with world(chromium_path, study("b-reload"), sqlite_url) as (base, browser):
-        a = await newcomer(browser, base)
-        b = await newcomer(browser, base)
-        await join(a)
-        await join(b)
-        pages = {await role(a): a, await role(b): b}
+        pages = await two_in_a_game(browser, base)
         i, w = pages["interrogator"], pages["witness"]
         await type_send(i, "first")
         await last_theirs(w)

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 import tests.server.test_browser as tb
 
 from tests.server.test_browser import (
-    DESKTOP, ELIZA, PHONE, RULES, give_verdict, join, last_theirs, newcomer, role, shot, type_send, world,
+    DESKTOP, ELIZA, PHONE, RULES, give_verdict, last_theirs, shot, two_in_a_game, type_send, world,
 )
 from turinglab.analysis.export import read_tables
 from turinglab.cli import app
@@ -62,11 +62,7 @@ def exported(sqlite_url: str, out) -> list[tuple[int, int]]:
 
 async def test_two_player_slider_by_keyboard_and_pointer(chromium_path, sqlite_url, tmp_path):
     async with world(chromium_path, study("b-belief-2"), sqlite_url) as (base, browser):
-        a = await newcomer(browser, base, PHONE)
-        b = await newcomer(browser, base, PHONE)
-        await join(a)
-        await join(b)
-        pages = {await role(a): a, await role(b): b}
+        pages = await two_in_a_game(browser, base, PHONE)
         i, w = pages["interrogator"], pages["witness"]
         assert await i.is_hidden("#belief")  # no reply yet: nothing to believe
         await type_send(i, "hello, <b>who</b> are you?")
@@ -113,11 +109,7 @@ async def test_two_player_slider_by_keyboard_and_pointer(chromium_path, sqlite_u
 
 async def test_three_player_slider_which_is_human(chromium_path, sqlite_url, tmp_path):
     async with world(chromium_path, study("b-belief-3", "three-player", (ELIZA,)), sqlite_url) as (base, browser):
-        a = await newcomer(browser, base, DESKTOP)
-        b = await newcomer(browser, base, DESKTOP)
-        await join(a)
-        await join(b)
-        pages = {await role(a): a, await role(b): b}
+        pages = await two_in_a_game(browser, base, DESKTOP)
         i, w = pages["interrogator"], pages["witness"]
         seat = await w.get_attribute(".conv", "data-conv")
         other = "B" if seat == "A" else "A"

@@ -13,6 +13,21 @@ from turinglab.server.testing import free_port
 from turinglab.store.api import Store
 
 
+def served(proc: subprocess.Popen, url: str, wait_s: float = 60) -> httpx.Response:
+    """The first 200 answer of `url` from the `turinglab serve` process `proc` (up within wait_s)."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            r = httpx.get(url, timeout=2)
+            if r.status_code == 200:
+                return r
+        except httpx.TransportError:
+            pass
+        assert proc.poll() is None, proc.stdout.read()
+        assert time.monotonic() < deadline, f"turinglab serve did not answer {url} within {wait_s:.0f} s"
+        time.sleep(0.2)
+
+
 def test_default_study_is_offline_eliza_and_local_model():
     s = default_study()
     assert s.format == "two-player"
@@ -31,17 +46,7 @@ def test_serve_starts_migrates_and_serves(tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "turinglab", "serve", "--port", str(port), "--no-warm-up"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp_path, env=env)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                r = httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2)
-                if r.status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert proc.poll() is None, proc.stdout.read()
-            assert time.monotonic() < deadline, "turinglab serve did not come up within 60 s"
-            time.sleep(0.2)
+        r = served(proc, f"http://127.0.0.1:{port}/healthz")
         assert r.json() == {"ok": True, "database": "ok"}
         assert "Start" in httpx.get(f"http://127.0.0.1:{port}/").text
         assert httpx.get(f"http://127.0.0.1:{port}/static/game.js").status_code == 200
@@ -150,17 +155,7 @@ def test_serve_demo_uses_its_own_database_and_says_demo(tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "turinglab", "serve", "--demo", "--port", str(port), "--no-warm-up"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp_path, env=env)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                r = httpx.get(f"http://127.0.0.1:{port}/demo", timeout=2)
-                if r.status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert proc.poll() is None, proc.stdout.read()
-            assert time.monotonic() < deadline, "turinglab serve --demo did not come up within 60 s"
-            time.sleep(0.2)
+        r = served(proc, f"http://127.0.0.1:{port}/demo")
         assert "demo-banner" in r.text and "Start a demo" in r.text
         assert "demo-banner" in httpx.get(f"http://127.0.0.1:{port}/").text
     finally:

@@ -62,10 +62,11 @@ def csrf_token(html: str) -> str:
     return m.group(1)
 
 
-async def give_consent(client, pid: str) -> None:  # noqa: ANN001 - an httpx.AsyncClient on the server
-    """Consent as the browser does: load the consent page, post the form with its token."""
-    token = csrf_token((await client.get(f"/p/{pid}")).text)
-    r = await client.post(f"/p/{pid}/consent", data={"agree": "yes", "csrf": token})
+async def give_consent(client, pid: str, base: str = "") -> None:  # noqa: ANN001 - an httpx.AsyncClient
+    """Consent as the browser does: load the consent page, post the form with its token (at `base`,
+    or the client's own base URL)."""
+    token = csrf_token((await client.get(f"{base}/p/{pid}")).text)
+    r = await client.post(f"{base}/p/{pid}/consent", data={"agree": "yes", "csrf": token})
     if r.status_code != 303:
         raise RuntimeError(f"consent of {pid} failed: {r.status_code} {r.text[:200]}")
 

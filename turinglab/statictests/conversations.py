@@ -34,6 +34,7 @@ from typing import Any
 from turinglab.statictests.displaced import first_exchanges
 from turinglab.statictests.failures import RULES_VERSION, Rules, check
 from turinglab.statictests.generate import GenerateError, cache_dir, render_prompt
+from turinglab.statictests.plain import jsonl_objects
 from turinglab.statictests.topics import ZHANG_TOPICS, known_topic, topic_fields
 
 LENGTHS = (3, 6, 9, 12, 15, 18, 21, 24)
@@ -180,18 +181,8 @@ def read_human_jsonl(path: str | Path) -> list[Conversation]:
         raise GenerateError(f"--human {p}: no such file; give a JSONL file of messages (conversation, speaker, text)")
     convs: dict[str, Conversation] = {}
     names: dict[str, dict[str, str]] = {}
-    problems = []
-    for n, line in enumerate(p.read_text(encoding="utf-8-sig").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.append(f"line {n}: not JSON ({exc.msg}); one JSON object per line")
-            continue
-        if not isinstance(rec, dict):
-            problems.append(f"line {n}: must be an object with conversation, speaker, text")
-            continue
+    recs, problems = jsonl_objects(p.read_text(encoding="utf-8-sig"), "conversation, speaker, text")
+    for n, rec in recs:
         conv, who, text = rec.get("conversation"), rec.get("speaker"), rec.get("text")
         if not (isinstance(conv, (str, int)) and str(conv).strip() and isinstance(who, str) and who.strip()
                 and isinstance(text, str) and text.strip()):

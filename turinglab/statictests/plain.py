@@ -43,6 +43,26 @@ COLUMNS = ("stimulus_id", "task", "image", "text", "response", "truth", "agent",
 IMAGE_TASKS = ("color", "object", "caption", "fv")
 
 
+
+def jsonl_objects(raw: str, fields: str) -> tuple[list[tuple[int, dict]], list[str]]:
+    """The JSON objects of a JSONL text with their line numbers, and one problem per line that is
+    not an object (blank lines are skipped); `fields` names what an object holds, for the message."""
+    objs, problems = [], []
+    for n, line in enumerate(raw.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            problems.append(f"line {n}: not JSON ({exc.msg}); one JSON object per line")
+            continue
+        if isinstance(obj, dict):
+            objs.append((n, obj))
+        else:
+            problems.append(f"line {n}: must be a JSON object with {fields}")
+    return objs, problems
+
+
 def read_rows(path: str | Path) -> list[tuple[str, dict[str, Any]]]:
     """(where, row) for each item of a .csv or .jsonl file."""
     p = Path(path)
@@ -53,19 +73,8 @@ def read_rows(path: str | Path) -> list[tuple[str, dict[str, Any]]]:
     except (OSError, UnicodeDecodeError) as exc:
         raise ImportProblem(str(p), [f"cannot read the file ({exc}); save it as UTF-8"]) from None
     if p.suffix.lower() in (".jsonl", ".ndjson"):
-        rows, problems = [], []
-        for n, line in enumerate(raw.splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                problems.append(f"line {n}: not JSON ({exc.msg}); one JSON object per line")
-                continue
-            if not isinstance(obj, dict):
-                problems.append(f"line {n}: must be a JSON object with stimulus_id, task, response, truth, agent")
-                continue
-            rows.append((f"line {n}", obj))
+        objs, problems = jsonl_objects(raw, "stimulus_id, task, response, truth, agent")
+        rows = [(f"line {n}", obj) for n, obj in objs]
         if problems:
             raise ImportProblem(str(p), problems)
         return rows

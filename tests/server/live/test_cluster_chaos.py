@@ -19,6 +19,7 @@ import pytest
 
 from tests.server.live.test_cluster import prefix, redis_url  # noqa: F401 - the fixture
 from tests.server.test_workers import start_serve, stop_serve
+from turinglab.server.testing import give_consent
 
 ROUNDS = 3
 STUDY = """
@@ -41,6 +42,14 @@ def start_workers(study: Path, db: str, redis: str, prefix: str, log: Path) -> t
         assert time.monotonic() < deadline, log.read_text()[-2000:]
         time.sleep(0.3)
     return proc, base
+
+
+async def new_participant(c: httpx.AsyncClient, base: str) -> str:
+    """A participant as a browser makes one at `base`: start, then consent; their id."""
+    r = await c.post(base + "/start")
+    pid = r.headers["location"].rsplit("/", 1)[-1]
+    await give_consent(c, pid, base)
+    return pid
 
 
 def start_worker(study: Path, db: str, redis: str, prefix: str, log: Path) -> tuple[subprocess.Popen, str]:
@@ -166,14 +175,7 @@ async def test_sigkill_of_one_worker_loses_nothing_acknowledged(postgres_url, re
 
             async def person(i: int) -> str:
                 async with sem:
-                    r = await c.post(base + "/start")
-                    pid = r.headers["location"].rsplit("/", 1)[-1]
-                    token_page = await c.get(f"{base}/p/{pid}")
-                    from turinglab.server.testing import csrf_token
-
-                    r = await c.post(f"{base}/p/{pid}/consent", data={"agree": "yes", "csrf": csrf_token(token_page.text)})
-                    assert r.status_code == 303, r.text[:200]
-                    return pid
+                    return await new_participant(c, base)
 
             pids = await asyncio.gather(*(person(i) for i in range(280)))
         bots = [Bot(p, [base], 0, f"bot {i}") for i, p in enumerate(pids)]

@@ -13,8 +13,8 @@ import time
 import httpx
 import pytest
 
-from tests.server.live.test_cluster_chaos import STUDY, Bot, start_worker
-from turinglab.server.testing import csrf_token, free_port
+from tests.server.live.test_cluster_chaos import STUDY, Bot, new_participant, start_worker
+from turinglab.server.testing import free_port
 
 
 def start_redis(port: int) -> subprocess.Popen:
@@ -72,16 +72,7 @@ async def outage(postgres_url, own_redis, tmp_path, down_s: float, people: int) 
                 await asyncio.sleep(0.25)
     try:
         async with httpx.AsyncClient(timeout=60) as c:
-            async def person(i: int) -> str:
-                base = (base_a, base_b)[i % 2]
-                r = await c.post(base + "/start")
-                pid = r.headers["location"].rsplit("/", 1)[-1]
-                page = await c.get(f"{base}/p/{pid}")
-                r = await c.post(f"{base}/p/{pid}/consent", data={"agree": "yes", "csrf": csrf_token(page.text)})
-                assert r.status_code == 303, r.text[:200]
-                return pid
-
-            pids = [await person(i) for i in range(people)]
+            pids = [await new_participant(c, (base_a, base_b)[i % 2]) for i in range(people)]
         bots = [Bot(p, [base_a, base_b], i % 2, f"bot {i}") for i, p in enumerate(pids)]
         deadline = time.monotonic() + 150 + down_s
         prober = asyncio.create_task(probe())
