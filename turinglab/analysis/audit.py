@@ -107,9 +107,21 @@ def inputs(X: np.ndarray, kind: str) -> np.ndarray:
     return design(X) if kind == "logistic" else np.where(np.isnan(X), -1.0, X)
 
 
+def group_codes(groups: np.ndarray) -> tuple[np.ndarray, int]:
+    """Each row's group as a number in order of first appearance, and how many groups. Not in
+    sorted-id order: ids are random tokens, and folds and resamples drawn over them would differ
+    from one copy of a study to another (the same seed, another audit)."""
+    _, first, inv = np.unique(groups, return_index=True, return_inverse=True)
+    rank = np.empty(len(first), dtype=int)
+    rank[np.argsort(first, kind="stable")] = np.arange(len(first))
+    return rank[inv], len(first)
+
+
 def _folds(groups: np.ndarray, k: int, seed: int) -> list[np.ndarray]:
     """Test-row indices of `k` folds: whole groups, shuffled, balanced by size (GroupKFold's way)."""
-    uniq, inv, counts = np.unique(groups, return_inverse=True, return_counts=True)
+    inv, n = group_codes(groups)
+    counts = np.bincount(inv, minlength=n)
+    uniq = np.arange(n)
     order = np.random.default_rng(seed).permutation(len(uniq))
     order = order[np.argsort(-counts[order], kind="stable")]
     load, fold_of = np.zeros(k), np.empty(len(uniq), dtype=int)
@@ -146,7 +158,8 @@ def oof_scores(X: np.ndarray, y: np.ndarray, folds: list[np.ndarray], kind: str,
 def cluster_boot(groups: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
     """Row weights (n_boot × rows) of resamples of whole groups (interrogators) with replacement:
     a row's weight is how often its group was drawn."""
-    uniq, inv = np.unique(groups, return_inverse=True)
+    inv, n = group_codes(groups)
+    uniq = np.arange(n)
     rng = np.random.default_rng(seed)
     draws = rng.integers(0, len(uniq), (n_boot, len(uniq)))
     counts = np.zeros((n_boot, len(uniq)))
