@@ -218,5 +218,7 @@ async def test_sigkill_of_one_worker_loses_nothing_acknowledged(postgres_url, re
             assert text in texts, (bot.pid, text)
             assert [e.payload.get("text") for e in stored[bot.gid] if e.type == "message"].count(text) <= 1
         if bot.role == "interrogator":  # every verdict the player saw acknowledged (the reveal) is stored
-            assert g.verdict is not None and g.verdict.choice == "human" and g.end_reason == "verdict", g
+            assert g.verdict is not None and g.verdict.choice == "human" and g.end_reason == "verdict", (
+                g.end_reason, g.status, bot.verdict_sent, [(e.seq, e.t_ms, e.type, e.actor) for e in stored[bot.gid]],
+                bot.log[-12:], [ln for ln in text.splitlines() if bot.gid in ln or bot.pid in ln][-12:])
     assert all(g.end_reason == "verdict" for g in games.values())

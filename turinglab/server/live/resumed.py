@@ -46,19 +46,21 @@ class ResumedSession(GameSession):
                 self._spawn(self._ai_reply(name, q))
         self._spawn(self._resume_clock())
 
-    async def on_message(self, pid: str, f: proto.MessageIn) -> None:
+    def _known_resend(self, pid: str, f: proto.MessageIn) -> None:
+        """Under the game's lock (session.py), so a held reply being released is never seen
+        half done: in the engine's log but without its public id yet."""
         seat = self.seat_of.get(pid)
-        if seat is not None and (pid, f.client_id) not in self.acks:
-            conv = (f.conv or "A") if seat == INTERROGATOR else seat
-            c = self.game.conversations.get(conv)
-            mine = [m for m in c.messages if m.sender == seat] if c is not None else []
-            if mine and mine[-1].text == f.text and not self.game.may_send(seat, conv):
-                m = mine[-1]
-                self.acks[(pid, f.client_id)] = (self.ids[m.seq], m.t_ms, m.text)
-            elif seat != INTERROGATOR and conv in self.held and self.held[conv].text == f.text:
-                h = self.held[conv]
-                self.acks[(pid, f.client_id)] = (h.id, h.t_ms, h.text)
-        await super().on_message(pid, f)
+        if seat is None or (pid, f.client_id) in self.acks:
+            return
+        conv = (f.conv or "A") if seat == INTERROGATOR else seat
+        c = self.game.conversations.get(conv)
+        mine = [m for m in c.messages if m.sender == seat] if c is not None else []
+        if mine and mine[-1].text == f.text and not self.game.may_send(seat, conv):
+            m = mine[-1]
+            self.acks[(pid, f.client_id)] = (self.ids[m.seq], m.t_ms, m.text)
+        elif seat != INTERROGATOR and conv in self.held and self.held[conv].text == f.text:
+            h = self.held[conv]
+            self.acks[(pid, f.client_id)] = (h.id, h.t_ms, h.text)
 
     async def _resume_clock(self) -> None:
         if self.game.state == "in_progress":

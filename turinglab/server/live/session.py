@@ -135,10 +135,15 @@ class GameSession(StoredGame, Presence):
         return verdict_correct(self)
 
     # ---- actions -----------------------------------------------------------------
+    def _known_resend(self, pid: str, f: proto.MessageIn) -> None:
+        """Called under the game's lock before a message is handled: a resumed game (resumed.py)
+        acknowledges again here what its dead owner had stored."""
+
     async def on_message(self, pid: str, f: proto.MessageIn) -> None:
         async with self.locked():
             seat = self.seat_of[pid]
             key = (pid, f.client_id)
+            self._known_resend(pid, f)
             if key in self.acks:  # a resend after a reconnect: acknowledge again, relay nothing
                 mid, t, text = self.acks[key]
                 if text != f.text:  # not a resend: another message under a used id
