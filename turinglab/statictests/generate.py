@@ -10,7 +10,8 @@ when every attempt fails, reported with each raw answer. Nothing is dropped sile
 Each usable answer is stored as an item (truth machine, agent = the model's name) with the prompt,
 the settings, the raw output and the unusable attempts before it in its payload. Every model call
 is cached on disk by (prompt, model configuration, attempt), and stimuli that already hold an item
-of this agent are skipped, so an interrupted run resumes where it stopped.
+of this agent are skipped, so an interrupted run resumes where it stopped. Pictures (caption, object
+labels, colour) for a vision model: vision.py, on the same retry loop (`ask_until_usable`) and cache.
 """
 
 from __future__ import annotations
