@@ -97,6 +97,8 @@ def vlm(url: str, **kw) -> ModelConfig:
     ("", None, "empty"), ("I'm sorry, I can't describe this image.", None, "refused"),
     ("A rocket. It is launching.", None, "not one caption"), ("a rocket\nlaunching", None, "not one caption"),
     ("rocket", None, "too short"), (" ".join(["word"] * 41), None, "too long"),
+    ("A dog not able to reach the ball.", "A dog not able to reach the ball.", None),  # not a refusal
+    ("Unfortunately I cannot see the picture.", None, "refused"), ("This image, as an AI, I won't caption.", None, "refused"),
 ])
 def test_captions_are_checked(raw, caption, reason):
     assert check_caption(raw) == (caption, reason)

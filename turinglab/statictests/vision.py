@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import Any
 
 from turinglab.statictests.generate import (
-    REFUSAL,
     Chat,
     GenerateError,
     ModelConfig,
@@ -49,6 +48,11 @@ MEDIA_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg",
 _QUOTES = " \t\"'`*_\u201c\u201d\u2018\u2019"
 _LABEL_WRAP = _QUOTES + ".!?:;()[]{}<>"
 _PREFIX = re.compile(r"^\s*(caption|labels?|objects?|colou?r|answer)\s*:\s*", re.I)
+# a caption may say "not able to" (a dog not able to reach...): a refusal is one that opens with it,
+# or that speaks as an AI
+_REFUSAL_OPENS = re.compile(r"^\W*(i'?m sorry|sorry|unfortunately|i cannot|i can'?t|i am unable|i'?m unable|"
+                            r"i won'?t|i am not able|i'?m not able)\b", re.I)
+_AS_AI = re.compile(r"\b(as an ai|language model)\b", re.I)
 
 
 def _plain(raw: str | None) -> tuple[str, str | None]:
@@ -56,7 +60,7 @@ def _plain(raw: str | None) -> tuple[str, str | None]:
     text = (raw or "").strip()
     if not text:
         return "", "empty"
-    if REFUSAL.search(text):
+    if _REFUSAL_OPENS.search(text) or _AS_AI.search(text):
         return "", "refused"
     return _PREFIX.sub("", text).strip(_QUOTES).strip(), None
 
