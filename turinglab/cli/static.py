@@ -159,35 +159,40 @@ def _model_config(model: str, base_url: str | None, api_key_env: str, temperatur
 def static_generate(
     study: str = typer.Option(..., "--study", help="Static study (name or id) whose stimuli to answer, e.g. an "
                               "imported word study."),
-    task: str = typer.Option("word", "--task", help="word (one word per cue); vision tasks need a model that takes images."),
+    task: str = typer.Option("word", "--task", help="word (one word per cue); caption, object, color (a picture per "
+                             "stimulus: an OpenAI-compatible vision model, --vision)."),
     model: str = typer.Option("local", "--model", help="'local' (the embedded model) or a model name at --base-url."),
     base_url: str = typer.Option(None, "--base-url", help="OpenAI-compatible server (vLLM, llama.cpp, Ollama, ...)."),
     api_key_env: str = typer.Option("OPENAI_API_KEY", "--api-key-env", help="Environment variable holding the API key."),
     agent: str = typer.Option(None, "--agent", help="Agent name of the items (default: the model's name)."),
     limit: int = typer.Option(None, "--limit", help="Only the first N stimuli of the study."),
     retries: int = typer.Option(3, "--retries", help="Asks again after an unusable answer, at most this many times."),
-    prompt: str = typer.Option(None, "--prompt", help="Your own Jinja prompt template (variable: cue)."),
+    prompt: str = typer.Option(None, "--prompt", help="Your own Jinja prompt template (word: variable cue)."),
     temperature: float = typer.Option(0.7, "--temperature"),
-    max_tokens: int = typer.Option(8, "--max-tokens"),
+    max_tokens: int = typer.Option(None, "--max-tokens", help="Default: word 8, caption 60, object 30, color 8."),
     seed: int = typer.Option(42, "--seed"),
-    takes_images: bool = typer.Option(False, "--takes-images", help="The model accepts image input."),
+    takes_images: bool = typer.Option(False, "--vision", "--takes-images", help="The model takes images (OpenAI "
+                                      "image_url content parts): needed for caption, object and color."),
     report: str = typer.Option(None, "--report", help="Write the run's report (JSON, with every unusable answer) here."),
     db: str = typer.Option(None, "--db", help=DB_HELP),
 ) -> None:
     """Ask a model for responses to a study's stimuli and store them as items of its agent (resumable, cached)."""
     import json
+    from functools import partial
     from pathlib import Path
 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     from turinglab.statictests.generate import GenerateError, check_task, generate_words
+    from turinglab.statictests.vision import MAX_TOKENS, generate_pictures
     from turinglab.store import StoreError
 
     if limit is not None and limit < 1:
         fail(f"--limit must be at least 1, got {limit}")
     if not 0 <= retries <= 20:
         fail(f"--retries must be between 0 and 20, got {retries}")
-    cfg = _model_config(model, base_url, api_key_env, temperature, max_tokens, seed, takes_images)
+    tokens = MAX_TOKENS.get(task, 8) if max_tokens is None else max_tokens
+    cfg = _model_config(model, base_url, api_key_env, temperature, tokens, seed, takes_images)
     try:
         check_task(task, cfg)
     except GenerateError as exc:
@@ -198,8 +203,9 @@ def static_generate(
         with Progress(TextColumn("generating"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                       console=console, transient=True) as bar:
             tid = bar.add_task("cues", total=None)
-            rep = generate_words(store, info.id, cfg, limit=limit, retries=retries, prompt_file=prompt, agent=agent,
-                                 progress=lambda done, total: bar.update(tid, completed=done, total=total))
+            run = generate_words if task == "word" else partial(generate_pictures, task=task)
+            rep = run(store, info.id, cfg, limit=limit, retries=retries, prompt_file=prompt, agent=agent,
+                      progress=lambda done, total: bar.update(tid, completed=done, total=total))
     except (GenerateError, StoreError) as exc:
         fail(str(exc))
     except Exception as exc:  # noqa: BLE001 - the model server: unreachable, bad key, ...
@@ -211,15 +217,17 @@ def static_generate(
     if report:
         Path(report).write_text(json.dumps(out, indent=2), encoding="utf-8")
     bad = sum(rep.unusable.values())
+    what = "cue" if task == "word" else "picture"
     console.print(f"static study {info.name!r}: {rep.stored} responses stored as agent {rep.agent!r} "
-                  f"({rep.asked} cues asked, {rep.skipped} already had one; {rep.calls} model calls, "
+                  f"({rep.asked} {what}s asked, {rep.skipped} already had one; {rep.calls} model calls, "
                   f"{rep.cached_calls} from the cache; {out['responses_per_second']} responses/s)",
                   markup=False, highlight=False, soft_wrap=True)
     console.print(f"unusable answers: {bad} ({', '.join(f'{k} {v}' for k, v in sorted(rep.unusable.items())) or 'none'}), "
                   f"asked again up to {retries} times each", markup=False, highlight=False, soft_wrap=True)
     for f in rep.failed:
         raws = "; ".join(repr(a["raw"][:40]) for a in f["attempts"])
-        console.print(f"  no usable answer for cue {f['cue']!r} after {len(f['attempts'])} attempts: {raws}",
+        console.print(f"  {what} {f['cue']!r}: {f['reason']}" if f.get("reason") else
+                      f"  no usable answer for {what} {f['cue']!r} after {len(f['attempts'])} attempts: {raws}",
                       markup=False, highlight=False, soft_wrap=True)
 
 

@@ -10,7 +10,8 @@ when every attempt fails, reported with each raw answer. Nothing is dropped sile
 Each usable answer is stored as an item (truth machine, agent = the model's name) with the prompt,
 the settings, the raw output and the unusable attempts before it in its payload. Every model call
 is cached on disk by (prompt, model configuration, attempt), and stimuli that already hold an item
-of this agent are skipped, so an interrupted run resumes where it stopped.
+of this agent are skipped, so an interrupted run resumes where it stopped. Pictures (caption, object
+labels, colour) for a vision model: vision.py, on the same retry loop (`ask_until_usable`) and cache.
 """
 
 from __future__ import annotations
@@ -72,15 +73,19 @@ def agent_name(cfg: ModelConfig) -> str:
 
 
 def check_task(task: str, cfg: ModelConfig) -> None:
+    """Refuse what cannot run: a task generate does not make, or an image task for a text-only model."""
     if task in VISION_TASKS:
-        if cfg.model == "local" or not cfg.takes_images:
-            who = "the embedded local model" if cfg.model == "local" else f"model {cfg.model!r}"
-            raise GenerateError(f"--task {task} needs a model that takes images; {who} reads text only. Give "
-                                "--model and --base-url of an OpenAI-compatible vision model with --takes-images "
-                                "(image input for vision models is not built yet in this version)")
-        raise GenerateError(f"--task {task}: generating from images is not built yet; only --task word is")
+        if cfg.model == "local":
+            raise GenerateError(f"--task {task} shows the model each picture, but the embedded local model reads text "
+                                "only. Give --model NAME --base-url URL of an OpenAI-compatible vision model "
+                                "(e.g. a llava or qwen2-vl model served by vLLM, llama.cpp or Ollama) and --vision")
+        if not cfg.takes_images:
+            raise GenerateError(f"--task {task} shows the model each picture: add --vision if model {cfg.model!r} "
+                                "takes image input (OpenAI image_url content parts); a model that reads text only "
+                                "cannot do this task")
+        return
     if task not in TEXT_TASKS:
-        raise GenerateError(f"--task {task}: generate makes responses for --task word "
+        raise GenerateError(f"--task {task}: generate makes responses for --task word, caption, object and color "
                             "(conversations: `turinglab static conversations`)")
 
 
@@ -88,14 +93,15 @@ def render_prompt(task: str, prompt_file: str | Path | None, **values: Any) -> s
     if prompt_file:
         p = Path(prompt_file)
         if not p.is_file():
-            raise GenerateError(f"--prompt {p}: no such file; give a Jinja template (see {PROMPTS / 'word.j2'})")
+            raise GenerateError(f"--prompt {p}: no such file; give a Jinja template (see {PROMPTS / (task + '.j2')})")
         env, name = Environment(loader=FileSystemLoader(str(p.parent)), undefined=StrictUndefined), p.name
     else:
         env, name = Environment(loader=FileSystemLoader(str(PROMPTS)), undefined=StrictUndefined), f"{task}.j2"
     try:
         return env.get_template(name).render(**values).strip()
     except TemplateError as exc:
-        raise GenerateError(f"prompt template {name}: {exc}; the word template gets the variable 'cue'") from None
+        raise GenerateError(f"prompt template {name}: {exc}; the word template gets the variable 'cue', the "
+                            "picture templates (caption, object, color) get 'n_labels'") from None
 
 
 def check_word(raw: str | None, cue: str | None = None) -> tuple[str | None, str | None]:
@@ -201,10 +207,13 @@ class Report:
                 "responses_per_second": round(self.stored / self.seconds, 3) if self.seconds else None}
 
 
-async def ask_word(chat: Chat, cfg: ModelConfig, cue: str, key: str, prompt_file: str | Path | None,
-                   retries: int, report: Report, use_cache: bool = True) -> Outcome:
-    """One cue: ask until a usable word or `retries` retries are spent."""
-    messages = [{"role": "user", "content": render_prompt("word", prompt_file, cue=cue)}]
+Check = Callable[[str], tuple[Any, str | None]]  # raw answer -> (the usable answer, None) or (None, reason)
+
+
+async def ask_until_usable(chat: Chat, cfg: ModelConfig, messages: list[dict[str, Any]], check: Check, retries: int,
+                           report: Report, use_cache: bool = True) -> tuple[Any, list[dict[str, Any]]]:
+    """Ask until `check` accepts an answer or `retries` retries are spent: (the answer or None,
+    every attempt: raw, reason (None = usable), settings). Unusable answers are counted in `report`."""
     attempts: list[dict[str, Any]] = []
     for n in range(retries + 1):
         temp = cfg.temperature if n == 0 or cfg.temperature > 0 else cfg.retry_temperature
@@ -212,12 +221,21 @@ async def ask_word(chat: Chat, cfg: ModelConfig, cue: str, key: str, prompt_file
         raw, hit = await cached_call(chat, messages, settings, cfg.key(), use_cache)
         report.calls += 1
         report.cached_calls += hit
-        word, reason = check_word(raw, cue)
+        answer, reason = check(raw)
         attempts.append({"raw": raw, "reason": reason, "settings": settings})
-        if word is not None:
-            return Outcome(key, cue, word, raw, attempts, messages)
+        if answer is not None:
+            return answer, attempts
         report.unusable[reason] += 1
-    return Outcome(key, cue, None, attempts[-1]["raw"], attempts, messages)
+    return None, attempts
+
+
+async def ask_word(chat: Chat, cfg: ModelConfig, cue: str, key: str, prompt_file: str | Path | None,
+                   retries: int, report: Report, use_cache: bool = True) -> Outcome:
+    """One cue: ask until a usable word or `retries` retries are spent."""
+    messages = [{"role": "user", "content": render_prompt("word", prompt_file, cue=cue)}]
+    word, attempts = await ask_until_usable(chat, cfg, messages, lambda raw: check_word(raw, cue), retries, report,
+                                            use_cache)
+    return Outcome(key, cue, word, attempts[-1]["raw"], attempts, messages)
 
 
 def response_in(o: Outcome, agent: str, cfg: ModelConfig, prompt_file: str | Path | None) -> Any:

@@ -1,12 +1,16 @@
 """Generated items on the judge page in Chromium (issue 26): AI-AI conversations made by
 `static conversations` (a repeating model double, re-sampled) beside imported human-human ones,
-judged speaker by speaker; and generated word responses dealt beside human responses."""
+judged speaker by speaker; generated word responses dealt beside human responses, from a model
+double and from the real embedded local model (`static generate --task word`, offline, 20 cues)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -104,3 +108,81 @@ async def test_generated_words_are_dealt_beside_human_responses(chromium_path, s
     assert len({i.stimulus_key for i in got}) == 4
     for i in got:
         assert (i.text == i.stimulus_key[::-1]) == (i.agent == "fake-lm")
+
+
+ROOT = Path(__file__).resolve().parents[3]
+WORD = ROOT / "turinglab" / "statictests" / "zhang2023" / "word.json"
+
+
+def offline(*args: str, env: dict) -> tuple[subprocess.CompletedProcess, float]:
+    """`python -m turinglab ARGS` with no network but loopback (unshare -n), and its seconds."""
+    cmd = ["unshare", "-n", "sh", "-c", 'ip link set lo up; exec "$0" "$@"', sys.executable, "-m", "turinglab", *args]
+    t0 = time.monotonic()
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
+    assert r.returncode == 0, r.stderr + r.stdout
+    return r, time.monotonic() - t0
+
+
+@pytest.mark.localmodel
+async def test_local_model_words_for_20_cues_are_judged_beside_human_responses(chromium_path, tmp_path):
+    """The issue's check: offline, the real local model answers 20 cues of Zhang's word data, its
+    words are stored as an agent, and a judge in Chromium is dealt them beside human responses."""
+    data = json.loads(WORD.read_text())
+    cues = list(data)[:20]
+    rows = tmp_path / "human.jsonl"
+    rows.write_text("".join(json.dumps({"stimulus_id": c, "task": "word", "text": c, "response": r["response"],
+                                        "truth": "human", "agent": "human"}) + "\n"
+                            for c in cues for r in data[c] if r["groundtruth"] == "human"))
+    study = tmp_path / "study.yaml"
+    study.write_text("preset: zhang-2023\nname: zw20\ntask: word\nsession: {items: 10, min_rt_ms: 0}\n"
+                     "ask_gender: false\n")
+    db = f"sqlite:///{tmp_path / 't.db'}"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TURINGLAB_CACHE_DIR": str(tmp_path / "cache"),
+           "TURINGLAB_LOCAL_THREADS": "1"}
+    offline("static", "import", "--format", "plain", "--task", "word", "--responses", str(rows), "--study", "zw20",
+            "--study-file", str(study), "--db", db, env=env)
+    r, seconds = offline("static", "generate", "--study", "zw20", "--task", "word", "--limit", "20", "--db", db,
+                         "--report", str(tmp_path / "rep.json"), env=env)
+    rep = json.loads((tmp_path / "rep.json").read_text())
+    print(f"\nlocal model, 20 cues, offline, 1 thread: {seconds:.1f} s for the command; report: "
+          f"{json.dumps({k: rep[k] for k in ('stored', 'model_calls', 'unusable_answers', 'seconds')})}")
+    agent = "qwen2.5-coder-1.5b-instruct-q4_k_m"
+    assert f"responses stored as agent {agent!r} (20 cues asked" in r.stdout
+    assert rep["asked"] == 20 and rep["stored"] + len(rep["failed_stimuli"]) == 20 and rep["stored"] >= 15
+    assert rep["model_calls"] == rep["stored"] + sum(rep["unusable_answers"].values())  # no answer uncounted
+    with Store(db) as st:
+        info = st.static_study("zw20")
+        gen = {i.stimulus_key: i for i in st.items(info.id) if i.agent == agent}
+    assert len(gen) == rep["stored"] and set(gen) <= set(cues)
+    for i in gen.values():
+        assert i.truth == "machine" and len(i.text.split()) == 1 and i.text.lower() != i.stimulus_key.lower()
+        assert i.payload["settings"]["model"] == "local" and i.payload["raw"].strip()
+
+    app = create_static_app(info.study, db, rng_seed=3)
+    async with chromium_on(app, chromium_path) as (browser, base):
+        page = await (await browser.new_context(viewport={"width": 1280, "height": 900})).new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        await page.goto(base + "/")
+        await page.click("text=Start")
+        await page.check("input[name=agree]")
+        await page.click("text=Continue")
+        shown, html = [], []
+        while True:
+            await page.wait_for_selector("#answer-form, #survey-form")
+            if await page.is_visible("#survey-form"):
+                break
+            shown.append((await page.text_content("#cue"), await page.text_content("#response")))
+            html.append(await page.content())
+            await answer(page, "word")
+            await page.wait_for_selector("#btn-submit:not([disabled])")
+            await submit_item(page)
+        judge = page.url.rstrip("/").rsplit("/", 1)[1]
+    assert errors == []
+    with Store(db) as st:
+        items = {i.id: i for i in st.items(info.id)}
+        trials = st.trials(info.id, judge_id=judge)
+    got = [items[t.response_id] for t in trials]
+    assert sorted(i.agent for i in got) == ["human"] * 5 + [agent] * 5  # half human, half the local model
+    assert [(i.stimulus_key, i.text) for i in got] == [(c.strip(), w.strip()) for c, w in shown]
+    assert not any("qwen" in h.lower() for h in html)  # the agent never reaches the page
