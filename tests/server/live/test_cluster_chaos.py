@@ -198,8 +198,8 @@ async def test_sigkill_of_one_worker_loses_nothing_acknowledged(postgres_url, re
         assert not unfinished, (len(unfinished), [(u.pid, u.role, u.mine, u.theirs, u.errors[-2:]) for u in unfinished[:5]])
     finally:
         stop_serve(proc)
-    text = log.read_text()
-    took_over = text.count("took over game")
+    served = log.read_text()
+    took_over = served.count("took over game")
     assert in_flight > 50 and took_over > 0, (in_flight, took_over)
     assert len(worker_pids(log)) >= 3, "uvicorn started a worker in place of the killed one"
     with Store(postgres_url) as st:
@@ -220,5 +220,5 @@ async def test_sigkill_of_one_worker_loses_nothing_acknowledged(postgres_url, re
         if bot.role == "interrogator":  # every verdict the player saw acknowledged (the reveal) is stored
             assert g.verdict is not None and g.verdict.choice == "human" and g.end_reason == "verdict", (
                 g.end_reason, g.status, bot.verdict_sent, [(e.seq, e.t_ms, e.type, e.actor) for e in stored[bot.gid]],
-                bot.log[-12:], [ln for ln in text.splitlines() if bot.gid in ln or bot.pid in ln][-12:])
+                bot.log[-12:], [ln for ln in served.splitlines() if bot.gid in ln or bot.pid in ln][-12:])
     assert all(g.end_reason == "verdict" for g in games.values())
