@@ -74,6 +74,10 @@ def test_serve_refuses_a_shared_path_an_empty_folder_and_a_bad_file(tmp_path):
     (folder / "b.yml").write_text("name: second\nformat: four-player\n")
     r = serve("--study", str(folder), *db)
     assert r.exit_code == 2 and str(folder / "b.yml") in r.output and "four-player" in r.output, r.output
+    (folder / "b.yml").write_text("name: second\nwitnesses:\n  - codename: Sierra\n    kind: llm\n    model: m\n"
+                                  "    base_url: http://127.0.0.1:9/v1\n    persona: {name: Sam, events: /no/such.yaml}\n")
+    r = serve("--study", str(folder), *db)
+    assert r.exit_code == 2 and f"--study {folder / 'b.yml'}: witness 'Sierra' (llm) cannot be built" in r.output, r.output
     assert not (tmp_path / "x.db").exists()  # nothing was created for a refused start
 
 
@@ -96,7 +100,8 @@ def test_serve_a_folder_serves_each_study_under_its_path(tmp_path):
         make_study(st, "word", None, name="Words judged")
     live_file(tmp_path / "studies", "chat.yaml", "Chat with us")
     port = free_port()
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([os.getcwd(), os.environ.get("PYTHONPATH", "")])}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([os.getcwd(), os.environ.get("PYTHONPATH", "")]),
+           "TURINGLAB_ADMIN_PASSWORD": "pw"}
     proc = subprocess.Popen([sys.executable, "-m", "turinglab", "serve", "--study", str(tmp_path / "studies"),
                              "--study", "Words judged", "--db", url, "--port", str(port), "--no-warm-up"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp_path, env=env)
@@ -110,6 +115,11 @@ def test_serve_a_folder_serves_each_study_under_its_path(tmp_path):
         assert 'action="/s/chat-with-us/start"' in chat and 'href="/s/chat-with-us/static/style.css"' in chat
         assert 'action="/s/words-judged/start"' in httpx.get(base + "/s/words-judged/").text
         assert httpx.get(base + "/p/x").status_code == 404  # no study at the root any more
+        r = httpx.post(base + "/s/chat-with-us/start")
+        assert r.status_code == 303 and r.headers["location"].startswith("/s/chat-with-us/p/")
+        assert "Path=/s/chat-with-us;" in r.headers["set-cookie"]
+        r = httpx.get(base + "/s/words-judged/admin")  # its login, and back to the page asked for
+        assert r.status_code == 303 and r.headers["location"] == "/s/words-judged/admin/login?next=/admin"
     finally:
         proc.terminate()
         out, _ = proc.communicate(timeout=20)

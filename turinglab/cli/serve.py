@@ -116,7 +116,7 @@ def _serve_several(entries: list[str], db: str | None, host: str, port: int, war
     if demo:
         fail("--demo plays one live study: give one --study")
     from turinglab.game.study_file import load_study
-    from turinglab.server.app import WitnessSetupError, create_app
+    from turinglab.server.app import WitnessSetupError, check_witnesses, create_app
     from turinglab.server.judging.pages import create_static_app
     from turinglab.server.studies import Served, check_slugs, create_multi_app, slug
     from turinglab.store.db import StoreError
@@ -127,8 +127,11 @@ def _serve_several(entries: list[str], db: str | None, host: str, port: int, war
         chosen.append((entry, static if static is not None else read_study(load_study, entry)))
     try:
         check_slugs([(f"--study {entry}", st.name) for entry, st in chosen])
-    except ValueError as exc:
-        fail(str(exc))
+        for entry, st in chosen:  # every study's witnesses before any study touches the database
+            if not hasattr(st, "task"):
+                check_witnesses(st)
+    except ValueError as exc:  # WitnessSetupError too
+        fail(f"--study {entry}: {exc}" if isinstance(exc, WitnessSetupError) else str(exc))
     _log_progress()
     served = []
     for entry, st in chosen:
