@@ -82,10 +82,84 @@ def _check_port(host: str, port: int) -> None:
                  "Stop it, or choose another port with --port.")
 
 
+def _is_folder(entry: str) -> bool:
+    from pathlib import Path
+
+    return Path(entry).is_dir()
+
+
+def _study_files(entries: list[str]) -> list[str]:
+    """The --study entries with each folder replaced by its study files (*.yaml, *.yml, by name)."""
+    from pathlib import Path
+
+    out: list[str] = []
+    for entry in entries:
+        p = Path(entry)
+        if not p.is_dir():
+            out.append(entry)
+            continue
+        files = sorted(f for f in p.iterdir() if f.is_file() and f.suffix.lower() in (".yaml", ".yml"))
+        if not files:
+            fail(f"--study {entry}: the folder has no study files (*.yaml or *.yml)")
+        out += [str(f) for f in files]
+    return out
+
+
+def _serve_several(entries: list[str], db: str | None, host: str, port: int, warm_up: bool, workers: int,
+                   redis: str | None, demo: bool, proxy_kw: dict) -> None:
+    """Several studies on one server (turinglab/server/studies.py): each under /s/<slug>/."""
+    import uvicorn
+
+    if workers > 1 or redis:
+        fail("--workers and --redis serve one study: give one --study (run one `turinglab serve --redis ...` "
+             "per study to run several studies as clusters)")
+    if demo:
+        fail("--demo plays one live study: give one --study")
+    from turinglab.game.study_file import load_study
+    from turinglab.server.app import WitnessSetupError, check_witnesses, create_app
+    from turinglab.server.judging.pages import create_static_app
+    from turinglab.server.studies import Served, check_slugs, create_multi_app, slug
+    from turinglab.store.db import StoreError
+
+    chosen = []
+    for entry in entries:
+        static = _static_to_serve(entry, db)
+        chosen.append((entry, static if static is not None else read_study(load_study, entry)))
+    try:
+        check_slugs([(f"--study {entry}", st.name) for entry, st in chosen])
+        for entry, st in chosen:  # every study's witnesses before any study touches the database
+            if not hasattr(st, "task"):
+                check_witnesses(st)
+    except ValueError as exc:  # WitnessSetupError too
+        fail(f"--study {entry}: {exc}" if isinstance(exc, WitnessSetupError) else str(exc))
+    _log_progress()
+    served = []
+    for entry, st in chosen:
+        live = not hasattr(st, "task")
+        try:
+            web = create_app(st, db, warm_up=warm_up) if live else create_static_app(st, db)
+        except (StoreError, WitnessSetupError) as exc:
+            fail(f"--study {entry}: {exc}")
+        served.append(Served(slug(st.name), st.display_name or st.name, "live" if live else f"static, {st.task}", web))
+        console.print(f"turinglab: study [bold]{st.name}[/bold] on http://{host}:{port}/s/{slug(st.name)}/"
+                      f"  (admin: /s/{slug(st.name)}/admin)", highlight=False)
+    console.print(f"turinglab: {len(served)} studies listed at http://{host}:{port}/", highlight=False)
+    console.print(f"turinglab: database {database_location(db)}", highlight=False)
+    from turinglab.server.slowclients import protocol_class
+    from turinglab.server.testing import WS_MAX_BYTES
+    from turinglab.server.tuning import tune_gc
+
+    tune_gc()
+    uvicorn.run(create_multi_app(served), host=host, port=port, log_level="info", ws_max_size=WS_MAX_BYTES,
+                http=protocol_class(), **proxy_kw)
+
+
 @app.command()
 def serve(
-    study: str = typer.Option(None, "--study", help="Study YAML file (live game or static test), or the name of a "
-                              "static study in the database (default: two-player, ELIZA + the local model)."),
+    studies: list[str] = typer.Option(None, "--study", help="Study YAML file (live game or static test), or the name of "
+                                      "a static study in the database (default: two-player, ELIZA + the local model). "
+                                      "Repeat it, or give a folder of study files, to serve several studies, each "
+                                      "under /s/<its name>/ with a list of them at /."),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on."),
     port: int = typer.Option(8000, "--port", help="Port to listen on."),
     db: str = typer.Option(None, "--db", help="Database URL (default: $DATABASE_URL, else sqlite:///./turinglab.db)."),
@@ -113,6 +187,11 @@ def serve(
     proxy_kw = proxy_settings()
 
     _check_port(host, port)  # before the database is created or a model loaded
+    several = len(studies or []) > 1 or any(_is_folder(x) for x in studies or [])
+    if several:
+        _serve_several(_study_files(studies), db, host, port, warm_up, workers, redis, demo, proxy_kw)
+        return
+    study = studies[0] if studies else None
 
     if demo and (workers > 1 or redis):
         fail("--demo runs on one worker: leave out --workers and --redis")

@@ -19,7 +19,6 @@ from typing import Any
 import pandas as pd
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, Response
-from fastapi.templating import Jinja2Templates
 
 from turinglab.game.events import MESSAGE
 from turinglab.store.api import Store, UnknownId
@@ -141,7 +140,7 @@ def admin_guard(app: FastAPI, password: str | None, message, accounts_file: str 
     accounts = app.state.admin_accounts = Accounts(accounts_file, password)
     throttle = app.state.login_throttle = LoginThrottle()
     signer = app.state.admin_signer = Signer(hmac.new(app.state.csrf.secret, b"admin-cookies", hashlib.sha256).digest())
-    templates = Jinja2Templates(directory=str(__import__("pathlib").Path(__file__).parent / "templates"))
+    from turinglab.server.web import templates
 
     def disabled(request: Request) -> Response:
         return message(request, "Admin is disabled",
@@ -165,7 +164,9 @@ def admin_guard(app: FastAPI, password: str | None, message, accounts_file: str 
         if name is not None and accounts.exists(name):
             request.state.admin = name
             return None
-        target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+        root = request.scope.get("root_path", "")  # one study of several: the path inside its mount
+        path = request.url.path[len(root):] if root and request.url.path.startswith(root) else request.url.path
+        target = path + (f"?{request.url.query}" if request.url.query else "")
         return RedirectResponse(f"/admin/login?next={quote(target, safe='/')}", status_code=303)
 
     if getattr(app.state, "admin_login_routes", False):
@@ -239,7 +240,7 @@ def leaderboard_rows(games) -> dict:  # noqa: ANN001
 
 
 def add_admin(app: FastAPI, password: str | None, page, message, accounts_file: str | None = None) -> None:  # noqa: ANN001
-    templates = Jinja2Templates(directory=str(__import__("pathlib").Path(__file__).parent / "templates"))
+    from turinglab.server.web import templates
     # the database's export key (turinglab/analysis/pseudonyms.py): pseudonyms agree across the
     # tables, the restarts and `turinglab export`, and cannot be turned back into participant links
     keys: list[bytes] = []

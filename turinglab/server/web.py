@@ -26,7 +26,16 @@ HERE = Path(__file__).parent
 COOKIE = "turinglab_p"
 PROLIFIC = {"PROLIFIC_PID": "prolific_pid", "STUDY_ID": "prolific_study_id", "SESSION_ID": "prolific_session_id"}
 DEFAULT_DISPLAY_NAME = "Human or AI? A chat study"  # the header when the study sets no display_name
-templates = Jinja2Templates(directory=str(HERE / "templates"))  # autoescape is on for .html
+
+
+def mount_root(request: Request) -> dict[str, str]:
+    """`root`: the path the app is mounted under ("" when it is the whole server; "/s/<slug>" for
+    one study of several, turinglab/server/studies.py): every page's own links start with it."""
+    return {"root": request.scope.get("root_path", "")}
+
+
+templates = Jinja2Templates(directory=str(HERE / "templates"),  # autoescape is on for .html
+                            context_processors=[mount_root])
 templates.env.globals["survey"] = survey  # the survey form lists the answers from one place
 
 

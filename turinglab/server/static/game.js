@@ -35,7 +35,7 @@
   // ---- connection ---------------------------------------------------------------
   function connect() {
     const proto = location.protocol === "https:" ? "wss" : "ws";
-    ws = new WebSocket(proto + "://" + location.host + "/ws/" + encodeURIComponent(token));
+    ws = new WebSocket(proto + "://" + location.host + (app.dataset.root || "") + "/ws/" + encodeURIComponent(token));
     ws.onopen = () => { retry = 0; $("conn").hidden = true; };
     ws.onmessage = (ev) => handle(JSON.parse(ev.data));
     ws.onclose = (ev) => {
@@ -360,7 +360,7 @@
     send({ type: "join" });
   };
   async function postSurvey(data) {
-    const r = await fetch("/p/" + encodeURIComponent(token) + "/survey", { method: "POST", headers: { "Content-Type": "application/json", "X-CSRF-Token": app.dataset.csrf }, body: JSON.stringify(data) });
+    const r = await fetch((app.dataset.root || "") + "/p/" + encodeURIComponent(token) + "/survey", { method: "POST", headers: { "Content-Type": "application/json", "X-CSRF-Token": app.dataset.csrf }, body: JSON.stringify(data) });
     if (!r.ok) { const j = await r.json().catch(() => ({})); toast(j.detail || "Could not save the survey: check your answers."); return false; }
     return true;
   }

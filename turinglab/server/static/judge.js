@@ -121,12 +121,12 @@
     const app = document.getElementById("app");
     const toast = document.getElementById("toast");
     async function send(body) {
-      const r = await fetch(`/p/${app.dataset.token}/survey`, {
+      const r = await fetch(`${app.dataset.root || ""}/p/${app.dataset.token}/survey`, {
         method: "POST", credentials: "same-origin",
         headers: { "Content-Type": "application/json", "X-CSRF-Token": app.dataset.csrf },
         body: JSON.stringify(body),
       });
-      if (r.ok) { location.href = `/p/${app.dataset.token}/done`; return; }
+      if (r.ok) { location.href = `${app.dataset.root || ""}/p/${app.dataset.token}/done`; return; }
       let msg = "Not saved; please try again.";
       try { msg = (await r.json()).detail || msg; } catch (e) { /* not JSON */ }
       toast.textContent = msg;
