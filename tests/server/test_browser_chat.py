@@ -176,16 +176,17 @@ async def test_three_player_tabs_on_a_phone_side_by_side_on_a_desktop(chromium_p
                 assert await i.is_hidden('.conv[data-conv="A"]')
                 await assert_fills_the_screen(i, "B")
                 await type_send(i, "hi B, what's up", "B")
-                await i.click('#conv-tabs .tab[data-conv="A"]')
+                await i.click(f'#conv-tabs .tab[data-conv="{ai}"]')  # the AI's chat shown from here on
+                assert await i.is_hidden(f'#conv-tabs .tab[data-conv="{ai}"] .unread')
                 await last_theirs(w, seat)
                 await type_send(w, "human here", seat)
-                await last_theirs(i, "B")  # B's reply came while A was shown: B's tab counts it
-                await i.wait_for_selector('#conv-tabs .tab[data-conv="B"] .unread:not([hidden])')
-                assert await i.text_content('#conv-tabs .tab[data-conv="B"] .unread') == "1"
-                await last_theirs(i, "A")
-                assert await i.is_hidden('#conv-tabs .tab[data-conv="A"] .unread')
-                await i.click('#conv-tabs .tab[data-conv="B"]')
-                assert await i.is_hidden('#conv-tabs .tab[data-conv="B"] .unread')
+                await last_theirs(i, seat)  # the human's reply came while the other tab was shown: counted
+                await i.wait_for_selector(f'#conv-tabs .tab[data-conv="{seat}"] .unread:not([hidden])')
+                assert await i.text_content(f'#conv-tabs .tab[data-conv="{seat}"] .unread') == "1"
+                await last_theirs(i, ai)
+                assert await i.is_hidden(f'#conv-tabs .tab[data-conv="{ai}"] .unread')  # shown as it came
+                await i.click(f'#conv-tabs .tab[data-conv="{seat}"]')
+                assert await i.is_hidden(f'#conv-tabs .tab[data-conv="{seat}"] .unread')
             else:  # both conversations at once, side by side, each with its composer at the bottom
                 assert await i.is_hidden("#conv-tabs")
                 ba, bb = await box(i, '.conv[data-conv="A"]'), await box(i, '.conv[data-conv="B"]')
