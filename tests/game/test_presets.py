@@ -186,7 +186,8 @@ async def test_both_confidence_scales_work_end_to_end(sqlite_url, lo, hi, said):
             assert err["code"] == "bad_verdict", (bad, err)
         await i.send({"type": "verdict", "choice": "human", "confidence": said})
         st = await i.phase("reveal")
-        assert st["game"]["reveal"] == {"seats": {"A": {"kind": "ai"}}, "correct": False}
+        assert st["game"]["reveal"] == {"seats": {"A": {"kind": "ai", "witness": "Eliza", "about": "ELIZA chatbot"}},
+                                        "correct": False}
         assert st["game"]["verdict"]["confidence"] == said
         assert not [f for f in i.frames if f["type"] == "error" and f["code"] == "server_error"]
         async with __import__("httpx").AsyncClient(base_url=base) as c:

@@ -107,6 +107,9 @@ async def two_in_a_game(browser, base: str, viewport=DESKTOP) -> dict:
 
 
 async def type_send(page, text: str, conv: str = "A") -> None:
+    tab = page.locator(f'#conv-tabs .tab[data-conv="{conv}"]')
+    if await tab.is_visible():  # three-player on a phone: one conversation at a time, as tabs
+        await tab.click()
     box = page.locator(f'.conv[data-conv="{conv}"] textarea')
     await page.wait_for_selector(f'.conv[data-conv="{conv}"] button:not([disabled])')
     await box.fill(text)

@@ -76,7 +76,21 @@ async def play(base: str, ai: bool, base2: str | None = None) -> tuple[WsPlayer,
         await _reply(inter)
         delays.append(time.monotonic() - t0)
     secret = witness.pid if witness else "Eliza"
+    inter.witness = witness  # the human witness's player (None in an AI game)
     return inter, delays, secret
+
+
+def shown_times(inter: WsPlayer) -> list[tuple[int, int, float]]:
+    """For each question of `play`: the `t_ms` of its ack, the `t_ms` of the witness reply after it,
+    and the seconds between the two frames' arrivals."""
+    out, asked = [], None
+    for f, r in zip(inter.frames, inter.recv_times):
+        if f["type"] == "ack" and re.fullmatch(r"q\d+", f["client_id"]):
+            asked = (f["t_ms"], r)
+        elif f["type"] == "message" and f["from"] == "them" and asked is not None:
+            out.append((asked[0], f["t_ms"], r - asked[1]))
+            asked = None
+    return out
 
 
 async def _reply(p: WsPlayer) -> dict:
@@ -113,9 +127,22 @@ async def test_interrogator_cannot_tell_human_from_ai(servers):
         with servers(s, int(ai), rng_seed=3, human_timing=TIMING, initial_ai_wait_s=0.1) as (base, base2):
             inter, delays, secret = await play(base, ai, base2)
             before = list(inter.frames)  # everything before the verdict
+            shown = shown_times(inter)
+            if inter.witness is not None:  # the human wrote each reply before it was shown
+                written = [f["t_ms"] for f in inter.witness.frames if f["type"] == "ack"]
+                assert len(written) == len(shown) and all(w <= t for w, (_, t, _) in zip(written, shown))
+                assert any(w < t for w, (_, t, _) in zip(written, shown))  # held, then shown
             await inter.send({"type": "verdict", "choice": "human", "confidence": 50})
-            await inter.phase("reveal")
+            reveal = (await inter.phase("reveal"))["game"]["reveal"]
+            # the reveal (and only the reveal) says which AI it was
+            assert reveal["seats"] == ({"A": {"kind": "ai", "witness": "Eliza", "about": "ELIZA chatbot"}} if ai
+                                       else {"A": {"kind": "human"}})
             recorded[ai] = (before, delays, secret)
+            # a reply's time (`t_ms`, shown beside it) is when it was shown, not when it was written:
+            # at least the designed floor after the question was stored, as the interrogator saw it come
+            for asked, t, seen_after in shown:
+                assert t - asked >= TIMING.base_s * 1000, (ai, shown)
+                assert abs((t - asked) / 1000 - seen_after) < 0.5, (ai, shown)
             await inter.close()
 
     (h_frames, h_delays, h_secret), (a_frames, a_delays, a_secret) = recorded[False], recorded[True]
@@ -129,7 +156,7 @@ async def test_interrogator_cannot_tell_human_from_ai(servers):
     # 2. no identity anywhere: no codename, no witness participant id, no kind field
     for frames, secret in ((h_frames, h_secret), (a_frames, a_secret)):
         blob = json.dumps(frames)
-        assert secret not in blob and "Eliza" not in blob and '"kind"' not in blob
+        assert secret not in blob and "Eliza" not in blob and '"kind"' not in blob and '"about"' not in blob
     # 3. ids are random 16-hex strings, never reused across games
     ids = [[f["id"] for f in frames if f["type"] in ("message", "ack")] for frames in (h_frames, a_frames)]
     for group in ids:

@@ -213,7 +213,9 @@ async def test_ai_game_eliza_and_hidden_model_failure(sqlite_url):
             assert not [f for f in i.frames if f["type"] == "error"]
             await i.send({"type": "verdict", "choice": "ai", "confidence": 100})
             st = await i.phase("reveal")
-            assert st["game"]["reveal"] == {"seats": {"A": {"kind": "ai"}}, "correct": True}
+            about = "ELIZA chatbot" if spec is ELIZA else "local model"  # which AI: in the reveal only
+            assert st["game"]["reveal"] == {"seats": {"A": {"kind": "ai", "witness": spec.codename, "about": about}},
+                                            "correct": True}
     with Store(sqlite_url) as store:
         games = store.games()
         assert [g.seats["A"].witness for g in games] == ["Eliza", "Broken"]
@@ -270,7 +272,8 @@ async def test_three_player_game(sqlite_url):
         await i.send({"type": "verdict", "choice": hseat, "confidence": 60})
         st = await i.phase("reveal")
         assert st["game"]["reveal"]["correct"] is True
-        assert st["game"]["reveal"]["seats"][aseat] == {"kind": "ai"}
+        assert st["game"]["reveal"]["seats"][aseat] == {"kind": "ai", "witness": "Eliza", "about": "ELIZA chatbot"}
+        assert st["game"]["reveal"]["seats"][hseat] == {"kind": "human"}
 
 
 async def test_pages_prolific_consent_and_survey(sqlite_url):

@@ -38,8 +38,7 @@ def participant_view(s: Any, pid: str, now_ms: int) -> dict[str, Any]:
         verdict = {k: g.verdict[k] for k in ("choice", "confidence", "reason")}
     reveal = None
     if ended and g.end_reason not in NO_REVEAL:
-        reveal = {"seats": {k: {"kind": x.identity.kind} for k, x in s.seats.items()},
-                  "correct": verdict_correct(s)}
+        reveal = {"seats": {k: revealed_seat(x) for k, x in s.seats.items()}, "correct": verdict_correct(s)}
     belief = None  # the interrogator's last belief move, so a reloaded page shows its slider where it was
     if seat == INTERROGATOR and s.rules.belief_tracking:
         b = g.belief
@@ -64,6 +63,26 @@ def participant_view(s: Any, pid: str, now_ms: int) -> dict[str, Any]:
         "belief": belief,
     }
 
+
+def revealed_seat(x: Any) -> dict[str, Any]:
+    """A seat as the reveal shows it: its kind, and for an AI seat which witness it was (its codename)
+    and what it is ("local model", "ELIZA chatbot", "language model gpt-4o-mini"). Only ever sent
+    once the game has ended."""
+    out: dict[str, Any] = {"kind": x.identity.kind}
+    if x.identity.kind == "ai":
+        spec = x.spec
+        out["witness"] = x.identity.witness
+        out["about"] = witness_about(spec.kind, spec.model) if spec is not None else None
+    return out
+
+
+def witness_about(kind: str, model: str | None) -> str:
+    """What an AI witness is, in a participant's words."""
+    if kind == "eliza":
+        return "ELIZA chatbot"
+    if kind == "local":  # the embedded model (its `model` may be a file path: not shown)
+        return "local model"
+    return f"language model {model}" if model else "language model"
 
 
 def verdict_correct(s: Any) -> bool | None:

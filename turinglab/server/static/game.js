@@ -28,8 +28,20 @@
   }
   function show(id) {
     for (const s of document.querySelectorAll(".screen")) s.hidden = s.id !== id;
+    document.body.classList.toggle("in-chat", id === "s-game");  // the chat fills the screen
+    fit();
+    if (id !== "s-game" && $("report-dialog").open) $("report-dialog").close();
     if (id === "s-verdict" || id === "s-game") window.scrollTo(0, 0);
   }
+  // the chat's height: 100dvh in CSS; a browser without dvh gets the window's inner height
+  const dvh = !!(window.CSS && CSS.supports && CSS.supports("height", "100dvh"));
+  function fit() {
+    const b = document.body;
+    b.style.height = !dvh && b.classList.contains("in-chat") ? window.innerHeight + "px" : "";
+  }
+  window.addEventListener("resize", fit);
+  // a message's time on this browser's clock (times on the wire are the server's)
+  function clock(t) { return new Date(t - offset).toLocaleTimeString([], { hour: "numeric", minute: "2-digit" }); }
   function rid() { return Math.random().toString(36).slice(2) + Date.now().toString(36); }
 
   // ---- connection ---------------------------------------------------------------
@@ -89,6 +101,7 @@
       st.game.typing = st.game.typing.filter((c) => c !== f.conv);
       if (f.from !== "you") st.game.your_turn[f.conv] = true;
       addMessage(f); setTyping(f.conv, false); updateCompose(f.conv);
+      if (f.from !== "you" && f.conv !== activeConv) markUnread(f.conv, 1);
       if (f.from !== "you") updateBelief(true);
     } else if (f.type === "ack") {
       const i = outbox.findIndex((m) => m.client_id === f.client_id);
@@ -99,7 +112,7 @@
       if (st && st.game && !known) st.game.messages.push(msg);
       const b = document.querySelector('[data-cid="' + m.client_id + '"]');
       if (b && known) b.remove();  // already shown from the snapshot
-      else if (b) { b.classList.remove("pending"); b.dataset.id = f.id; b.removeAttribute("data-cid"); }
+      else if (b) { b.removeAttribute("data-cid"); stamp(b, msg); }
       if (st && st.game) { st.game.your_turn[m.conv] = false; updateCompose(m.conv); }
     } else if (f.type === "typing") {
       if (st && st.game && !st.game.typing.includes(f.conv)) st.game.typing.push(f.conv);
@@ -158,8 +171,10 @@
     const box = $("convs");
     box.replaceChildren();
     box.classList.toggle("two", g.convs.length > 1);
+    $("s-game").classList.toggle("two", g.convs.length > 1);
+    buildTabs(g);
     for (const c of g.convs) {
-      const pane = el("section", "conv"); pane.dataset.conv = c;
+      const pane = el("section", "conv" + (c === activeConv ? " active" : "")); pane.dataset.conv = c;
       pane.append(el("h3", "conv-title", convTitle(g, c)));
       const list = el("ol", "msgs"); pane.append(list);
       const typing = el("div", "typing", "typing…"); typing.hidden = !g.typing.includes(c); pane.append(typing);
@@ -189,17 +204,55 @@
         outbox.push(m); saveOutbox();
         store.removeItem(draftKey(g, c));
         send({ type: "message", conv: c, text: text, client_id: m.client_id });
-        const b = addMessage({ conv: c, from: "you", text: text }); b.dataset.cid = m.client_id; b.classList.add("pending");
+        const b = addMessage({ conv: c, from: "you", text: text }); b.dataset.cid = m.client_id;
         ta.value = ""; ta.dispatchEvent(new Event("input"));
       });
       box.append(pane);
       for (const m of g.messages.filter((m) => m.conv === c)) addMessage(m);
       for (const m of outbox.filter((m) => m.conv === c)) {
-        const b = addMessage({ conv: c, from: "you", text: m.text }); b.dataset.cid = m.client_id; b.classList.add("pending");
+        const b = addMessage({ conv: c, from: "you", text: m.text }); b.dataset.cid = m.client_id;
       }
       updateCompose(c);
     }
     updateBelief(false);
+  }
+
+  // ---- three-player on a phone: one conversation at a time, as tabs (CSS shows both side by
+  // side on a wide screen and hides the tabs); a tab counts the replies not yet seen there
+  let activeConv = null, tabsGame = null;
+  const unread = {};
+  function buildTabs(g) {
+    const tabs = $("conv-tabs");
+    if (tabsGame !== g.game_id || !g.convs.includes(activeConv)) {
+      tabsGame = g.game_id; activeConv = g.convs[0];
+      for (const k of Object.keys(unread)) delete unread[k];
+    }
+    tabs.replaceChildren();
+    tabs.hidden = g.convs.length < 2;
+    if (tabs.hidden) return;
+    for (const c of g.convs) {
+      const t = el("button", "tab", convTitle(g, c)); t.type = "button"; t.dataset.conv = c;
+      t.setAttribute("role", "tab"); t.setAttribute("aria-selected", String(c === activeConv));
+      const n = el("span", "unread", String(unread[c] || "")); n.hidden = !unread[c]; n.setAttribute("aria-label", "new messages");
+      t.append(n);
+      t.onclick = () => selectConv(c);
+      tabs.append(t);
+    }
+  }
+  function selectConv(c) {
+    activeConv = c; unread[c] = 0;
+    for (const t of document.querySelectorAll("#conv-tabs .tab")) {
+      t.setAttribute("aria-selected", String(t.dataset.conv === c));
+      if (t.dataset.conv === c) t.querySelector(".unread").hidden = true;
+    }
+    for (const p of document.querySelectorAll(".conv")) p.classList.toggle("active", p.dataset.conv === c);
+    const list = document.querySelector('.conv[data-conv="' + c + '"] .msgs');
+    if (list) list.scrollTop = list.scrollHeight;
+  }
+  function markUnread(c, n) {
+    const t = document.querySelector('#conv-tabs .tab[data-conv="' + c + '"] .unread');
+    if (!t) return;
+    unread[c] = (unread[c] || 0) + n; t.textContent = String(unread[c]); t.hidden = false;
   }
 
   // ---- belief slider (studies with rules.belief_tracking): after each witness reply the interrogator
@@ -252,10 +305,21 @@
     beliefTimer = setTimeout(sendBelief, 300);
   });
 
+  // a message's time and, for one's own, its mark: "sending…" until the server has stored it (its
+  // `ack`), then the time it was stored and a tick. The other side's time is when it was shown (the
+  // `t_ms` of its `message` frame). No second tick: whether a witness got or read a message would
+  // differ between a person and an AI. Shown by CSS (::after), so the text stays the message alone.
+  function stamp(li, m) {
+    if (m.id) li.dataset.id = m.id;
+    if (m.t_ms === undefined) { li.classList.add("pending"); li.title = "Sending…"; return; }
+    li.classList.remove("pending");
+    li.dataset.time = clock(m.t_ms);
+    if (m.from === "you") { li.classList.add("sent"); li.title = "Sent " + li.dataset.time + " (saved by the server)"; }
+  }
   function addMessage(m) {
     const pane = document.querySelector('.conv[data-conv="' + m.conv + '"]');
     const li = el("li", "msg " + (m.from === "you" ? "mine" : "theirs"), m.text);
-    if (m.id) li.dataset.id = m.id;
+    stamp(li, m);
     if (pane) { const list = pane.querySelector(".msgs"); list.append(li); list.scrollTop = list.scrollHeight; }
     return li;
   }
@@ -307,14 +371,25 @@
     send({ type: "verdict", choice: choice, confidence: parseInt($("confidence").value, 10), reason: $("reason").value });
     $("reason").value = "";
   };
-  $("btn-report").onclick = () => {
-    const reason = window.prompt("Report abuse: what happened? The game will end.");
-    if (reason !== null) send({ type: "report", reason: reason });
+  // reporting abuse ends the game: a dialog asks first (and for what happened)
+  $("btn-report").onclick = () => { $("report-reason").value = ""; $("report-dialog").showModal(); };
+  $("btn-report-cancel").onclick = () => $("report-dialog").close();
+  $("report-form").onsubmit = (e) => {
+    e.preventDefault();
+    $("report-dialog").close();
+    if (st && st.phase === "game") send({ type: "report", reason: $("report-reason").value.trim() || null });
   };
 
   function kindText(k) { return k === "human" ? "a human" : "an AI"; }
   // "confidence 70 of 100"; on a scale with negatives "confidence -40 on -100 to 100"
   function confText(c) { const s = $("confidence"); return "confidence " + c + (Number(s.min) < 0 ? " on " + s.min + " to " + s.max : " of " + s.max); }
+  // which AI a seat was (sent only with the reveal, after the game): "Witness B: Sierra (local model)"
+  function whichAI(body, seat, who) {
+    if (seat.kind !== "ai" || !seat.witness) return;
+    const p = el("p", "which-ai", who + ": ");
+    p.append(el("b", "", seat.witness), document.createTextNode(seat.about ? " (" + seat.about + ")" : ""));
+    body.append(p);
+  }
   // the reveal in the participant's own terms: no seat letters they never saw
   function buildReveal(g) {
     const body = $("reveal-body"); body.replaceChildren();
@@ -329,6 +404,7 @@
     if (g.role === "interrogator") {
       if (three) for (const c of Object.keys(seats)) line("Witness " + c + " was " + kindText(seats[c].kind) + ".");
       else line("You were talking to " + kindText(seats.A.kind) + ".");
+      for (const c of Object.keys(seats)) whichAI(body, seats[c], three ? "Witness " + c : "The AI witness");
       if (v) {
         const said = three ? "you said Witness " + v.choice + " was the human" : "you said " + kindText(v.choice);
         body.append(el("p", "", "Your verdict: " + said + " (" + confText(v.confidence) + ")."));
@@ -337,6 +413,7 @@
       const other = Object.keys(seats).find((c) => c !== g.seat);
       line(three ? "You were the human witness; the other witness was " + kindText(seats[other].kind) + "."
                  : "You were the witness: the interrogator had to decide whether you were a human or an AI.");
+      if (three) whichAI(body, seats[other], "The other witness");
       if (v) {
         const you = three ? v.choice === g.seat : v.choice === "human";
         body.append(el("p", "", three
