@@ -166,3 +166,22 @@ def test_serve_demo_uses_its_own_database_and_says_demo(tmp_path):
     r = subprocess.run([sys.executable, "-m", "turinglab", "serve", "--demo", "--workers", "2", "--port", str(port)],
                        capture_output=True, text=True, cwd=tmp_path, env=env, timeout=60)
     assert r.returncode == 2 and "--demo runs on one worker" in r.stderr, r.stderr
+
+
+def test_serve_prints_a_study_name_as_written(tmp_path):
+    """A study's name is the researcher's text: `[` in it is printed, not read as Rich markup."""
+    import os
+
+    study = tmp_path / "s.yaml"
+    study.write_text("name: '[bold]pilot [2]'\nwitnesses:\n  - {codename: Eliza, kind: eliza}\n")
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([os.getcwd(), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.Popen([sys.executable, "-m", "turinglab", "serve", "--study", str(study), "--port", str(port),
+                             "--db", f"sqlite:///{tmp_path / 't.db'}", "--no-warm-up"],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp_path, env=env)
+    try:
+        served(proc, f"http://127.0.0.1:{port}/healthz")
+    finally:
+        proc.terminate()
+        out, _ = proc.communicate(timeout=20)
+    assert "study [bold]pilot [2] (two-player)" in out.replace("\n", ""), out

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import typer
+from rich.markup import escape
 
 from turinglab.cli.common import console, database_location, fail, read_study
 
@@ -141,7 +142,7 @@ def _serve_several(entries: list[str], db: str | None, host: str, port: int, war
         except (StoreError, WitnessSetupError) as exc:
             fail(f"--study {entry}: {exc}")
         served.append(Served(slug(st.name), st.display_name or st.name, "live" if live else f"static, {st.task}", web))
-        console.print(f"turinglab: study [bold]{st.name}[/bold] on http://{host}:{port}/s/{slug(st.name)}/"
+        console.print(f"turinglab: study [bold]{escape(st.name)}[/bold] on http://{host}:{port}/s/{slug(st.name)}/"
                       f"  (admin: /s/{slug(st.name)}/admin)", highlight=False)
     console.print(f"turinglab: {len(served)} studies listed at http://{host}:{port}/", highlight=False)
     console.print(f"turinglab: database {database_location(db)}", highlight=False)
@@ -216,7 +217,7 @@ def serve(
             web = create_static_app(static, db)
         except StoreError as exc:
             fail(str(exc))
-        console.print(f"turinglab: static study [bold]{static.name}[/bold] ({static.task}) on http://{host}:{port}/"
+        console.print(f"turinglab: static study [bold]{escape(static.name)}[/bold] ({static.task}) on http://{host}:{port}/"
                       f"  (admin: /admin)", highlight=False)
         console.print(f"turinglab: database {database_location(db)}", highlight=False)
         from turinglab.server.tuning import tune_gc
@@ -237,7 +238,7 @@ def serve(
     from turinglab.server.tuning import tune_gc
 
     tune_gc()
-    console.print(f"turinglab: study [bold]{chosen.name}[/bold] ({chosen.format}) on http://{host}:{port}/"
+    console.print(f"turinglab: study [bold]{escape(chosen.name)}[/bold] ({chosen.format}) on http://{host}:{port}/"
                   f"  (admin: /admin)", highlight=False)
     if demo:
         console.print(f"turinglab: DEMO mode: open http://{host}:{port}/demo (every game is flagged demo)",
