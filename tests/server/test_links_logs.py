@@ -12,7 +12,8 @@ import httpx
 from sqlalchemy import create_engine
 
 from turinglab.analysis.pseudonyms import export_key, keyed
-from turinglab.server.app import START_BURST, create_app
+from turinglab.server.app import create_app
+from turinglab.server.guards import START_BURST
 from turinglab.server.logs import RateCap, install, token_hash
 from turinglab.server.testing import AdminLogin, WsPlayer, serve_in_thread
 from turinglab.store.api import Store

@@ -6,7 +6,6 @@ import asyncio
 import hmac
 import logging
 import os
-import time
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -23,9 +22,7 @@ from turinglab.server.web import (
     add_consent_routes, add_survey_route, csrf_refusal, page_renderers,
 )
 from turinglab.store.api import Store
-from turinglab.server.guards import (  # noqa: F401 - TokenBucket and the start limit are used here
-    START_BURST, START_PER_S, HealthLog, PerAddress, TokenBucket, returning, too_many_starts,
-)
+from turinglab.server.guards import HealthLog, PerAddress, TokenBucket, returning, too_many_starts
 
 BOT_HEADER = "X-Turinglab-Bot"
 DEFAULT_CONSENT = (
