@@ -359,14 +359,14 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
                 if raw is None:
                     raw = (msg.get("bytes") or b"").decode("utf-8", "replace")
                 if not bucket.take():
-                    await h.send(p.id, {"type": "error", "code": "rate_limited", "client_id": None,
+                    await h.send(p.id, {"type": "error", "code": "rate_limited", "client_id": proto.client_id_of(raw),
                                         "message": "Too many messages at once: wait a moment, then try again."})
                     continue
                 try:
                     await h.handle(p.id, raw)
                 except Exception:  # noqa: BLE001 - keep the connection; tell the sender
                     log.exception("handling a frame from %s failed", p.id)
-                    await h.send(p.id, {"type": "error", "code": "server_error", "client_id": None,
+                    await h.send(p.id, {"type": "error", "code": "server_error", "client_id": proto.client_id_of(raw),
                                         "message": "The server could not process that; please try again."})
         except (WebSocketDisconnect, RuntimeError):
             pass

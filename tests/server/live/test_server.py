@@ -435,6 +435,35 @@ async def test_flood_is_rate_limited_and_the_game_survives(sqlite_url):
         ack = await say(i, "calm again")
         assert ack["type"] == "ack"
         await w.next("message", text="calm again")
+        for k in range(30):  # refused messages name themselves: the browser puts each back in its box
+            await w.send({"type": "message", "text": f"flood {k}", "client_id": f"f{k}"})
+        await w.next("error", code="rate_limited", client_id="f29")
+        limited = [f["client_id"] for f in w.frames if f["type"] == "error" and f["code"] == "rate_limited"]
+        assert "f29" in limited and None not in limited
+
+
+async def test_a_frame_the_server_fails_on_is_named_in_its_error(sqlite_url):
+    """A crash while handling a message (here injected into the hub) answers `server_error` with
+    the message's client_id, so the browser puts it back in its box; the connection and game go on."""
+    s = study()
+    app = create_app(s, sqlite_url, rng_seed=7, human_timing=FAST, initial_ai_wait_s=0.1)
+    with serve_in_thread(app) as base:
+        seats = await in_game(await players(base, 2))
+        i, w = seats["interrogator"], seats["A"]
+        hub = app.state.hub
+        real = hub.handle
+
+        async def handle(pid, raw, *a, **kw):
+            if "crash me" in raw:
+                raise RuntimeError("injected")
+            return await real(pid, raw, *a, **kw)
+        hub.handle = handle
+        await i.send({"type": "message", "conv": "A", "text": "crash me", "client_id": "c1"})
+        err = await i.next("error", code="server_error")
+        assert err["client_id"] == "c1"
+        ack = await say(i, "still here?")
+        assert ack["type"] == "ack"
+        await w.next("message", text="still here?")
 
 
 async def test_games_left_open_by_a_previous_run_are_closed_at_start(sqlite_url):

@@ -170,6 +170,17 @@ def parse(raw: str) -> BaseModel:
     return frame
 
 
+def client_id_of(raw: str) -> str | None:
+    """The usable `client_id` of a frame that could not be handled (rate limit, server error), so
+    the browser puts the message back in its box instead of showing it pending for good."""
+    try:
+        data = json.loads(raw)
+    except (ValueError, TypeError, RecursionError):
+        return None
+    cid = data.get("client_id") if type(data) is dict else None
+    return cid if type(cid) is str and 1 <= len(cid) <= 64 and storable(cid) else None
+
+
 def error(code: str, message: str, client_id: str | None = None) -> dict[str, Any]:
     return {"type": "error", "code": code, "message": message, "client_id": client_id}
 
