@@ -28,6 +28,7 @@ log = logging.getLogger(__name__)
 
 LATE_TOLERANCE_MS = 100  # a reply this much past its designed time counts as late (scheduling jitter)
 REGENERATE_TRIES = 2  # a refused AI reply is asked for again at most this often (within its delay)
+TASK_TRIES = 1  # ... after a machine task or an accusation (the steered model rarely does better twice)
 LAST_RESORT = "sorry, what do you mean?"  # when even the fallback's reply is refused
 FALLBACK_TEXT = "please go on."  # when the fallback itself fails
 
@@ -139,7 +140,7 @@ class AISeat:
                 await on_refusal(out.refusals[-1])
             log.warning("game %s seat %s: the AI reply was refused (%s: %s)", self.game, self.seat, code, detail)
             now = self.now()
-            if self.spec.kind != "eliza" and tries < REGENERATE_TRIES and now < budget:
+            if self.spec.kind != "eliza" and tries < (TASK_TRIES if task_kind else REGENERATE_TRIES) and now < budget:
                 tries += 1
                 text = (await self._generate(history, ctx, (budget - now) / 1000, out.trace, again=True,
                                              task_kind=task_kind))[: self.max_chars]
