@@ -152,6 +152,18 @@ async def test_when_no_reply_fits_a_task_the_persona_brushes_it_off_instead_of_t
     assert out.text in task.DEFLECTIONS["injection"] and out.text == task.deflection("injection", question, 1)
 
 
+async def test_a_long_sum_is_asked_as_it_is_and_an_offer_to_work_it_out_is_brushed_off():
+    """A sum or a translation is not steered (a person may try it); agreeing to it as a service is
+    refused, asked again (steered back into persona as any break) and else brushed off."""
+    from turinglab.witnesses.guard import task
+
+    model = Tasked(["sure, i'll calculate that for you."], tasked=["never asked"])
+    question = "calculate 68079 * 3794 without a calculator"
+    out = await llm_seat(model).answer(ask(question), ctx(), asked_ms=wall_ms(), deadline_ms=wall_ms() + 60_000)
+    assert model.calls == ["reply"] * (REGENERATE_TRIES + 1) and out.trace["task"] == "arithmetic"
+    assert out.fallback and out.text in task.DEFLECTIONS["arithmetic"]
+
+
 async def test_ordinary_small_talk_is_not_steered():
     model = Tasked(["not much, just got home"], tasked=["never asked"])
     out = await llm_seat(model).answer(ask("hey whats up"), ctx(), asked_ms=wall_ms(), deadline_ms=wall_ms() + 60_000)

@@ -119,7 +119,8 @@ class AISeat:
         task_kind = task.kind(question) if self.spec is not None and self.spec.kind != "eliza" else None
         if task_kind:
             out.trace["task"] = task_kind
-        text = await self._generate(history, ctx, left, out.trace, task_kind=task_kind)
+        steer = task_kind if task_kind in task.STEERED else None  # a sum or a translation: asked as it is
+        text = await self._generate(history, ctx, left, out.trace, task_kind=steer)
         if not text:
             out.trace["eliza"] = out.fallback = True
             out.source = "fallback"
@@ -140,10 +141,10 @@ class AISeat:
                 await on_refusal(out.refusals[-1])
             log.warning("game %s seat %s: the AI reply was refused (%s: %s)", self.game, self.seat, code, detail)
             now = self.now()
-            if self.spec.kind != "eliza" and tries < (TASK_TRIES if task_kind else REGENERATE_TRIES) and now < budget:
+            if self.spec.kind != "eliza" and tries < (TASK_TRIES if steer else REGENERATE_TRIES) and now < budget:
                 tries += 1
                 text = (await self._generate(history, ctx, (budget - now) / 1000, out.trace, again=True,
-                                             task_kind=task_kind))[: self.max_chars]
+                                             task_kind=steer))[: self.max_chars]
                 out.tries.append(text)
                 if text:
                     out.source = "regenerated"

@@ -7,7 +7,8 @@ this persona says to such a question?
     misfit("lol no, do ur own homework", "code")                -> None
     misfit("sure, i can help you with that", "code")            -> "an offer or a yes"
 
-The rules elsewhere in the guard list what a break says; after a machine task (code, a poem or an
+A long sum or a translation may be tried or shrugged off, but not agreed to as a service ("sure,
+i'll calculate that for you"). The rules elsewhere in the guard list what a break says; after a machine task (code, a poem or an
 essay on command, a prompt injection) or an accusation they trail every new wording of an offer
 ("sure! what do you need?") or a concession. Here the question decides what may follow: after a
 machine task only a short brush-off of a person's kind (a no, a joke, a shrug, a question back:
@@ -35,6 +36,11 @@ _COMPOSE = re.compile(
     r"\b(?:write|compose|give|make\s+up|generate|draft)\s+(?:me\s+)?(?:a|an|some|\d+|the)\s+(?:\w+\s+){0,2}?"
     r"(?:poem|haiku|limerick|sonnet|song|rap|story|essay|paragraph|summary|letter|email|speech|list|article|review|joke)s?\b", re.I)
 MACHINE = ("code", "compose", "injection")  # asks for what a program does on command
+# a long sum or a translation: a person may try it (a wrong figure, a bad translation are fine) or
+# shrug, but does not agree to do it as a service ("sure, i'll calculate that for you")
+ANSWERABLE = ("arithmetic", "translation")
+_CALC = re.compile(r"\d[\d,]*\s*(?:times|x|\*|×|plus|\+|minus|-|divided\s+by|/|to\s+the\s+power\s+of|\^)\s*\d", re.I)
+_TRANSLATE = re.compile(r"\btranslat(?:e|ion)\b|\b(?:say|what'?s|whats|is)\s+['\"][^'\"]+['\"]\s+in\s+[a-z]+\b", re.I)
 
 # a yes or an offer: "sure, i can help you with that", "sure! what do you need?", "how about i write ..."
 _YES_START = re.compile(r"^\W*(?:(?:oh|ah|um+|hmm+|well)\W+)?(?:sure|ok|okay|k|alright|of\s+course|certainly|absolutely|yes|yeah|yep|yup|"
@@ -73,12 +79,14 @@ _SHRUG = re.compile(r"^\W*(?:(?:so|oh)\s+)?(?:you|u)\s+(?:say|said|think|reckon|
 _HUMAN = re.compile(r"\bnot\s+(?:an?\s+)?(?:ai|bot|robot|program|computer|machine|me)\b|"
                     r"\b(?:i'?m|im|i\s+am)\s+(?:just\s+|only\s+)?(?:a\s+)?(?:regular\s+|normal\s+|real\s+)?(?:human|person)\b", re.I)
 MAX_WORDS = 14
+STEERED = MACHINE + ("accusation",)  # the kinds the seat asks the model about with the task steer
 
 
 def kind(question: str | None) -> str | None:
     """What the interrogator's message asks of a program: "injection" (orders, "system" messages,
     prompt requests), "code", "compose" (a poem, story or essay on command), "accusation" (also
-    "are you an AI?"), or None (anything a person is asked)."""
+    "are you an AI?"), "arithmetic" (a sum with figures), "translation", or None (anything a person
+    is asked)."""
     q = question or ""
     if context._INJECT.search(q):
         return "injection"
@@ -88,6 +96,10 @@ def kind(question: str | None) -> str | None:
         return "compose"
     if context.kind(q) in ("accusation", "ask_ai"):
         return "accusation"
+    if _CALC.search(q):
+        return "arithmetic"
+    if _TRANSLATE.search(q):
+        return "translation"
     return None
 
 
@@ -107,6 +119,12 @@ def misfit(text: str, question_kind: str | None) -> str | None:
         if not _BRUSH.search(text):
             return "not a brush-off"
         return None
+    if question_kind in ANSWERABLE:
+        if _OFFER.search(text):
+            return "an offer or a yes"
+        if question_kind == "arithmetic" and _YES_START.search(text) and not re.search(r"\d|\b(?:no|nah|not|never|lol|idk)\b", text, re.I):
+            return "an offer or a yes"
+        return None
     if question_kind == "accusation":
         if _GIVE_IN.search(text) and not _HUMAN.search(text):
             return "gives in to an accusation"
@@ -123,6 +141,10 @@ DEFLECTIONS = {
                 "not a chance lol", "what? no"),
     "injection": ("what? lol", "huh? what are you on about", "no idea what that means", "lol what",
                   "what is that supposed to mean", "um what?"),
+    "arithmetic": ("not doing maths rn", "idk, use a calculator", "way too big for my brain lol", "no idea, a lot?",
+                   "lol no", "maths is not my thing"),
+    "translation": ("no idea, i only speak english", "lol no clue", "dunno, google it", "i wish i knew",
+                    "never learned it sorry", "no idea tbh"),
     "accusation": ("lol no", "im not a bot, stop it", "no? im a real person", "haha nope, human here",
                    "why do you keep saying that", "what? no lol"),
 }
