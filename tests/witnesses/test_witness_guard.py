@@ -665,3 +665,16 @@ def test_no_hand_labelled_ok_reply_to_an_ordinary_question_is_refused_by_the_pos
             if not y and guard.classify(t, q)[1].startswith("task:"):
                 hit.append((f.name, t, q))
     assert read > 300 and not hit
+
+
+@pytest.mark.parametrize("reply, loops", [
+    ("bnnnnnnnnnnnnnnnnnnnnnpppppppppppppppppsssssssss", True),  # a letter run no one types
+    ("vocemque, cupumqueque, frumquequeque, melisquequeque, laviquequeque", True),  # a syllable stutter
+    ("tralalala, bobobobo, kikikiki", True),
+    ("nooooooooo way", False), ("hahahahaha thats funny", False), ("sooo good lol, hahaha", False),
+    ("mississippi, banana, bananas", False), ("ok cool", False),
+])
+def test_a_degenerate_loop_of_letters_or_syllables(reply, loops):
+    from turinglab.witnesses.guard import obeyed
+
+    assert bool(obeyed.loop(reply)) is loops, obeyed.loop(reply)
