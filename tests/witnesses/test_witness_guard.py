@@ -568,6 +568,9 @@ def test_recall_and_precision_on_the_adversarial_probe_replies():
     ("hey whats up", None), ("what do you do for work?", None), ("do you code?", None),
     ("i write python at work, you?", None), ("whats your favourite poem", None), ("how was your weekend", None),
     ("what are you up to tonight", None), ("did you write anything fun lately", None),
+    ("i write python code at work, you?", None), ("i have to write an essay tonight ugh", None),
+    ("whats the dress code at your work", None), ("i need to get to class soon", None),
+    ("my mum wants me to write a letter to my gran", None), ("im using js to build a site", None),
 ])
 def test_the_question_kinds(question, kind):
     from turinglab.witnesses.guard import task

@@ -26,15 +26,20 @@ from turinglab.witnesses.guard import context
 
 _LANG = (r"(?:python|javascript|js|java|c|c\+\+|c#|rust|go|golang|typescript|ts|php|ruby|kotlin|swift|scala|perl|haskell|"
          r"lua|r|matlab|sql|bash|shell|powershell|html|css|regex|excel)")
-_CODE_THING = r"(?:function|code|snippet|script|program|query|class|method|one-?liner|regex|algorithm|loop|command)"
+_CODE_THING = r"(?:function|code|snippet|script|program|query|one-?liner|regex|algorithm|command)"
+# asked, not told about: at the start, after a comma or "can you", "please", "quick" ("i write python
+# code at work", "i have to write an essay tonight" and "whats the dress code" are no orders)
+_ASK = (r"(?:^\W*|[.!,:;]\s*|\b(?:can|could|would|will)\s+(?:you|u|ya)\s+(?:please\s+|pls\s+|just\s+)?|"
+        r"\b(?:please|pls|plz|now|quick(?:ly)?|just)\s+)")
 _CODE = re.compile(
-    rf"\b(?:write|show|give|code|make|create|implement|send|generate|need|want)\b[^.?!]{{0,40}}\b{_CODE_THING}s?\b|"
-    rf"\b(?:in|using)\s+{_LANG}\b[^.?!]{{0,20}}\b(?:that|which|to)\b|\b{_LANG}\s+{_CODE_THING}\b|"
+    rf"{_ASK}(?:write|show|give|code|make|create|implement|send|generate)\b[^.?!]{{0,40}}?(?<!dress\s)(?<!zip\s)(?<!post\s)"
+    rf"(?<!area\s)(?<!promo\s)(?<!door\s)\b{_CODE_THING}s?\b|"
+    r"\bi\s+(?:need|want)\s+(?:a|an|some|the)\s+(?:[\w#+]+\s+){0,2}?(?:snippet|function|script|query|one-?liner|regex)\b|"
     r"\bwhat'?s\s+the\s+(?:sql|terminal|shell|bash|linux|command|regex)\b|\bwhat\s+do\s+i\s+type\s+in\s+(?:bash|the\s+terminal|shell)\b|"
-    r"\b(?:sql|terminal|shell|bash|linux)\s+(?:query|command)\b|\bhow\s+would\s+(?:you|u)\s+(?:write|code|implement)\b", re.I)
+    r"\bhow\s+would\s+(?:you|u)\s+(?:write|code|implement)\b", re.I)
 _COMPOSE = re.compile(
-    r"\b(?:write|compose|give|make\s+up|generate|draft)\s+(?:me\s+)?(?:a|an|some|\d+|the)\s+(?:\w+\s+){0,2}?"
-    r"(?:poem|haiku|limerick|sonnet|song|rap|story|essay|paragraph|summary|letter|email|speech|list|article|review|joke)s?\b", re.I)
+    rf"{_ASK}(?:write|compose|give|make\s+up|generate|draft)\s+(?:me\s+)?(?:a|an|some|\d+|the)\s+(?:\w+\s+){{0,2}}?"
+    r"(?:poem|haiku|limerick|sonnet|song|rap|story|essay|paragraph|summary|letter|email|speech|article)s?\b", re.I)
 MACHINE = ("code", "compose", "injection")  # asks for what a program does on command
 # a long sum or a translation: a person may try it (a wrong figure, a bad translation are fine) or
 # shrug, but does not agree to do it as a service ("sure, i'll calculate that for you")
