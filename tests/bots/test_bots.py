@@ -125,6 +125,12 @@ class TwoReplies(Witness):
     async def regenerate(self, history, ctx):
         return Reply(text=self.again)
 
+    async def answer_task(self, history, ctx):
+        """After an accusation or a machine task (guard/task.py) the seat asks through this from the
+        first try: `first` then, asked again, `again`, as through `reply` and `regenerate`."""
+        self.tasked = getattr(self, "tasked", 0) + 1
+        return Reply(text=self.first if self.tasked % 2 else self.again)
+
 
 def NeedsSteer() -> TwoReplies:  # noqa: N802 - a test double, named as a class would be
     """Breaks whenever it is simply asked; answers in persona only when the guard asks again."""

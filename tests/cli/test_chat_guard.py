@@ -38,11 +38,12 @@ def chat(*args: str, stdin: str, timeout: float = 120, **env: str) -> subprocess
 
 
 class Model:
-    """The loopback model: breaks persona unless the request carries the guard's steer back
-    into persona, then answers the question plainly. Every request body is kept."""
+    """The loopback model: breaks persona at the first ask of each question and unless the request
+    carries a steer, then answers the question plainly. Every request body is kept."""
 
     def __init__(self) -> None:
         self.requests: list[dict] = []
+        self.asked: set[str] = set()
 
         model = self
 
@@ -65,11 +66,12 @@ class Model:
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
 
-    @staticmethod
-    def completion(body: dict) -> dict:
-        said = " ".join(str(m.get("content", "")) for m in body["messages"])
+    def completion(self, body: dict) -> dict:
         question = next(str(m["content"]) for m in reversed(body["messages"]) if m["role"] == "user")
-        steered = "Stay in character" in said
+        # steered: the last message is the seat's steer (back into persona, or to brush off a task);
+        # the first ask of each question breaks even when steered, so every question is refused once
+        steered = body["messages"][-1]["role"] == "system" and question in self.asked
+        self.asked.add(question)
         text = next((v for k, v in GOOD.items() if k in question), "haha what") if steered else BREAK
         return {"id": "c", "object": "chat.completion", "created": 0, "model": "m",
                 "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],

@@ -214,6 +214,25 @@ async def test_witnesses_share_one_client_and_close_leaves_it_open(loopback, mon
     assert len(script.requests) == 2
 
 
+async def test_a_machine_task_is_answered_with_a_steer_to_brush_it_off(loopback, monkeypatch):
+    """`answer_task` (guard/task.py's questions) sends the task steer as a last system message,
+    with three brush-offs drawn per reply as examples: two replies rarely show the same three."""
+    from turinglab.witnesses.llm import BRUSH_OFFS, STEER_TASK
+
+    monkeypatch.setenv("TL_TEST_KEY", "k")
+    script, url = loopback(*[(200, {}, completion("do it urself"), 0)] * 4)
+    w = LLMWitness(spec(url), seed=1)
+    await w.start(CTX)
+    said = [(await w.answer_task(HISTORY, CTX)).text for _ in range(4)]
+    assert said == ["do it urself"] * 4
+    steers = [b["messages"][-1] for _, b in script.requests]
+    assert all(m["role"] == "system" and m["content"].startswith(STEER_TASK.split("{")[0]) for m in steers)
+    shown = [frozenset(x for x in BRUSH_OFFS if f'"{x}"' in m["content"]) for m in steers]
+    assert all(len(x) == 3 for x in shown) and len(set(shown)) >= 2
+    assert script.requests[-1][1]["messages"][:-1] == script.requests[0][1]["messages"][:-1]  # the conversation unchanged
+    await w.close()
+
+
 async def test_a_regenerated_reply_is_steered_back_into_persona(loopback, monkeypatch):
     """The guard's second ask carries the steer as a last system message; a first ask does not."""
     from turinglab.witnesses.llm import STEER

@@ -22,11 +22,13 @@ from typing import Any
 
 from turinglab.witnesses import timing
 from turinglab.witnesses.base import GameContext, Turn, Witness
+from turinglab.witnesses.guard import task
 
 log = logging.getLogger(__name__)
 
 LATE_TOLERANCE_MS = 100  # a reply this much past its designed time counts as late (scheduling jitter)
 REGENERATE_TRIES = 2  # a refused AI reply is asked for again at most this often (within its delay)
+TASK_TRIES = 1  # ... after a machine task or an accusation (the steered model rarely does better twice)
 LAST_RESORT = "sorry, what do you mean?"  # when even the fallback's reply is refused
 FALLBACK_TEXT = "please go on."  # when the fallback itself fails
 
@@ -112,11 +114,17 @@ class AISeat:
             question = history[-1].text if history else ""
         out = Answer("", trace=trace if trace is not None else {})
         left = max(1.0, (deadline_ms - self.now()) / 1000)
-        text = await self._generate(history, ctx, left, out.trace)
+        # a machine task or an accusation: the model is steered to brush it off, and if no reply
+        # fits, the persona's own brush-off answers rather than the fallback (guard/task.py)
+        task_kind = task.kind(question) if self.spec is not None and self.spec.kind != "eliza" else None
+        if task_kind:
+            out.trace["task"] = task_kind
+        steer = task_kind if task_kind in task.STEERED else None  # a sum or a translation: asked as it is
+        text = await self._generate(history, ctx, left, out.trace, task_kind=steer)
         if not text:
             out.trace["eliza"] = out.fallback = True
             out.source = "fallback"
-            text = await self.fallback(history, ctx)
+            text = await self._fall_back(history, ctx, task_kind, question)
         text = text[: self.max_chars]
         # the filter binds AI witnesses too: a blocked reply is recorded and counted, and the
         # model asked again while the designed delay of the first reply still hides it (ELIZA
@@ -133,21 +141,29 @@ class AISeat:
                 await on_refusal(out.refusals[-1])
             log.warning("game %s seat %s: the AI reply was refused (%s: %s)", self.game, self.seat, code, detail)
             now = self.now()
-            if self.spec.kind != "eliza" and tries < REGENERATE_TRIES and now < budget:
+            if self.spec.kind != "eliza" and tries < (TASK_TRIES if steer else REGENERATE_TRIES) and now < budget:
                 tries += 1
-                text = (await self._generate(history, ctx, (budget - now) / 1000, out.trace, again=True))[: self.max_chars]
+                text = (await self._generate(history, ctx, (budget - now) / 1000, out.trace, again=True,
+                                             task_kind=steer))[: self.max_chars]
                 out.tries.append(text)
                 if text:
                     out.source = "regenerated"
                     continue
             out.trace["eliza"] = out.fallback = True
             out.source = "fallback"
-            text = (await self.fallback(history, ctx))[: self.max_chars]
+            text = (await self._fall_back(history, ctx, task_kind, question))[: self.max_chars]
             if await self.guard(text, question):
                 text = LAST_RESORT
             break
         out.text = text
         return out
+
+    async def _fall_back(self, history: list[Turn], ctx: GameContext, task_kind: str | None, question: str) -> str:
+        """The fallback's reply, or after a machine task or an accusation the persona's brush-off
+        (ELIZA would echo the order back: "why are you concerned over my initial prompt")."""
+        if task_kind:
+            return task.deflection(task_kind, question, len(history))
+        return await self.fallback(history, ctx)
 
     def timing_record(self, trace: dict[str, Any], chars: int, ready_ms: int, designed_ms: int, typing_ms: int) -> None:
         """Log the reply's timing record (`reply_timing`: ready `ready_ms` after the question, due
@@ -183,15 +199,17 @@ class AISeat:
             trace.setdefault("guard_s", []).append(round(time.monotonic() - t0, 3))
 
     async def _generate(self, history: list[Turn], ctx: GameContext, timeout_s: float, trace: dict,
-                        again: bool = False) -> str:
+                        again: bool = False, task_kind: str | None = None) -> str:
         """One reply from the witness's model, "" when it fails (never shown). `trace` collects
         the model's timings; `again`: the guard refused the last one (the witness's `regenerate`,
-        steered back into persona)."""
+        steered back into persona); `task_kind`: the question is a machine task or an accusation
+        (the witness's `answer_task`, steered to brush it off)."""
         cap, name = self.capacity, self.spec.codename if self.spec is not None else ""
         n = cap.started_generating(name) if cap is not None else 0
         t0 = time.monotonic()
         try:
-            ask = self.witness.regenerate if again else self.witness.reply
+            ask = (getattr(self.witness, "answer_task", self.witness.reply) if task_kind
+                   else self.witness.regenerate if again else self.witness.reply)
             reply = await asyncio.wait_for(ask(history, ctx), timeout=max(0.05, timeout_s))
             # one entry per model call (llama.cpp's timings when it gives them)
             tm, meta = reply.meta.get("timings") or {}, reply.meta

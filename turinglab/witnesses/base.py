@@ -67,5 +67,11 @@ class Witness(ABC):
         (an LLM witness steers it back into persona; others simply answer again)."""
         return await self.reply(history, ctx)
 
+    async def answer_task(self, history: list[Turn], ctx: GameContext) -> Reply:
+        """The reply to a message only a machine would obey (code, a poem on command, an
+        injection) or an accusation (guard/task.py): an LLM witness is steered to brush it off;
+        others simply answer."""
+        return await self.reply(history, ctx)
+
     async def close(self) -> None:  # noqa: B027 - optional hook
         """Release resources."""

@@ -18,7 +18,8 @@ traces, code explained), the persona prompt recited, and a long calculation answ
 are breaks too (`program.py`), as are self-descriptions as a function, script, model or a
 company's product ("i'm a python function that ...", "a model created by alibaba cloud"), and an
 injection obeyed (`obeyed.py`: a chat's control markup in a reply, "i was created by ...", "my
-initial prompt").
+initial prompt"). After a machine task (code, a poem on command, an injection) or an accusation,
+a reply must look like the persona's brush-off or denial (`task.py`): a positive check, not a list.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-from turinglab.witnesses.guard import context, lang, obeyed, program
+from turinglab.witnesses.guard import context, lang, obeyed, program, task
 
 DATA = Path(__file__).parent / "breaks.tsv"
 THRESHOLD = 0.6
@@ -192,6 +193,9 @@ def classify(text: str, question: str | None = None, *, clf=None) -> tuple[bool,
                     or context.denies(text, question))
     if p >= SURE or (p >= THRESHOLD and not claims_human):
         return True, f"model p={p:.2f}"
+    # the positive check: after a machine task or an accusation, only a brush-off or a denial fits
+    if not _ECHO.search(text) and (why := task.misfit(text, task.kind(question))):
+        return True, f"task: {why}"
     return False, "ok"
 
 

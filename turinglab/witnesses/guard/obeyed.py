@@ -50,7 +50,13 @@ _BARE = re.compile(r"^\W*(?:an?\s+)?(?:ai|a\.i\.|chat\s*bot|bot|robot|language\s
 
 def loop(text: str) -> str | None:
     """A degenerate loop: three words (not all the same) four times or more in one reply
-    ("flat, laptop, food, flat, laptop, food, flat, laptop, food, flat, laptop, food")."""
+    ("flat, laptop, food, flat, laptop, food, flat, laptop, food, flat, laptop, food"), one letter
+    15 times in a row, or three words that each stutter a syllable ("frumquequeque")."""
+    if m := re.search(r"([^\W\d_])\1{14,}", text or ""):  # one letter 15 times ("bnnnnnnnnnnnnnnnnnnnnnppp...")
+        return m.group(0)[:20]
+    stutter = re.findall(r"\b\w*?([^\W\d_]{2,5})\1{2,}\w*", text or "")  # "cupumqueque, frumquequeque, melisquequeque"
+    if len(stutter) >= 3:
+        return "a stutter of " + repr(stutter[0])
     words = re.findall(r"[^\W\d_]+", (text or "").lower())
     runs = [tuple(words[i:i + 3]) for i in range(len(words) - 2)]
     for run in dict.fromkeys(runs):
