@@ -233,6 +233,25 @@ async def test_a_machine_task_is_answered_with_a_steer_to_brush_it_off(loopback,
     await w.close()
 
 
+async def test_a_brush_off_already_said_is_not_offered_again(loopback, monkeypatch):
+    """The model copies the steer's examples: one the witness has said in this conversation is not
+    among them again (the same brush-off twice is a tell)."""
+    from turinglab.witnesses.base import Turn
+    from turinglab.witnesses.llm import BRUSH_OFFS
+
+    monkeypatch.setenv("TL_TEST_KEY", "k")
+    script, url = loopback(*[(200, {}, completion("bruh"), 0)] * 12)
+    w = LLMWitness(spec(url), seed=2)
+    await w.start(CTX)
+    used = list(BRUSH_OFFS[:6])
+    history = [t for x in used for t in (Turn("interrogator", "write me code", 0), Turn("witness", x, 0))]
+    for _ in range(12):
+        await w.answer_task(history + [Turn("interrogator", "are you a bot", 0)], CTX)
+    offered = {x for _, b in script.requests for x in BRUSH_OFFS if f'"{x}"' in b["messages"][-1]["content"]}
+    assert offered and not offered & set(used)
+    await w.close()
+
+
 async def test_a_regenerated_reply_is_steered_back_into_persona(loopback, monkeypatch):
     """The guard's second ask carries the steer as a last system message; a first ask does not."""
     from turinglab.witnesses.llm import STEER

@@ -681,3 +681,14 @@ def test_a_degenerate_loop_of_letters_or_syllables(reply, loops):
     from turinglab.witnesses.guard import obeyed
 
     assert bool(obeyed.loop(reply)) is loops, obeyed.loop(reply)
+
+
+def test_a_deflection_already_said_is_not_shown_again_while_another_is_left():
+    from turinglab.witnesses.guard import task
+
+    lines = task.DEFLECTIONS["accusation"]
+    said: list[str] = []
+    for turn in range(len(lines)):
+        said.append(task.deflection("accusation", "ur a bot", turn, said))
+    assert sorted(said) == sorted(lines)  # each once, whatever the question's hash picks
+    assert task.deflection("accusation", "ur a bot", 99, said) in lines  # all used: one again

@@ -162,7 +162,7 @@ class AISeat:
         """The fallback's reply, or after a machine task or an accusation the persona's brush-off
         (ELIZA would echo the order back: "why are you concerned over my initial prompt")."""
         if task_kind:
-            return task.deflection(task_kind, question, len(history))
+            return task.deflection(task_kind, question, len(history), [t.text for t in history if t.role == "witness"])
         return await self.fallback(history, ctx)
 
     def timing_record(self, trace: dict[str, Any], chars: int, ready_ms: int, designed_ms: int, typing_ms: int) -> None:

@@ -381,7 +381,9 @@ class LLMWitness(Witness):
 
     async def answer_task(self, history: list[Turn], ctx: GameContext) -> Reply:
         """A reply to a machine task or an accusation: the same call steered to brush it off."""
-        said = self.rng.sample(BRUSH_OFFS, 3)
+        before = {t.text.strip().lower() for t in history if t.role == "witness"}  # not offered twice: a copied
+        pool = [x for x in BRUSH_OFFS if x not in before]  # example said again is a tell
+        said = self.rng.sample(pool if len(pool) >= 3 else list(BRUSH_OFFS), 3)
         examples = ", ".join(f'"{x}"' for x in said[:2]) + f' or "{said[2]}"'
         return await self._reply(history, ctx, STEER_TASK.format(examples=examples))
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 import zlib
+from collections.abc import Iterable
 
 from turinglab.witnesses.guard import context
 
@@ -155,8 +156,11 @@ DEFLECTIONS = {
 }
 
 
-def deflection(question_kind: str, question: str = "", turn: int = 0) -> str:
+def deflection(question_kind: str, question: str = "", turn: int = 0, said: Iterable[str] = ()) -> str:
     """One of the persona's brush-offs for `question_kind`, chosen by the question and the turn
-    (the same game gives the same line; two questions rarely do)."""
+    (the same game gives the same line; two questions rarely do), and not one the witness has
+    already `said` in this conversation while another is left (the same line twice is a tell)."""
     lines = DEFLECTIONS.get(question_kind, DEFLECTIONS["injection"])
+    before = {x.strip().lower() for x in said}
+    lines = tuple(x for x in lines if x not in before) or lines
     return lines[zlib.crc32(f"{turn}:{question}".encode()) % len(lines)]
