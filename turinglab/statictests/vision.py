@@ -28,6 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from turinglab.statictests.images import safe_image
 from turinglab.statictests.generate import (
     Chat,
     GenerateError,
@@ -115,15 +116,8 @@ CHECKS: dict[str, Callable[[str], tuple[Any, str | None]]] = {
 
 
 def image_file(image_dir: Path, name: str | None) -> Path | None:
-    """The picture `name` inside `image_dir` (no way out by '..' or links), an image type; else None."""
-    if not name:
-        return None
-    try:
-        path = (image_dir / name).resolve()
-    except (OSError, ValueError):
-        return None
-    ok = path.is_relative_to(image_dir) and path.suffix.lower() in MEDIA_TYPES and path.is_file()
-    return path if ok else None
+    """The picture `name` inside `image_dir` (images.safe_image), of a type a vision model takes."""
+    return safe_image(image_dir, name, MEDIA_TYPES)
 
 
 def image_part(path: Path) -> tuple[dict[str, Any], str]:

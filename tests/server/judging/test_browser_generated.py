@@ -31,7 +31,9 @@ from turinglab.store.static import ResponseIn, StimulusIn  # noqa: E402
 pytestmark = pytest.mark.browser
 
 
-async def judge_all(browser, base: str, task: str) -> tuple[str, list[list[str]]]:
+async def judge_all(browser, base: str, task: str, pages: list[str] | None = None) -> tuple[str, list[list[str]]]:
+    """A judge's whole session in a new page: the judge's id and what each item showed (a word
+    item: its cue and response; a conversation: its lines); each item's HTML into `pages`."""
     page = await (await browser.new_context(viewport={"width": 1280, "height": 900})).new_page()
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
@@ -44,8 +46,10 @@ async def judge_all(browser, base: str, task: str) -> tuple[str, list[list[str]]
         await page.wait_for_selector("#answer-form, #survey-form")
         if await page.is_visible("#survey-form"):
             break
-        sel = "#transcript li" if task == "conversation" else "#cue"
+        sel = "#transcript li" if task == "conversation" else "#cue, #response"
         shown.append(await page.eval_on_selector_all(sel, "es => es.map(e => e.textContent)"))
+        if pages is not None:
+            pages.append(await page.content())
         await answer(page, task)
         await page.wait_for_selector("#btn-submit:not([disabled])")
         await submit_item(page)
@@ -160,25 +164,8 @@ async def test_local_model_words_for_20_cues_are_judged_beside_human_responses(c
 
     app = create_static_app(info.study, db, rng_seed=3)
     async with chromium_on(app, chromium_path) as (browser, base):
-        page = await (await browser.new_context(viewport={"width": 1280, "height": 900})).new_page()
-        errors: list[str] = []
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        await page.goto(base + "/")
-        await page.click("text=Start")
-        await page.check("input[name=agree]")
-        await page.click("text=Continue")
-        shown, html = [], []
-        while True:
-            await page.wait_for_selector("#answer-form, #survey-form")
-            if await page.is_visible("#survey-form"):
-                break
-            shown.append((await page.text_content("#cue"), await page.text_content("#response")))
-            html.append(await page.content())
-            await answer(page, "word")
-            await page.wait_for_selector("#btn-submit:not([disabled])")
-            await submit_item(page)
-        judge = page.url.rstrip("/").rsplit("/", 1)[1]
-    assert errors == []
+        html: list[str] = []
+        judge, shown = await judge_all(browser, base, "word", html)
     with Store(db) as st:
         items = {i.id: i for i in st.items(info.id)}
         trials = st.trials(info.id, judge_id=judge)

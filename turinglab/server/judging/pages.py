@@ -40,6 +40,7 @@ from turinglab.server.web import (
 from turinglab.server.guards import HealthLog, PerAddress, returning, too_many_starts
 from turinglab.server.judging.trial_writer import TrialWriter
 from turinglab.statictests.config import StaticStudy
+from turinglab.statictests.images import IMAGE_TYPES, safe_image
 from turinglab.statictests.speakers import speaker_truths
 from turinglab.store.api import Store
 from turinglab.store.db import StoreError, UnknownId
@@ -47,8 +48,6 @@ from turinglab.store.static import ItemInfo, JudgeSessionInfo, TrialIn
 
 log = logging.getLogger("turinglab.server")
 DUPLICATE_PID = "duplicate_prolific_pid"
-IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
-               ".webp": "image/webp", ".bmp": "image/bmp"}
 GENDERS = ("female", "male")  # Zhang et al. asked "male or female" for each speaker
 DEFAULT_DISPLAY_NAME = "Human or machine? A short study"
 TASK_INTRO = {
@@ -530,19 +529,6 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
 
     add_static_admin(app, admin_password, message, admin_accounts)
     return app
-
-
-def safe_image(image_dir: Path, name: str | None) -> Path | None:
-    """`name` inside `image_dir` (after resolving links and '..'), an image file; else None."""
-    if not name:
-        return None
-    try:
-        path = (image_dir / name).resolve()
-    except (OSError, ValueError):
-        return None
-    if not path.is_relative_to(image_dir) or path.suffix.lower() not in IMAGE_TYPES or not path.is_file():
-        return None
-    return path
 
 
 def add_static_admin(app: FastAPI, password: str | None, message, accounts_file: str | None = None) -> None:  # noqa: ANN001
