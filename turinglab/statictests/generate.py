@@ -261,6 +261,40 @@ def word_stimuli(store: Any, study_id: int) -> list[tuple[str, str, set[str]]]:
     return [(k, cue, agents) for k, (cue, agents, _) in order]
 
 
+def plan(study_name: str, stims: list[tuple[str, Any, set[str]]], cfg: ModelConfig, agent: str | None,
+         limit: int | None, what: str) -> tuple[str, Report, list[tuple[str, Any]]]:
+    """The agent's name, a new report and the stimuli (key, cue or picture) still to ask: the
+    first `limit`, less those the agent already has an item for (a run resumes)."""
+    agent = agent or agent_name(cfg)
+    if not stims:
+        raise GenerateError(f"static study {study_name!r} has no stimuli; import its {what} first")
+    stims = stims[:limit] if limit else stims
+    report = Report(agent)
+    todo = [(k, stim) for k, stim, agents in stims if agent.lower() not in agents]
+    report.skipped = len(stims) - len(todo)
+    return agent, report, todo
+
+
+def ask_all(todo: list[tuple[str, Any]], ask: Callable[[str, Any], Any], report: Report,
+            progress: Callable[[int, int], None] | None) -> Report:
+    """`await ask(key, stimulus)` for each stimulus in turn (it stores or reports), counted and
+    timed in `report`."""
+    import time
+
+    t0 = time.monotonic()
+
+    async def run() -> None:
+        for n, (key, stim) in enumerate(todo):
+            report.asked += 1
+            await ask(key, stim)
+            if progress:
+                progress(n + 1, len(todo))
+
+    asyncio.run(run())
+    report.seconds = time.monotonic() - t0
+    return report
+
+
 def generate_words(store: Any, study_id: int, cfg: ModelConfig, *, limit: int | None = None,
                    retries: int = 3, prompt_file: str | Path | None = None, agent: str | None = None,
                    chat: Chat | None = None, progress: Callable[[int, int], None] | None = None,
@@ -268,35 +302,19 @@ def generate_words(store: Any, study_id: int, cfg: ModelConfig, *, limit: int | 
     """Ask the model about each cue of the word study `study_id` (the first `limit`), store the
     usable words as items of `agent`, and return the report. Items are stored as they come
     (one transaction per cue), so an interrupted run keeps what it made."""
-    import time
-
     info = store.static_study(study_id)
     if info.task != "word":
         raise GenerateError(f"static study {info.name!r} is a {info.task} study; --task word needs a word study "
                             "(import one first: turinglab static import --task word --responses word.json)")
-    agent = agent or agent_name(cfg)
-    stims = word_stimuli(store, study_id)
-    if not stims:
-        raise GenerateError(f"static study {info.name!r} has no stimuli; import its cues first")
-    stims = stims[:limit] if limit else stims
-    report = Report(agent)
-    todo = [(k, cue) for k, cue, agents in stims if agent.lower() not in agents]
-    report.skipped = len(stims) - len(todo)
+    agent, report, todo = plan(info.name, word_stimuli(store, study_id), cfg, agent, limit, "cues")
     chat = chat or openai_chat(cfg)
-    t0 = time.monotonic()
 
-    async def run() -> None:
-        for n, (key, cue) in enumerate(todo):
-            o = await ask_word(chat, cfg, cue, key, prompt_file, retries, report, use_cache)
-            report.asked += 1
-            if o.usable:
-                store.add_items(study_id, [], [response_in(o, agent, cfg, prompt_file)])
-                report.stored += 1
-            else:
-                report.failed.append({"stimulus": key, "cue": cue, "attempts": o.attempts})
-            if progress:
-                progress(n + 1, len(todo))
+    async def ask(key: str, cue: str) -> None:
+        o = await ask_word(chat, cfg, cue, key, prompt_file, retries, report, use_cache)
+        if o.usable:
+            store.add_items(study_id, [], [response_in(o, agent, cfg, prompt_file)])
+            report.stored += 1
+        else:
+            report.failed.append({"stimulus": key, "cue": cue, "attempts": o.attempts})
 
-    asyncio.run(run())
-    report.seconds = time.monotonic() - t0
-    return report
+    return ask_all(todo, ask, report, progress)

@@ -19,11 +19,9 @@ an item of the agent skipped.
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import hashlib
 import re
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -34,9 +32,10 @@ from turinglab.statictests.generate import (
     GenerateError,
     ModelConfig,
     Report,
-    agent_name,
+    ask_all,
     ask_until_usable,
     openai_chat,
+    plan,
     render_prompt,
 )
 
@@ -171,40 +170,26 @@ def generate_pictures(store: Any, study_id: int, cfg: ModelConfig, task: str, *,
         raise GenerateError(f"static study {info.name!r} has no image folder; import it with --images DIR "
                             "(the folder holding its pictures)")
     image_dir = Path(info.study.image_dir).expanduser().resolve()
-    agent = agent or agent_name(cfg)
-    stims = picture_stimuli(store, study_id)
-    if not stims:
-        raise GenerateError(f"static study {info.name!r} has no stimuli; import its pictures first")
-    stims = stims[:limit] if limit else stims
-    report = Report(agent)
-    todo = [(k, image) for k, image, agents in stims if agent.lower() not in agents]
-    report.skipped = len(stims) - len(todo)
+    agent, report, todo = plan(info.name, picture_stimuli(store, study_id), cfg, agent, limit, "pictures")
     chat = chat or openai_chat(cfg)
     text = render_prompt(task, prompt_file, n_labels=N_LABELS)
-    t0 = time.monotonic()
 
-    async def run() -> None:
-        for n, (key, image) in enumerate(todo):
-            path = image_file(image_dir, image)
-            report.asked += 1
-            if path is None:
-                report.failed.append({"stimulus": key, "cue": image or key, "attempts": [],
-                                      "reason": f"no picture: {image!r} is not an image file in {image_dir}"})
-            else:
-                part, sha = image_part(path)
-                messages = [{"role": "user", "content": [{"type": "text", "text": text}, part]}]
-                answer, attempts = await ask_until_usable(chat, cfg, messages, CHECKS[task], retries, report, use_cache)
-                named = {"type": "image_url", "image_url": {"url": f"<picture {image}, sha256 {sha}>"}}
-                kept = [{"role": "user", "content": [{"type": "text", "text": text}, named]}]
-                if answer is None:
-                    report.failed.append({"stimulus": key, "cue": image, "attempts": attempts})
-                else:
-                    store.add_items(study_id, [], [_item(task, key, answer, attempts, kept, agent, cfg, prompt_file,
-                                                         image, sha)])
-                    report.stored += 1
-            if progress:
-                progress(n + 1, len(todo))
+    async def ask(key: str, image: str | None) -> None:
+        path = image_file(image_dir, image)
+        if path is None:
+            report.failed.append({"stimulus": key, "cue": image or key, "attempts": [],
+                                  "reason": f"no picture: {image!r} is not an image file in {image_dir}"})
+            return
+        part, sha = image_part(path)
+        messages = [{"role": "user", "content": [{"type": "text", "text": text}, part]}]
+        answer, attempts = await ask_until_usable(chat, cfg, messages, CHECKS[task], retries, report, use_cache)
+        named = {"type": "image_url", "image_url": {"url": f"<picture {image}, sha256 {sha}>"}}
+        kept = [{"role": "user", "content": [{"type": "text", "text": text}, named]}]
+        if answer is None:
+            report.failed.append({"stimulus": key, "cue": image, "attempts": attempts})
+        else:
+            store.add_items(study_id, [], [_item(task, key, answer, attempts, kept, agent, cfg, prompt_file,
+                                                 image, sha)])
+            report.stored += 1
 
-    asyncio.run(run())
-    report.seconds = time.monotonic() - t0
-    return report
+    return ask_all(todo, ask, report, progress)
