@@ -1,4 +1,4 @@
-"""The ML binomial GLMM (turinglab.analysis.models.glmm) by simulation: false-positive rate on null
+"""The ML binomial GLMM (turinglab.analysis.live.models.glmm) by simulation: false-positive rate on null
 studies and coverage of a known games-played effect; with --reference lme4, lme4's glmer (Laplace,
 the same uncorrelated model `correct ~ game_index * ai_witness + (1 + game_index || interrogator)`,
 games played centred) is fitted to the very same simulated studies through Rscript, and both are printed.
@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from scipy.stats import binomtest, norm  # noqa: E402
 
 from tests.analysis.test_analysis_glmm import FORMULA, study  # noqa: E402
-from turinglab.analysis.models import glmm  # noqa: E402
+from turinglab.analysis.live.models import glmm  # noqa: E402
 
 SLOPE = 0.15
 R_SCRIPT = r"""

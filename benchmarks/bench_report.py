@@ -14,7 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from turinglab.analysis.core import Options, analyse
+from turinglab.analysis.live.core import Options, analyse
 from turinglab.analysis.report import write_report
 from turinglab.analysis.synth import SynthSpec, simulate
 

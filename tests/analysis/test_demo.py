@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typer.testing import CliRunner
 
-from turinglab.analysis.core import Options, analyse
+from turinglab.analysis.live.core import Options, analyse
 from turinglab.analysis.demo import HUMAN_RATE, TRUE_RATES, DemoSpec, generate
-from turinglab.analysis.load import load
+from turinglab.analysis.live.load import load
 from turinglab.cli import app
 from turinglab.game.engine import Game
 from turinglab.store import Store

@@ -106,7 +106,7 @@ def tag_and_flag(db_url, seed: int) -> None:
     three games are flagged bot (so the leaderboard has its bot rows)."""
     import random
 
-    from turinglab.analysis.taxonomy import codes
+    from turinglab.analysis.live.taxonomy import codes
 
     rng = random.Random(seed)
     with Store(db_url) as s:

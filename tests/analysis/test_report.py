@@ -8,7 +8,7 @@ import subprocess
 import pytest
 from typer.testing import CliRunner
 
-from turinglab.analysis.core import Options, analyse
+from turinglab.analysis.live.core import Options, analyse
 from turinglab.analysis.report import md_escape, render_html, write_report
 from turinglab.analysis.synth import SynthSpec, from_counts, simulate
 from turinglab.cli import app

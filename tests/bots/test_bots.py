@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import httpx
 
-from turinglab.analysis.load import load
+from turinglab.analysis.live.load import load
 from turinglab.bots.play import BOT_HEADER, play_one, run_bots
 from turinglab.game.config import Timing, WitnessSpec
 from turinglab.store.api import Store

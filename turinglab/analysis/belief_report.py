@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import matplotlib.pyplot as plt
 
-from turinglab.analysis.belief import BeliefAnalysis
+from turinglab.analysis.live.belief import BeliefAnalysis
 from turinglab.analysis.figures import AI_COLOR, GREY, HUMAN_COLOR, Figure, _render
 
 PALETTE = [AI_COLOR, HUMAN_COLOR, "#5a9e5a", "#9a5fb0", "#b5504a", GREY]

@@ -153,7 +153,7 @@ def _play(game, rng: np.random.Generator, t: int, witness_seats: list[str], verd
 
 def _demo_tags(store, game_id: str, rng: np.random.Generator, t_ms: int) -> None:
     """Two demo taggers code the game's strategy and reason (so the report's tag sections have data)."""
-    from turinglab.analysis.taxonomy import codes
+    from turinglab.analysis.live.taxonomy import codes
 
     for taxonomy in ("strategy", "reason"):
         options = sorted(codes(taxonomy))

@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from turinglab.analysis.belief import BELIEF_COLUMNS, analyse_beliefs
-from turinglab.analysis.core import Analysis, Options, analyse
+from turinglab.analysis.live.belief import BELIEF_COLUMNS, analyse_beliefs
+from turinglab.analysis.live.core import Analysis, Options, analyse
 from turinglab.analysis.pseudonyms import PREFIX, export_key, keyed, pseudonymise
 from turinglab.analysis.report import write_numbers, write_report
 from turinglab.game import survey
-from turinglab.analysis.schema import (
+from turinglab.analysis.live.schema import (
     JUDGEMENT_COLUMNS, OPTIONAL_JUDGEMENT_COLUMNS, PARTICIPANT_COLUMNS, TAG_COLUMNS,
 )
 

@@ -12,7 +12,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from turinglab.analysis.core import Analysis  # noqa: E402
+from turinglab.analysis.live.core import Analysis  # noqa: E402
 
 AI_COLOR = "#3b6ea8"
 HUMAN_COLOR = "#d08a2e"
@@ -252,7 +252,7 @@ def _small_multiples(t, value, low, high, xlabel, name, title, caption, xlim=(0,
 
 
 def demographics_accuracy(a: Analysis) -> Figure:
-    from turinglab.analysis.jb import VARIABLE_LABELS, group_label
+    from turinglab.analysis.live.jb import VARIABLE_LABELS, group_label
 
     t = a.demographics if a.demographics is not None else None
     if t is None or t.empty:

@@ -257,7 +257,7 @@ def load_games(url: str | None, study: str | int | None) -> tuple[object, list[G
     """The study (StudyInfo) and every stored game of it whose seats have a known kind, with its log."""
     from sqlalchemy import select
 
-    from turinglab.analysis.load import is_demo, read_study
+    from turinglab.analysis.live.load import is_demo, read_study
     from turinglab.store.api import readable
     from turinglab.store.models import EventRow
 

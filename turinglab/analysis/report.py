@@ -18,9 +18,9 @@ import pandas as pd
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup, escape
 
-from turinglab.analysis import passes, tables
-from turinglab.analysis.jb import KAPPA_NOTE
-from turinglab.analysis.core import Analysis
+from turinglab.analysis.live import passes, tables
+from turinglab.analysis.live.jb import KAPPA_NOTE
+from turinglab.analysis.live.core import Analysis
 from turinglab.analysis.figures import Figure, all_figures, save
 from turinglab.analysis import belief_report
 
@@ -142,7 +142,7 @@ def methods(a: Analysis, esc: Callable[[str], str] = str) -> list[str]:
 
 def few_games_text(dp: dict) -> str:
     """The flag on per-interrogator d′ when many interrogators met a witness kind only once or twice."""
-    from turinglab.analysis.accuracy import FEW_GAMES
+    from turinglab.analysis.live.accuracy import FEW_GAMES
 
     few, n = dp.get("n_few_games", 0), dp.get("n_interrogators", 0)
     if not few:
@@ -203,7 +203,7 @@ class Numbering:
 
 def term_label(term: str, a: Analysis) -> str:
     """Regression terms in words, categorical levels with their reference level."""
-    from turinglab.analysis.jb import VARIABLE_LABELS, group_label
+    from turinglab.analysis.live.jb import VARIABLE_LABELS, group_label
 
     fixed = {"Intercept": "intercept (reference levels)", "game_index": "game number (per game)",
              "ai_witness": "AI witness (vs human witness)", "age": "age (per year)", "age10": "age (per 10 years)", "age_decades": "age (per 10 years)",
@@ -256,7 +256,7 @@ def _records(df: pd.DataFrame) -> list[dict]:
 def tag_summary(a: Analysis) -> list[dict]:
     if a.tags is None or a.tags.empty:
         return []
-    from turinglab.analysis.taxonomy import names
+    from turinglab.analysis.live.taxonomy import names
 
     lookup = names()
     correct = a.games.set_index("game_id")["correct"] if a.games is not None else pd.Series(dtype=bool)
@@ -324,7 +324,7 @@ def context(a: Analysis) -> dict:
 
 def further(a: Analysis) -> dict:
     """The `extra` tables as records for the templates (coded answers with their labels)."""
-    from turinglab.analysis.jb import VARIABLE_LABELS, group_label
+    from turinglab.analysis.live.jb import VARIABLE_LABELS, group_label
 
     e = a.extra or {}
     demo = _records(a.demographics)

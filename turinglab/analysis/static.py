@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from turinglab.analysis.resample import cluster_sums
+from turinglab.analysis.live.resample import cluster_sums
 from turinglab.statictests.answers import native_flags
 from turinglab.statictests.topics import MIN_TOPIC_ACCURACY
 from turinglab.stats import interval, two_player
@@ -307,7 +307,7 @@ def _bootstrap(k_mat: np.ndarray, c_mat: np.ndarray, n_mat: np.ndarray, agents: 
     """One judge-clustered percentile bootstrap (judges drawn with replacement, all their trials
     along; `resample.draw_weights`) for the judged-human rates (k/n per group) and the balanced
     accuracies."""
-    from turinglab.analysis.resample import draw_weights
+    from turinglab.analysis.live.resample import draw_weights
 
     n_c, G = n_mat.shape
     est = _ba(c_mat.sum(0), n_mat.sum(0))

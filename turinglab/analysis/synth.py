@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from turinglab.analysis.flags import flag_table
-from turinglab.analysis.schema import validate_judgements
+from turinglab.analysis.live.flags import flag_table
+from turinglab.analysis.live.schema import validate_judgements
 
 DEFAULT_RATES = {"Dragon": 0.50, "Sierra": 0.39, "November": 0.31, "ELIZA": 0.22}
 GENDERS = np.array(["female", "male", "non-binary"])

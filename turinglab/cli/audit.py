@@ -29,7 +29,7 @@ def blinding(
 
     from turinglab.analysis.audit import audit_blinding
     from turinglab.analysis.audit_text import text_summary
-    from turinglab.analysis.load import LoadError
+    from turinglab.analysis.live.load import LoadError
 
     if not 0 < alpha < 1:
         fail(f"--alpha must be between 0 and 1 (e.g. 0.05), got {alpha}")

@@ -78,7 +78,7 @@ def static_store(db: str | None, *, write: bool):  # noqa: ANN202 - Store
 
 
 def analysis_load(db: str | None, study: str | None):
-    from turinglab.analysis.load import LoadError, load
+    from turinglab.analysis.live.load import LoadError, load
 
     try:
         loaded = load(db, study)

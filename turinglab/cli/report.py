@@ -11,7 +11,7 @@ app = typer.Typer()  # root commands
 
 
 def _analysis_options(loaded, exclude: list[str] | None, alpha: float):
-    from turinglab.analysis.core import Options
+    from turinglab.analysis.live.core import Options
 
     if exclude is None:  # the study's own exclusion flags
         flags = tuple(f for f in loaded.exclusions if "flag_" + f in loaded.judgements.columns)
@@ -72,7 +72,7 @@ def report(
         return _static_report(db, study, out, alpha, fmt)
     from rich.progress import Progress  # the live analysis' imports (sklearn among them): not for static reports
 
-    from turinglab.analysis.core import analyse
+    from turinglab.analysis.live.core import analyse
     from turinglab.analysis.report import write_report
 
     loaded = analysis_load(db, study)
@@ -97,7 +97,7 @@ def report(
             except ValueError as exc:  # too few games of a kind: the report says nothing of it
                 err_console.print(f"blinding audit left out: {exc}", markup=False)
         if loaded.beliefs is not None and len(loaded.beliefs):
-            from turinglab.analysis.belief import analyse_beliefs
+            from turinglab.analysis.live.belief import analyse_beliefs
 
             a.beliefs = analyse_beliefs(a.judgements, loaded.messages, loaded.beliefs, loaded.tags, alpha=alpha)
         bar.update(task, description="figures and report")
@@ -244,7 +244,7 @@ def tag(
     level: str = typer.Option("sub", "--level", help="agreement: sub (codes like 1a) or top (1..6)."),
 ) -> None:
     """Tag a game with a strategy or reason category; `tag agreement` gives Cohen's kappa."""
-    from turinglab.analysis import taxonomy as tx
+    from turinglab.analysis.live import taxonomy as tx
 
     if taxonomy not in tx.FILES:
         fail(f"--taxonomy must be one of {', '.join(tx.FILES)}, got {taxonomy!r}")

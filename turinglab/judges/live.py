@@ -23,7 +23,7 @@ def transcript(messages: pd.DataFrame) -> str:
 
 
 def from_loaded(loaded) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(items, trials) from `turinglab.analysis.load.load(...)`'s result."""
+    """(items, trials) from `turinglab.analysis.live.load.load(...)`'s result."""
     j = loaded.judgements
     msgs = loaded.messages
     by = {k: g for k, g in msgs.groupby(["game_id", "conversation"], sort=False)} if len(msgs) else {}

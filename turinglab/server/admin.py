@@ -226,7 +226,7 @@ def _clock(ms: int | None) -> str:
 
 def leaderboard_rows(games) -> dict:  # noqa: ANN001
     """The humanlikeness leaderboard of the stored games, as display strings (bot games marked)."""
-    from turinglab.analysis.leaderboard import from_games, leaderboard
+    from turinglab.analysis.live.leaderboard import from_games, leaderboard
 
     res = leaderboard(from_games(games))
     num = lambda v, d=3: "–" if v is None or v != v else f"{v:.{d}f}"  # noqa: E731

@@ -870,7 +870,7 @@ async def test_a_blocked_ai_reply_is_regenerated_within_its_delay_and_counted(sq
             assert "Blocked AI outputs: 1" in page
         await i.send({"type": "verdict", "choice": "ai", "confidence": 60})
         await i.phase("reveal")
-    from turinglab.analysis.load import load
+    from turinglab.analysis.live.load import load
 
     assert list(load(sqlite_url).judgements["ai_outputs_blocked"]) == [1]
     with Store(sqlite_url) as store:

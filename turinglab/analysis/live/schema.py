@@ -84,7 +84,7 @@ def coerce(df: pd.DataFrame, columns: dict[str, tuple[str, str]], name: str) -> 
     missing = [c for c in columns if c not in df.columns and not c.startswith(FLAG_PREFIX)]
     if missing:
         raise SchemaError(
-            f"{name} table lacks column(s) {', '.join(missing)}; see turinglab.analysis.schema for the layout"
+            f"{name} table lacks column(s) {', '.join(missing)}; see turinglab.analysis.live.schema for the layout"
         )
     out = df.copy()
     for c, (t, _) in columns.items():

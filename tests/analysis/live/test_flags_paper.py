@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from turinglab.analysis.flags import apply_exclusions, flag_table
+from turinglab.analysis.live.flags import apply_exclusions, flag_table
 
 
 def _row(gid, t, interrogator, kind, witness_pid=None):

@@ -8,10 +8,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from turinglab.analysis.flags import flag_table, hand_flags
+from turinglab.analysis.live.flags import flag_table, hand_flags
 from turinglab.game import survey
 from turinglab.game.events import judged_human
-from turinglab.analysis.schema import (
+from turinglab.analysis.live.schema import (
     FLAG_PREFIX, JUDGEMENT_COLUMNS, PARTICIPANT_COLUMNS, TAG_COLUMNS, coerce, empty, validate_judgements,
 )
 
@@ -79,7 +79,7 @@ def _beliefs(store, game_ids: list[str]) -> pd.DataFrame:
     """The `belief` events of these games (study setting rules.belief_tracking), one row per move."""
     from sqlalchemy import select
 
-    from turinglab.analysis.belief import BELIEF_COLUMNS
+    from turinglab.analysis.live.belief import BELIEF_COLUMNS
     from turinglab.store.models import EventRow
 
     rows = []

@@ -12,8 +12,8 @@ import pytest
 import statsmodels.api as sm
 
 from turinglab import stats
-from turinglab.analysis import passes, tables
-from turinglab.analysis.core import Options, analyse
+from turinglab.analysis.live import passes, tables
+from turinglab.analysis.live.core import Options, analyse
 from turinglab.analysis.report import methods
 from turinglab.analysis.synth import SynthSpec, from_counts, simulate
 
@@ -141,7 +141,7 @@ def test_three_player_methods_name_no_interaction_the_model_lacks():
 def test_one_fit_agrees_with_lme4(tmp_path):
     """Optional: one simulated study, our fit against lme4's glmer with the same uncorrelated model."""
     from tests.analysis.test_analysis_glmm import FORMULA, study
-    from turinglab.analysis.models import glmm
+    from turinglab.analysis.live.models import glmm
 
     ok = subprocess.run(["Rscript", "-e", "library(lme4)"], capture_output=True)
     if ok.returncode:

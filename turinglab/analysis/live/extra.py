@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from turinglab.analysis import jb, passes, tables
-from turinglab.analysis import leaderboard as lb
+from turinglab.analysis.live import jb, passes, tables
+from turinglab.analysis.live import leaderboard as lb
 
 
 def first_game_criteria(sr: pd.DataFrame, fmt: str, alpha: float, df: pd.DataFrame | None = None,

@@ -18,7 +18,7 @@ import pandas as pd
 from scipy.stats import t as t_dist
 from statsmodels.stats.multitest import multipletests
 
-from turinglab.analysis.clustered import cluster_diff_test
+from turinglab.analysis.live.clustered import cluster_diff_test
 
 FAMILIES = ("holm", "per-witness")
 CLOSED_NOTE = (

@@ -10,8 +10,8 @@ from typer.testing import CliRunner
 
 from turinglab.analysis.demo import DemoSpec, generate
 from turinglab.analysis.export import export, read_tables
-from turinglab.analysis.flags import KNOWS_WITNESS_RE
-from turinglab.analysis.load import load
+from turinglab.analysis.live.flags import KNOWS_WITNESS_RE
+from turinglab.analysis.live.load import load
 from turinglab.cli import app
 from turinglab.game.engine import Game
 from turinglab.store import Store

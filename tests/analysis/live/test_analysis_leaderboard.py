@@ -10,8 +10,8 @@ import pytest
 from scipy.stats import fisher_exact
 
 from turinglab import stats
-from turinglab.analysis.clustered import cluster_diff_test
-from turinglab.analysis.leaderboard import bradley_terry, humanlikeness, leaderboard, three_player_pairs
+from turinglab.analysis.live.clustered import cluster_diff_test
+from turinglab.analysis.live.leaderboard import bradley_terry, humanlikeness, leaderboard, three_player_pairs
 
 
 def mm_bradley_terry(pairs: pd.DataFrame, iters: int = 5000) -> dict[str, float]:

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 from scipy import optimize, special, stats
 
-from turinglab.analysis.models import glmm, regressions
+from turinglab.analysis.live.models import glmm, regressions
 
 FORMULA = "correct ~ game_index + ai_witness + game_index:ai_witness"
 

@@ -6,10 +6,10 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from turinglab.analysis import taxonomy as tx
-from turinglab.analysis.core import Options, analyse
+from turinglab.analysis.live import taxonomy as tx
+from turinglab.analysis.live.core import Options, analyse
 from turinglab.analysis.demo import DemoSpec, generate
-from turinglab.analysis.load import load
+from turinglab.analysis.live.load import load
 from turinglab.analysis.report import render_html
 from turinglab.cli import app
 from turinglab.store import Store

@@ -9,11 +9,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from turinglab.analysis import accuracy, models, passes, resample, tables
-from turinglab.analysis.flags import Exclusions, apply_exclusions
-from turinglab.analysis.clustered import add_cluster_tests
-from turinglab.analysis.extra import more
-from turinglab.analysis.schema import FLAG_PREFIX, validate_judgements
+from turinglab.analysis.live import accuracy, models, passes, resample, tables
+from turinglab.analysis.live.flags import Exclusions, apply_exclusions
+from turinglab.analysis.live.clustered import add_cluster_tests
+from turinglab.analysis.live.extra import more
+from turinglab.analysis.live.schema import FLAG_PREFIX, validate_judgements
 
 
 @dataclass
@@ -60,7 +60,7 @@ class Analysis:
 
     def extra_numbers(self) -> dict[str, float | None]:
         """The numbers of `extra` (report JSON only; the export's rebuild.py checks `numbers()`)."""
-        from turinglab.analysis.extra import extra_numbers
+        from turinglab.analysis.live.extra import extra_numbers
 
         return extra_numbers(self)
 

@@ -9,10 +9,10 @@ import pandas as pd
 import pytest
 from scipy.stats import binomtest, norm
 
-from turinglab.analysis import accuracy, resample, tables
-from turinglab.analysis.core import Options, analyse
-from turinglab.analysis.flags import apply_exclusions, flag_table, knows_witness_from_reason, three_previous_ai
-from turinglab.analysis.schema import SchemaError, validate_judgements
+from turinglab.analysis.live import accuracy, resample, tables
+from turinglab.analysis.live.core import Options, analyse
+from turinglab.analysis.live.flags import apply_exclusions, flag_table, knows_witness_from_reason, three_previous_ai
+from turinglab.analysis.live.schema import SchemaError, validate_judgements
 from turinglab.analysis.synth import SynthSpec, from_counts, simulate
 
 # Jones & Bergen (2023) table 1: SR (n) overall and in first games. k = round(SR * n);
@@ -229,7 +229,7 @@ def test_regressions_find_a_learning_effect():
             rows.append((f"g{i}-{gi}", f"p{i}", gi, rng.random() < p, rng.random() < 0.5))
     d = pd.DataFrame(rows, columns=["game_id", "interrogator_id", "game_index", "correct", "is_ai"])
     d["witness_kind"] = np.where(d["is_ai"], "ai", "human")
-    from turinglab.analysis.models import regressions
+    from turinglab.analysis.live.models import regressions
 
     r = regressions(d, None, 0.05)
     gee = r["gee"].set_index("term").loc["game_index"]
@@ -298,7 +298,7 @@ def test_three_player_timing_check_has_both_witness_kinds():
 def test_ipw_never_prints_a_degenerate_interval():
     import pandas as pd
 
-    from turinglab.analysis.resample import ipw_table
+    from turinglab.analysis.live.resample import ipw_table
     from turinglab.stats import interval
 
     rows = []

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from turinglab.analysis import accuracy
+from turinglab.analysis.live import accuracy
 from turinglab.game import survey
 
 TOP_N = 10
@@ -280,7 +280,7 @@ def timing_check(df: pd.DataFrame, messages: pd.DataFrame | None, fmt: str) -> d
 def tag_top(tags: pd.DataFrame | None, taxonomy: str, alpha: float, top_n: int = TOP_N,
             games: pd.DataFrame | None = None) -> pd.DataFrame:
     """The top-N categories of a taxonomy: share of tagged games with an exact interval."""
-    from turinglab.analysis.taxonomy import names
+    from turinglab.analysis.live.taxonomy import names
 
     cols = ["category", "name", "k", "n", "rate", "low", "high"]
     if tags is None or tags.empty:
@@ -339,7 +339,7 @@ KAPPA_NOTE = ("κ is computed over the analysed games both taggers tagged (exclu
 def kappas(tags: pd.DataFrame | None) -> pd.DataFrame:
     """Cohen's kappa for each taxonomy that exactly two taggers coded (sub- and top-level); pass the
     tags of the analysed games only (see KAPPA_NOTE)."""
-    from turinglab.analysis.taxonomy import agreement
+    from turinglab.analysis.live.taxonomy import agreement
 
     cols = ["taxonomy", "level", "tagger_a", "tagger_b", "games", "agreement", "kappa", "note"]
     rows = []

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from turinglab.analysis.schema import FLAG_PREFIX, flag_names
+from turinglab.analysis.live.schema import FLAG_PREFIX, flag_names
 
 # A reason saying the interrogator knows the witness, e.g. "I know her, she's my sister", and the
 # paper's own examples ("we sit in the same room", "from my class", "my mate"). "my friend" after
@@ -116,7 +116,7 @@ def hand_flags(df: pd.DataFrame, decisions: dict[str, dict[str, dict]]) -> pd.Da
     over the rules, and add `exclusion_origins`: for each flag a row carries, where it came from
     ("rule" for the computed flags, "hand" for a researcher's, "system" for those the server
     recorded), and the flags a researcher cleared."""
-    from turinglab.analysis.schema import KNOWN_FLAGS
+    from turinglab.analysis.live.schema import KNOWN_FLAGS
 
     df = df.copy()
     gid = df["game_id"].astype(str)

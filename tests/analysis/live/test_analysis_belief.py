@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from turinglab.analysis.belief import analyse_beliefs, km, p_correct
+from turinglab.analysis.live.belief import analyse_beliefs, km, p_correct
 
 
 def judgement(gid, kind, witness, seat="A", fmt="two-player", ended=60_000):

@@ -15,7 +15,7 @@ FILES = {"reason": "reasons.yaml", "strategy": "strategies.yaml"}
 def load(taxonomy: str) -> dict:
     if taxonomy not in FILES:
         raise ValueError(f"unknown taxonomy {taxonomy!r}; use one of: {', '.join(FILES)}")
-    text = resources.files("turinglab.analysis").joinpath("taxonomies", FILES[taxonomy]).read_text()
+    text = resources.files("turinglab.analysis.live").joinpath("taxonomies", FILES[taxonomy]).read_text()
     return yaml.safe_load(text)
 
 
