@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from turinglab.analysis.live.core import Options, analyse
-from turinglab.analysis.report import write_report
+from turinglab.analysis.report.report import write_report
 from turinglab.analysis.synth import SynthSpec, simulate
 
 

@@ -541,7 +541,7 @@ def test_static_report_has_an_ai_judges_section(sqlite_url, tmp_path):
     assert r.returncode == 0, r.stderr
     md = out.read_text()
     assert "No AI judge has been evaluated" not in md
-    from turinglab.analysis.report import md_escape
+    from turinglab.analysis.report.report import md_escape
 
     def row(*cells) -> str:
         return "| " + " | ".join(md_escape(str(c)) for c in cells) + " |"

@@ -19,7 +19,7 @@ import pandas as pd
 from turinglab.analysis.live.belief import BELIEF_COLUMNS, analyse_beliefs
 from turinglab.analysis.live.core import Analysis, Options, analyse
 from turinglab.analysis.pseudonyms import PREFIX, export_key, keyed, pseudonymise
-from turinglab.analysis.report import write_numbers, write_report
+from turinglab.analysis.report.report import write_numbers, write_report
 from turinglab.game import survey
 from turinglab.analysis.live.schema import (
     JUDGEMENT_COLUMNS, OPTIONAL_JUDGEMENT_COLUMNS, PARTICIPANT_COLUMNS, TAG_COLUMNS,

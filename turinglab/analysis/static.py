@@ -367,7 +367,7 @@ def figures(a: StaticAnalysis, svg: bool = True) -> list[Any]:
 
     import matplotlib.pyplot as plt
 
-    from turinglab.analysis.figures import AI_COLOR, HUMAN_COLOR, Figure, _render
+    from turinglab.analysis.report.figures import AI_COLOR, HUMAN_COLOR, Figure, _render
 
     if not svg:
         def _render(fig, name, title, caption):  # noqa: ANN001, ANN202 - PNG only
@@ -557,8 +557,8 @@ def write_static_report(a: StaticAnalysis, out: str | Path, fmt: str = "html",
     from html import escape
 
     from turinglab.analysis import static_judges
-    from turinglab.analysis.figures import save
-    from turinglab.analysis.report import md_escape
+    from turinglab.analysis.report.figures import save
+    from turinglab.analysis.report.report import md_escape
 
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -1,5 +1,5 @@
 """`turinglab audit blinding`: could the interrogator have told AI from human witnesses without
-reading the text? (turinglab/analysis/audit.py)"""
+reading the text? (turinglab/analysis/audit/audit.py)"""
 
 from __future__ import annotations
 
@@ -27,8 +27,8 @@ def blinding(
     interrogator tells AI from human witnesses; text length and typing speed are audited apart."""
     import json
 
-    from turinglab.analysis.audit import audit_blinding
-    from turinglab.analysis.audit_text import text_summary
+    from turinglab.analysis.audit.audit import audit_blinding
+    from turinglab.analysis.audit.audit_text import text_summary
     from turinglab.analysis.live.load import LoadError
 
     if not 0 < alpha < 1:

@@ -73,7 +73,7 @@ def report(
     from rich.progress import Progress  # the live analysis' imports (sklearn among them): not for static reports
 
     from turinglab.analysis.live.core import analyse
-    from turinglab.analysis.report import write_report
+    from turinglab.analysis.report.report import write_report
 
     loaded = analysis_load(db, study)
     opt = _analysis_options(loaded, exclude, alpha)
@@ -89,7 +89,7 @@ def report(
         except ValueError as exc:
             fail(str(exc))
         if audit:
-            from turinglab.analysis.audit import audit_blinding
+            from turinglab.analysis.audit.audit import audit_blinding
 
             bar.update(task, description="blinding audit")
             try:

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from turinglab.analysis.figures import AI_COLOR, HUMAN_COLOR, Figure, _render, plt
+from turinglab.analysis.report.figures import AI_COLOR, HUMAN_COLOR, Figure, _render, plt
 
 
 def label(res: dict[str, Any]) -> str:

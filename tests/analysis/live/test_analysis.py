@@ -67,7 +67,7 @@ def test_jb_conclusions(jb):
 
 
 def test_jb_report_states_the_conclusions(jb):
-    from turinglab.analysis.report import render_html
+    from turinglab.analysis.report.report import render_html
 
     html = render_html(jb)
     NO_SPEC = r'<td class="l"></td><td class="l"></td>'  # type and model: no study file given

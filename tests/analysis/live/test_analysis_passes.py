@@ -14,7 +14,7 @@ import statsmodels.api as sm
 from turinglab import stats
 from turinglab.analysis.live import passes, tables
 from turinglab.analysis.live.core import Options, analyse
-from turinglab.analysis.report import methods
+from turinglab.analysis.report.report import methods
 from turinglab.analysis.synth import SynthSpec, from_counts, simulate
 
 FAST = Options(n_boot=50, max_games_mixed=0, exclude=())
@@ -103,7 +103,7 @@ def test_per_interrogator_dprime_with_few_games_is_flagged():
     df, parts = simulate(SynthSpec(n_games=300, seed=4, mean_games_per_interrogator=2.5))
     a = analyse(df, parts, FAST)
     assert a.dprime["n_few_games"] > 0
-    from turinglab.analysis.report import few_games_text
+    from turinglab.analysis.report.report import few_games_text
 
     assert f"{a.dprime['n_few_games']} of these {a.dprime['n_interrogators']}" in few_games_text(a.dprime)
 

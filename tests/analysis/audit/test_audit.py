@@ -11,9 +11,9 @@ import pytest
 from scipy import stats
 from typer.testing import CliRunner
 
-from turinglab.analysis import audit as A
+from turinglab.analysis.audit import audit as A
 from turinglab.analysis.demo import DemoSpec, generate
-from turinglab.analysis.frames import conversation_features, interrogator_frames
+from turinglab.analysis.audit.frames import conversation_features, interrogator_frames
 from turinglab.cli import app
 from turinglab.game.config import Rules
 from turinglab.game.engine import Game, GiveVerdict, Hold, Send, Typing

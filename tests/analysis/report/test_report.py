@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from turinglab.analysis.live.core import Options, analyse
-from turinglab.analysis.report import md_escape, render_html, write_report
+from turinglab.analysis.report.report import md_escape, render_html, write_report
 from turinglab.analysis.synth import SynthSpec, from_counts, simulate
 from turinglab.cli import app
 

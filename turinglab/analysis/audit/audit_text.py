@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from turinglab.analysis.audit import BlindingAudit, FamilyResult
+from turinglab.analysis.audit.audit import BlindingAudit, FamilyResult
 
 METHOD = (
     "What the interrogator's browser received before the verdict is rebuilt from the event log (state, ack, "

@@ -21,8 +21,8 @@ from markupsafe import Markup, escape
 from turinglab.analysis.live import passes, tables
 from turinglab.analysis.live.jb import KAPPA_NOTE
 from turinglab.analysis.live.core import Analysis
-from turinglab.analysis.figures import Figure, all_figures, save
-from turinglab.analysis import belief_report
+from turinglab.analysis.report.figures import Figure, all_figures, save
+from turinglab.analysis.report import belief_report
 
 REASON_SAMPLE = 12
 
@@ -355,7 +355,7 @@ def further(a: Analysis) -> dict:
 
 
 def _env() -> Environment:
-    env = Environment(loader=PackageLoader("turinglab.analysis", "templates"),
+    env = Environment(loader=PackageLoader("turinglab.analysis.report", "templates"),
                       autoescape=select_autoescape(["html", "j2"], default=True))
     env.filters.update({"f1": lambda x: f(x, 1), "f2": lambda x: f(x, 2), "f3": lambda x: f(x, 3), "p": p})
     return env
@@ -381,7 +381,7 @@ def render_html(a: Analysis, figs: list[Figure] | None = None) -> str:
     num = Numbering({fg.name: fg for fg in figs})
     ctx.update(figs={fg.name: figure_html(fg) for fg in figs}, tab=num.tab, fig=num.fig)
     if a.audit is not None:
-        from turinglab.analysis.audit_text import html_context
+        from turinglab.analysis.audit.audit_text import html_context
 
         ctx["audit"] = html_context(a.audit)
     if a.beliefs is not None:
@@ -594,7 +594,7 @@ def render_markdown(a: Analysis, fig_dir_name: str, figs: list[Figure]) -> str:
         parts.append(table("A sample of the reasons given", ["witness", "verdict", "reason"],
                            [[e(r["witness"]), r["verdict"], e(r["reason"])] for r in c["reasons"]]))
     if a.audit is not None:
-        from turinglab.analysis.audit_text import markdown
+        from turinglab.analysis.audit.audit_text import markdown
 
         parts.append(markdown(a.audit, e))
     if a.beliefs is not None:

@@ -8,7 +8,7 @@ from collections.abc import Callable
 import matplotlib.pyplot as plt
 
 from turinglab.analysis.live.belief import BeliefAnalysis
-from turinglab.analysis.figures import AI_COLOR, GREY, HUMAN_COLOR, Figure, _render
+from turinglab.analysis.report.figures import AI_COLOR, GREY, HUMAN_COLOR, Figure, _render
 
 PALETTE = [AI_COLOR, HUMAN_COLOR, "#5a9e5a", "#9a5fb0", "#b5504a", GREY]
 

@@ -12,7 +12,7 @@ import pytest
 from turinglab.analysis.live.core import Options, analyse
 from turinglab.analysis.demo import TAG_SHARE, DemoSpec, generate
 from turinglab.analysis.live.load import load
-from turinglab.analysis.report import render_html, render_json, render_markdown
+from turinglab.analysis.report.report import render_html, render_json, render_markdown
 from turinglab.game.config import WitnessSpec
 
 
@@ -82,7 +82,7 @@ def test_report_shows_every_further_analysis_numbered(two_player):
     nums = json.loads(render_json(a))["numbers"]
     assert nums["kappa.strategy.sub.kappa"] == pytest.approx(k.loc[("strategy", "sub"), "kappa"])
     assert nums["roster.Quebec.n"] == 0
-    md = render_markdown(a, "figs", __import__("turinglab.analysis.figures", fromlist=["all_figures"]).all_figures(a))
+    md = render_markdown(a, "figs", __import__("turinglab.analysis.report.figures", fromlist=["all_figures"]).all_figures(a))
     assert md.count("**Table ") == len(titles) and "*Figure 1. " in md
 
 

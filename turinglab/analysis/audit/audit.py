@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from turinglab.analysis.frames import channel_columns, content_columns, describe
+from turinglab.analysis.audit.frames import channel_columns, content_columns, describe
 
 CLASSIFIERS = ("logistic", "boosting")
 
@@ -429,7 +429,7 @@ def audit_table(df: pd.DataFrame, *, study: str = "", alpha: float = 0.05, n_boo
 
 def audit_blinding(url: str | None, study: str | int | None, **kw) -> BlindingAudit:
     """Load a study's games from the store and audit them (`audit_table`'s options)."""
-    from turinglab.analysis.frames import feature_table, load_games
+    from turinglab.analysis.audit.frames import feature_table, load_games
 
     info, games = load_games(url, study)
     if not games:
