@@ -12,7 +12,7 @@ import tests.server.test_browser as tb
 from tests.server.test_browser import (
     DESKTOP, ELIZA, PHONE, RULES, give_verdict, last_theirs, shot, two_in_a_game, type_send, world,
 )
-from turinglab.analysis.export import read_tables
+from turinglab.analysis.export.export import read_tables
 from turinglab.cli import app
 from turinglab.game.config import Allocation, Study
 from turinglab.store.api import Store

@@ -14,7 +14,7 @@ import test_browser  # noqa: E402
 from test_browser import DESKTOP, ELIZA, FAST, give_verdict, last_theirs, role, shot, study, type_send  # noqa: E402
 
 from static_judge_data import chromium_on  # noqa: E402
-from turinglab.analysis.export import export  # noqa: E402
+from turinglab.analysis.export.export import export  # noqa: E402
 from turinglab.analysis.live.load import load  # noqa: E402
 from turinglab.server.app import create_app  # noqa: E402
 from turinglab.store.api import Store  # noqa: E402

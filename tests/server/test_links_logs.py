@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import httpx
 from sqlalchemy import create_engine
 
-from turinglab.analysis.pseudonyms import export_key, keyed
+from turinglab.analysis.export.pseudonyms import export_key, keyed
 from turinglab.server.app import create_app
 from turinglab.server.guards import START_BURST
 from turinglab.server.logs import RateCap, install, token_hash

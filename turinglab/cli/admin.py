@@ -42,7 +42,7 @@ def _study_id(store, name: str | None) -> int:  # noqa: ANN001
 
 def _take(db: str | None, study: str | None, who: str | None, action: str, target: str | None,
           reason: str | None) -> tuple:
-    from turinglab.analysis.pseudonyms import export_key
+    from turinglab.analysis.export.pseudonyms import export_key
     from turinglab.server.admin_actions import ActionError, take
 
     store = _open(db)
@@ -116,7 +116,7 @@ app.command("resume")(_recruitment_command("resume", "Resume recruitment."))
 @app.command("actions")
 def actions(study: str = _STUDY, db: str = _DB) -> None:
     """The researchers' actions, newest first, as tab-separated lines (participants by pseudonym)."""
-    from turinglab.analysis.pseudonyms import export_key
+    from turinglab.analysis.export.pseudonyms import export_key
     from turinglab.server.admin_actions import shown_actions
 
     store = _open(db)
@@ -133,7 +133,7 @@ def bonus(out: str = typer.Argument(..., help="file to write (Prolific's bulk bo
     """Write the bonus payments of a study in Prolific's bulk-bonus format (raw Prolific ids: for payment only)."""
     from pathlib import Path
 
-    from turinglab.analysis.export import bonus_csv, bonuses
+    from turinglab.analysis.export.export import bonus_csv, bonuses
 
     store = _open(db)
     sid = _study_id(store, study)

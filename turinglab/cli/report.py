@@ -39,7 +39,7 @@ def _static_report(db: str | None, study: str | None, out: str, alpha: float, fm
     if fmt == "json":  # every number, keyed as the static export's rebuild.py checks them
         from pathlib import Path
 
-        from turinglab.analysis.static_export import render_json
+        from turinglab.analysis.export.static_export import render_json
 
         Path(out).write_text(render_json(info, a), encoding="utf-8")
         console.print(f"wrote {out} (static study {info.name})", markup=False, highlight=False)
@@ -114,7 +114,7 @@ def export_cmd(
 ) -> None:
     """Export a study as a pseudonymous dataset (CSV + Parquet, codebook, report, rebuild.py); a static
     study as its trials and judges (CSV), its numbers and rebuild.py."""
-    from turinglab.analysis.export import export
+    from turinglab.analysis.export.export import export
     from turinglab.store.inspect import names_static_study
 
     if names_static_study(db, study):
@@ -130,7 +130,7 @@ def export_cmd(
 
 
 def _static_export(db: str | None, study: str | None, out: str) -> None:
-    from turinglab.analysis.static_export import export_static
+    from turinglab.analysis.export.static_export import export_static
     from turinglab.store import StoreError
 
     store = static_store(db, write=False)
@@ -146,7 +146,7 @@ def _static_export(db: str | None, study: str | None, out: str) -> None:
 
 def _export_key(db: str | None) -> bytes:
     """The export key of the database (issue 24): $TURINGLAB_EXPORT_KEY, else kept in the database."""
-    from turinglab.analysis.pseudonyms import export_key
+    from turinglab.analysis.export.pseudonyms import export_key
     from turinglab.store import Store
     from turinglab.store.db import existing_database
 
@@ -161,7 +161,7 @@ def export_payment_ids(
     study: str = typer.Option(None, "--study", help="Study id or name."),
 ) -> None:
     """Write the RAW Prolific participant/study/session ids beside each participant's pseudonym."""
-    from turinglab.analysis.export import payment_ids
+    from turinglab.analysis.export.export import payment_ids
     from turinglab.store import Store
     from turinglab.store.db import existing_database
 

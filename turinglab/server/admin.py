@@ -50,9 +50,9 @@ def spreadsheet_safe_csv(body: bytes) -> bytes:
 
 def pseudonymous(t: dict[str, pd.DataFrame], key: bytes) -> dict[str, pd.DataFrame]:
     """The tables with every external id replaced by a keyed hash, as `turinglab export` does
-    (turinglab/analysis/pseudonyms.py): participant ids (the participants' login tokens) and the
+    (turinglab/analysis/export/pseudonyms.py): participant ids (the participants' login tokens) and the
     Prolific participant, study and session ids; an id has the same pseudonym in every table."""
-    from turinglab.analysis.pseudonyms import PREFIX, keyed
+    from turinglab.analysis.export.pseudonyms import PREFIX, keyed
 
     ids: set[str] = set()
     for df in t.values():
@@ -241,13 +241,13 @@ def leaderboard_rows(games) -> dict:  # noqa: ANN001
 
 def add_admin(app: FastAPI, password: str | None, page, message, accounts_file: str | None = None) -> None:  # noqa: ANN001
     from turinglab.server.web import templates
-    # the database's export key (turinglab/analysis/pseudonyms.py): pseudonyms agree across the
+    # the database's export key (turinglab/analysis/export/pseudonyms.py): pseudonyms agree across the
     # tables, the restarts and `turinglab export`, and cannot be turned back into participant links
     keys: list[bytes] = []
 
     async def export_key(request: Request) -> bytes:
         if not keys:
-            from turinglab.analysis.pseudonyms import export_key as make
+            from turinglab.analysis.export.pseudonyms import export_key as make
 
             keys.append(await asyncio.to_thread(make, request.app.state.store))
         return keys[0]
@@ -263,7 +263,7 @@ def add_admin(app: FastAPI, password: str | None, page, message, accounts_file: 
         store: Store = request.app.state.store
         now = hub.now()
         key = await export_key(request)
-        from turinglab.analysis.pseudonyms import keyed
+        from turinglab.analysis.export.pseudonyms import keyed
 
         waiting = [{"participant": keyed(w.participant_id, key), "assignment": w.assignment,
                     "waited_s": round((now - w.joined_ms) / 1000)} for w in hub.room.waiting.values()]
@@ -348,7 +348,7 @@ def add_admin(app: FastAPI, password: str | None, page, message, accounts_file: 
         if name == PAYMENT_EXPORT:  # raw Prolific ids beside the pseudonyms, for payment only
             import tempfile
 
-            from turinglab.analysis.export import payment_ids
+            from turinglab.analysis.export.export import payment_ids
 
             with tempfile.TemporaryDirectory() as d:
                 await asyncio.to_thread(payment_ids, request.app.state.store, f"{d}/p.csv", hub.study_id)

@@ -43,7 +43,7 @@ def find_participant(store: Store, text: str, key: bytes | None = None) -> str:
     if found is not None:
         return found.id
     if key is not None:
-        from turinglab.analysis.pseudonyms import keyed
+        from turinglab.analysis.export.pseudonyms import keyed
 
         for p in store.participants():
             if keyed(p.id, key) == text:
@@ -105,7 +105,7 @@ def status_rows(hub: Any) -> dict[str, Any]:
 
 def shown_actions(store: Store, study_id: int, key: bytes) -> list[dict[str, Any]]:
     """The study's actions, newest first, a participant named by their pseudonym (an id is their link)."""
-    from turinglab.analysis.pseudonyms import keyed
+    from turinglab.analysis.export.pseudonyms import keyed
 
     out = []
     for r in reversed(admin_log.actions(store, study_id)):
@@ -175,7 +175,7 @@ def add_action_routes(app: FastAPI, guard, message, export_key, spreadsheet_safe
         refused = await guard(request)
         if refused is not None:
             return refused
-        from turinglab.analysis.export import bonus_csv, bonuses
+        from turinglab.analysis.export.export import bonus_csv, bonuses
 
         hub = request.app.state.hub
         p = hub.study.prolific

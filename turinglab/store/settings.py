@@ -1,5 +1,5 @@
 """Settings kept in the database (table `settings`): values made once and then read by every
-process, e.g. the export key (turinglab/analysis/pseudonyms.py)."""
+process, e.g. the export key (turinglab/analysis/export/pseudonyms.py)."""
 
 from __future__ import annotations
 

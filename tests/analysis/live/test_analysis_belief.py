@@ -121,7 +121,7 @@ def test_demo_data_with_beliefs_reaches_the_export_and_the_report(sqlite_url, tm
     table holds exactly them, and the report shows trajectories and time to detection (HTML, escaped)."""
     from typer.testing import CliRunner
 
-    from turinglab.analysis.export import read_tables
+    from turinglab.analysis.export.export import read_tables
     from turinglab.cli import app
     from turinglab.store import Store
 

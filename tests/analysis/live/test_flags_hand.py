@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from turinglab.analysis.demo import DemoSpec, generate
-from turinglab.analysis.export import export, read_tables
+from turinglab.analysis.export.export import export, read_tables
 from turinglab.analysis.live.flags import KNOWS_WITNESS_RE
 from turinglab.analysis.live.load import load
 from turinglab.cli import app

@@ -546,7 +546,7 @@ def add_static_admin(app: FastAPI, password: str | None, message, accounts_file:
         trials = await asyncio.to_thread(store.trials, sid)
         items = {i.id: i for i in await asyncio.to_thread(store.items, sid)}
         sessions = await asyncio.to_thread(store.judge_sessions, sid)
-        from turinglab.analysis.pseudonyms import export_key, keyed
+        from turinglab.analysis.export.pseudonyms import export_key, keyed
 
         key = await asyncio.to_thread(export_key, store)  # pseudonyms, never the judges' link tokens
         judges = []

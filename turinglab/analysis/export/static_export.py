@@ -19,7 +19,7 @@ from typing import Any
 
 import pandas as pd
 
-from turinglab.analysis.pseudonyms import export_key, pseudonymise
+from turinglab.analysis.export.pseudonyms import export_key, pseudonymise
 
 LEVEL_COLUMNS = ("judges", "trials", "hh", "hm", "mh", "mm", "machine_judged_human", "low", "high", "balanced_accuracy")
 AGENT_COLUMNS = ("n", "judged_human", "rate", "low", "high", "boot_low", "boot_high", "judges", "zhang_in_band",
@@ -138,7 +138,7 @@ def export_static(store, study: str | int | None, out_dir: str | Path, alpha: fl
     (out / "report_numbers.json").write_text(json.dumps({"meta": meta(info, a), "numbers": numbers(a)}, indent=1,
                                                         sort_keys=True))
     (out / "codebook.md").write_text(CODEBOOK.format(study=info.name, task=info.task), encoding="utf-8")
-    with resources.as_file(resources.files("turinglab.analysis").joinpath("rebuild_static.py")) as path:
+    with resources.as_file(resources.files("turinglab.analysis.export").joinpath("rebuild_static.py")) as path:
         shutil.copyfile(path, out / "rebuild.py")
     return {"out": str(out), "rows": {"trials": len(trials), "items": len(items), "judges": len(judges)},
             "study": info.name}

@@ -2,7 +2,7 @@
 the report itself and `rebuild.py`, which recomputes every number from the CSV files.
 
 Every external id (participant ids, which are the participants' login tokens; tagger names) is
-replaced by a keyed hash (turinglab/analysis/pseudonyms.py): the key is $TURINGLAB_EXPORT_KEY or
+replaced by a keyed hash (turinglab/analysis/export/pseudonyms.py): the key is $TURINGLAB_EXPORT_KEY or
 the database's own generated key, never in git. Raw Prolific ids, needed only for payment, are
 in a separate, explicitly named file written by `payment_ids` (`turinglab export-payment-ids`).
 """
@@ -18,7 +18,7 @@ import pandas as pd
 
 from turinglab.analysis.live.belief import BELIEF_COLUMNS, analyse_beliefs
 from turinglab.analysis.live.core import Analysis, Options, analyse
-from turinglab.analysis.pseudonyms import PREFIX, export_key, keyed, pseudonymise
+from turinglab.analysis.export.pseudonyms import PREFIX, export_key, keyed, pseudonymise
 from turinglab.analysis.report.report import write_numbers, write_report
 from turinglab.game import survey
 from turinglab.analysis.live.schema import (
@@ -134,7 +134,7 @@ def export(loaded, out_dir: str | Path, options: Options | None = None, key: byt
     (out / "codebook.json").write_text(json.dumps(cb, indent=1))
     (out / "codebook.md").write_text(codebook_md(cb))
     for name in ("rebuild.py", "rebuild_more.py"):
-        with resources.as_file(resources.files("turinglab.analysis").joinpath(name)) as path:
+        with resources.as_file(resources.files("turinglab.analysis.export").joinpath(name)) as path:
             shutil.copyfile(path, out / name)
     return {"out": str(out), "rows": cb["rows"], "analysis": a}
 

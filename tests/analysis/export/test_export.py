@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from turinglab.analysis.demo import DemoSpec, generate
-from turinglab.analysis.export import read_tables
+from turinglab.analysis.export.export import read_tables
 from turinglab.cli import app
 from turinglab.store import Store
 
@@ -175,10 +175,10 @@ def test_rebuild_imports_no_analysis_code():
     from importlib import resources
 
     for name in ("rebuild.py", "rebuild_more.py"):
-        tree = ast.parse(resources.files("turinglab.analysis").joinpath(name).read_text())
+        tree = ast.parse(resources.files("turinglab.analysis.export").joinpath(name).read_text())
         mods = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
         mods |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
         ours = {m for m in mods if m.split(".")[0] == "turinglab"}
         assert ours <= {"turinglab", "turinglab.stats"}, (name, ours)
-        assert "from turinglab import" not in resources.files("turinglab.analysis").joinpath(name).read_text().replace(
+        assert "from turinglab import" not in resources.files("turinglab.analysis.export").joinpath(name).read_text().replace(
             "from turinglab import stats", "")

@@ -15,7 +15,7 @@ from sqlalchemy import text
 from typer.testing import CliRunner
 
 from turinglab.analysis.demo import DemoSpec, generate
-from turinglab.analysis.export import read_tables
+from turinglab.analysis.export.export import read_tables
 from turinglab.cli import app
 from turinglab.store import Store
 from turinglab.server.testing import AdminLogin
