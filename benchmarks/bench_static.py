@@ -68,8 +68,8 @@ def bench_import(url: str, data: Path) -> None:
 
 
 def bench_trials(url: str, n: int, n_judges: int) -> None:
-    from turinglab.analysis.static import analyse_counts, write_static_report
-    from turinglab.statictests.summary import count_table, judge_counts, judge_table, summary
+    from turinglab.analysis.static.report import analyse_counts, write_static_report
+    from turinglab.analysis.static.summary import count_table, judge_counts, judge_table, summary
 
     rng = random.Random(0)
     agents = {"m1": 0.3, "m2": 0.45, "m3": 0.55, "m4": 0.65}

@@ -449,7 +449,7 @@ def test_scanpath_vector_pads_with_ones_and_truncates():
 
 def test_figure_from_results(word, tmp_path):
     from turinglab.judges.evaluate import Config, evaluate
-    from turinglab.judges.figure import detectability
+    from turinglab.analysis.static.judges_figure import detectability
 
     items = pd.concat([word[word.truth == "human"].iloc[:60], word[word.truth == "machine"].iloc[:60]])
     res = evaluate(items, Config(judge="tfidf-lr", folds=3))

@@ -176,7 +176,7 @@ def test_cli_fixations_reports_the_cut(tmp_path):
 
 
 def test_report_says_whose_judge():
-    from turinglab.analysis.static_judges import sections
+    from turinglab.analysis.static.judges import sections
     from turinglab.judges.evaluate import Config, evaluate
 
     items = load_zhang(SHIPPED / "word.json").iloc[:300]  # 30 cues, 150 human, 150 machine

@@ -231,8 +231,8 @@ def test_report_topic_flags_recomputed_from_the_trials(tmp_path, db_url):
 
 def test_topic_counts_agree_across_the_three_ways_of_counting(db_url):
     """judge_counts in SQL, in numpy, and the trial table give the same topic flags and results."""
-    import turinglab.statictests.summary as summary_mod
-    from turinglab.analysis.static import analyse_counts, analyse_static
+    import turinglab.analysis.static.summary as summary_mod
+    from turinglab.analysis.static.report import analyse_counts, analyse_static
 
     rng = random.Random(4)
     with Store(db_url) as st:

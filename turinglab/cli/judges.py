@@ -266,7 +266,7 @@ def judges_figure(
             fail(f"{p}: not a readable judges result ({exc})")
         if "balanced_accuracy_ci" not in loaded[-1]:
             fail(f"{p}: not a judges result (no balanced_accuracy_ci); make it with `judges evaluate --json`")
-    from turinglab.judges.figure import detectability
+    from turinglab.analysis.static.judges_figure import detectability
 
     fig = detectability(loaded)
     Path(out).write_bytes(fig.png) if out.endswith(".png") else Path(out).write_text(fig.svg)

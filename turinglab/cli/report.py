@@ -23,7 +23,7 @@ def _analysis_options(loaded, exclude: list[str] | None, alpha: float):
 
 
 def _static_report(db: str | None, study: str | None, out: str, alpha: float, fmt: str) -> None:
-    from turinglab.analysis.static import analyse_stored, write_static_report
+    from turinglab.analysis.static.report import analyse_stored, write_static_report
     from turinglab.judges.static import cached_results
     from turinglab.store import StoreError
 

@@ -81,8 +81,8 @@ def static_summary(
     """Trials, judges, the confusion matrix and each agent's judged-human rate."""
     import json
 
-    from turinglab.statictests.answers import static_extras
-    from turinglab.statictests.summary import control_answers, count_table, summary
+    from turinglab.analysis.static.answers import static_extras
+    from turinglab.analysis.static.summary import control_answers, count_table, summary
     from turinglab.store import StoreError
 
     if not 0 < alpha < 1:

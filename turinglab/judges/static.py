@@ -49,13 +49,13 @@ def _test_trials(store: Any, study_id: int, items: pd.DataFrame) -> pd.DataFrame
     (one query of three columns; a study may have millions of trials)."""
     from sqlalchemy import select
 
-    from turinglab.statictests.summary import _raw
+    from turinglab.store.db import raw_rows
     from turinglab.store.models import JudgeTrialRow as T
 
     q = (select(T.judge_id, T.response_id, T.answer).where(T.study_id == study_id, T.phase == "test")
          .order_by(T.id))
     with store.engine.connect() as conn:
-        t = pd.DataFrame.from_records(_raw(conn, q), columns=["judge_id", "item_id", "verdict"])
+        t = pd.DataFrame.from_records(raw_rows(conn, q), columns=["judge_id", "item_id", "verdict"])
     t["item_id"] = t["item_id"].astype(str)
     t = t[t["item_id"].isin(items["item_id"])].reset_index(drop=True)
     truth = dict(zip(items["item_id"], items["truth"]))

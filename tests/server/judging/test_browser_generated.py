@@ -24,7 +24,7 @@ from turinglab.server.judging.pages import create_static_app  # noqa: E402
 from turinglab.statictests import conversations as cv  # noqa: E402
 from turinglab.statictests.config import Session, preset_study  # noqa: E402
 from turinglab.statictests.failures import Rules  # noqa: E402
-from turinglab.statictests.speakers import speaker_report  # noqa: E402
+from turinglab.analysis.static.speakers import speaker_report  # noqa: E402
 from turinglab.store.api import Store  # noqa: E402
 from turinglab.store.static import ResponseIn, StimulusIn  # noqa: E402
 

@@ -20,7 +20,7 @@ from static_judge_data import chromium_on, images, make_study, submit_item  # no
 
 from turinglab.server.judging.pages import create_static_app  # noqa: E402
 from turinglab.statictests.config import Session, StaticStudy  # noqa: E402
-from turinglab.statictests.speakers import speaker_report  # noqa: E402
+from turinglab.analysis.static.speakers import speaker_report  # noqa: E402
 from turinglab.store.api import Store  # noqa: E402
 from turinglab.store.static import ResponseIn, StimulusIn  # noqa: E402
 

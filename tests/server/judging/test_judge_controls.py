@@ -17,10 +17,10 @@ sys.path.insert(0, str(Path(__file__).parents[2]))
 from static_judge_data import OBJECTS, make_study  # noqa: E402
 from tests.server.judging.test_judge_pages import app_for, consented, form_of, item_json  # noqa: E402
 
-from turinglab.analysis.static import analyse_counts  # noqa: E402
-from turinglab.statictests.answers import answer_summary  # noqa: E402
+from turinglab.analysis.static.report import analyse_counts  # noqa: E402
+from turinglab.analysis.static.answers import answer_summary  # noqa: E402
 from turinglab.statictests.config import StaticStudy, preset_study, static_hash  # noqa: E402
-from turinglab.statictests.summary import judge_counts, judge_table  # noqa: E402
+from turinglab.analysis.static.summary import judge_counts, judge_table  # noqa: E402
 from turinglab.store.api import Store  # noqa: E402
 
 

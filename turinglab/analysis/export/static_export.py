@@ -94,7 +94,7 @@ def _level(v: Any) -> str:
 
 
 def meta(info, a, n_boot: int = 1000, seed: int = 0) -> dict:
-    from turinglab.analysis.static import MIN_TOPIC_ACCURACY, STERNE_MAX_N, ZHANG_BAND
+    from turinglab.analysis.static.report import MIN_TOPIC_ACCURACY, STERNE_MAX_N, ZHANG_BAND
 
     ex = info.study.exclusions
     return {"study": info.name, "task": info.task, "alpha": a.alpha, "n_boot": n_boot, "seed": seed,
@@ -110,8 +110,8 @@ def render_json(info, a) -> str:
 def export_static(store, study: str | int | None, out_dir: str | Path, alpha: float = 0.05,
                   key: bytes | None = None) -> dict:
     """Write a static study's trials and judges (pseudonymous), its numbers and rebuild_static.py to `out_dir`."""
-    from turinglab.analysis.static import analyse_stored
-    from turinglab.statictests.summary import _items, judge_table, trial_table
+    from turinglab.analysis.static.report import analyse_stored
+    from turinglab.analysis.static.summary import _items, judge_table, trial_table
 
     out = Path(out_dir)
     if out.exists() and any(out.iterdir()):

@@ -91,7 +91,7 @@ def answer_summary(store: Any, study_id: int, exclusions: Any = None) -> dict[st
 def static_extras(store: Any, info: Any, alpha: float = 0.05) -> dict[str, Any]:
     """What `static summary --json` and `report --study` add to the counts: the other answers
     (`answers`) and, for a conversation study, the per-speaker analysis (`speakers`, or None)."""
-    from turinglab.statictests.speakers import speaker_report
+    from turinglab.analysis.static.speakers import speaker_report
 
     out: dict[str, Any] = {"answers": answer_summary(store, info.id, info.study.exclusions)}
     if info.task == "conversation":

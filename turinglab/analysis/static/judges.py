@@ -32,7 +32,7 @@ def _ci(pair: Any) -> str:
 
 
 def label(res: dict[str, Any]) -> str:
-    from turinglab.judges.figure import label as fig_label
+    from turinglab.analysis.static.judges_figure import label as fig_label
 
     return fig_label(res)
 
@@ -85,6 +85,6 @@ def sections(results: list[dict[str, Any]], study: str, alpha: float) -> list[tu
 
 
 def figure(results: list[dict[str, Any]]) -> Any:
-    from turinglab.judges.figure import detectability
+    from turinglab.analysis.static.judges_figure import detectability
 
     return detectability(results) if results else None

@@ -21,6 +21,7 @@ from sqlalchemy import case, func, select
 
 from turinglab.statictests.topics import has_topic_control
 from turinglab.stats import interval
+from turinglab.store.db import raw_rows
 from turinglab.store.models import ParticipantRow, ResponseRow, StaticStudyRow, StimulusRow
 from turinglab.store.models import JudgeTrialRow as T
 
@@ -38,26 +39,13 @@ def trial_table(store: Any, study_id: int) -> pd.DataFrame:
                  ResponseRow.payload).join(StimulusRow, ResponseRow.stimulus_id == StimulusRow.id)
           .where(ResponseRow.study_id == study_id))
     with store.engine.connect() as conn:
-        trials = pd.DataFrame.from_records(_raw(conn, tq), columns=COLUMNS[:9])
+        trials = pd.DataFrame.from_records(raw_rows(conn, tq), columns=COLUMNS[:9])
         items = pd.DataFrame([r[:5] + ((r[5] or {}).get("length"),) for r in conn.execute(iq).all()],
                              columns=["response_id", *COLUMNS[9:]])
     df = trials.merge(items, on="response_id", how="left", sort=False)
     df["judged_human"] = (df["answer"] == "human").astype(np.int64)
     df["correct"] = (df["answer"] == df["truth"]).astype(np.int64)
     return df
-
-
-def _raw(conn: Any, stmt: Any) -> list[tuple]:
-    """Rows as plain tuples straight from the DB-API cursor (SQLAlchemy rows cost ~10x more to
-    turn into a DataFrame). Literals are inlined (literal_binds): integers, the code's own constants, and
-    agent names that the dialect's string literal quoting escapes."""
-    sql = str(stmt.compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True}))
-    cur = conn.connection.dbapi_connection.cursor()
-    try:
-        cur.execute(sql)
-        return cur.fetchall()
-    finally:
-        cur.close()
 
 
 def _items(conn: Any, study_id: int) -> pd.DataFrame:
@@ -89,7 +77,7 @@ def count_table(store: Any, study_id: int) -> tuple[pd.DataFrame, int]:
     q = (select(T.response_id, T.answer, func.count()).where(T.study_id == study_id)
          .group_by(T.response_id, T.answer))
     with store.engine.connect() as conn:
-        per_item = pd.DataFrame.from_records(_raw(conn, q), columns=["response_id", "answer", "n"])
+        per_item = pd.DataFrame.from_records(raw_rows(conn, q), columns=["response_id", "answer", "n"])
         judges = conn.execute(select(func.count(func.distinct(T.judge_id))).where(T.study_id == study_id)).scalar()
         items = _items(conn, study_id)
     m = per_item.merge(items, on="response_id", how="left")
@@ -141,9 +129,9 @@ def _judge_counts_sql(conn: Any, study_id: int, fast_rt_ms: int, items: pd.DataF
              func.sum(case((ctl & (T.control_correct == True), 1), else_=0))]  # noqa: E712
     q = (select(T.judge_id, *cols).join(R, R.id == T.response_id).where(T.study_id == study_id)
          .group_by(T.judge_id))
-    rows = _raw(conn, q)
+    rows = raw_rows(conn, q)
     per_item = pd.DataFrame.from_records(
-        _raw(conn, select(T.response_id, T.answer, func.count()).where(T.study_id == study_id)
+        raw_rows(conn, select(T.response_id, T.answer, func.count()).where(T.study_id == study_id)
              .group_by(T.response_id, T.answer)), columns=["response_id", "answer", "n"])
     out = []
     for r in rows:
@@ -171,7 +159,7 @@ def _topic_counts_sql(conn: Any, study_id: int) -> pd.DataFrame:
          .join(R, R.id == T.response_id)
          .where(T.study_id == study_id, R.control == False, T.control_correct.is_not(None))  # noqa: E712
          .group_by(T.judge_id, R.truth, R.agent, T.answer))
-    t = pd.DataFrame.from_records(_raw(conn, q), columns=["judge_id", "truth", "agent", "answer", "n_topic",
+    t = pd.DataFrame.from_records(raw_rows(conn, q), columns=["judge_id", "truth", "agent", "answer", "n_topic",
                                                           "n_topic_ok"])
     t.loc[t["truth"] == "human", "agent"] = "human"
     return t.groupby(["judge_id", "truth", "agent", "answer"], as_index=False)[["n_topic", "n_topic_ok"]].sum()
@@ -199,7 +187,7 @@ def _judge_counts_py(store: Any, study_id: int, fast_rt_ms: int, topic: bool = F
     """judge_counts by reading the trials' five needed columns and counting with numpy."""
     q = select(T.judge_id, T.response_id, T.answer, T.rt_ms, T.control_correct).where(T.study_id == study_id)
     with store.engine.connect() as conn:
-        t = pd.DataFrame.from_records(_raw(conn, q), columns=["judge_id", "response_id", "answer", "rt_ms",
+        t = pd.DataFrame.from_records(raw_rows(conn, q), columns=["judge_id", "response_id", "answer", "rt_ms",
                                                               "control_correct"])
         items = _items(conn, study_id)
     n_t = len(t)

@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 
 from turinglab.statictests.config import preset_study
-from turinglab.statictests.speakers import speaker_report
+from turinglab.analysis.static.speakers import speaker_report
 from turinglab.statictests.zhang import ImportProblem
 from turinglab.statictests.zhang_conversations import parse_results, read_lookup
 from turinglab.store.api import Store
 
-DATA = Path(__file__).parents[1] / "data" / "zhang2023" / "conversations"
+DATA = Path(__file__).parents[2] / "data" / "zhang2023" / "conversations"
 PROLIFIC = DATA / "compiled_prolific_excerpt.json"
 ORIGINAL = DATA / "compiled_original_excerpt.json"
 LOOKUP = DATA / "correct_answers_lookup_excerpt.ipynb"
@@ -125,7 +125,7 @@ def test_a_trial_whose_fields_name_two_conversations_is_refused(sqlite_url):
 
 
 def test_cli_imports_results_and_summary_gives_the_speaker_classes(sqlite_url, tmp_path):
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])}
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[3])}
     base = [sys.executable, "-m", "turinglab", "static"]
     r = subprocess.run(base + ["import", "--task", "conversation", "--study", "zc", "--judge-trials", str(PROLIFIC),
                                "--db", sqlite_url], capture_output=True, text=True, env=env)
@@ -157,7 +157,7 @@ def test_cli_imports_results_and_summary_gives_the_speaker_classes(sqlite_url, t
 def test_trials_all_verdicts_still_import_with_one_truth_per_conversation(sqlite_url):
     from turinglab.statictests.zhang import parse_conversation_verdicts, read_json
 
-    src = Path(__file__).parents[2] / "turinglab" / "statictests" / "zhang2023" / "trials_all.json"
+    src = Path(__file__).parents[3] / "turinglab" / "statictests" / "zhang2023" / "trials_all.json"
     parsed = parse_conversation_verdicts(read_json(src), str(src))
     with Store(sqlite_url) as st:
         sid = st.import_static(preset_study("ta", "conversation"), parsed.stimuli, parsed.responses,

@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from turinglab.analysis.static import zhang_age_bin
+from turinglab.analysis.static.report import zhang_age_bin
 from turinglab.cli import app
 from turinglab.statictests.demo import data_dir
 
-HERE = Path(__file__).parents[1] / "data" / "zhang2023"
-SHIPPED = Path(__file__).parents[2] / "turinglab" / "statictests" / "zhang2023"
+HERE = Path(__file__).parents[2] / "data" / "zhang2023"
+SHIPPED = Path(__file__).parents[3] / "turinglab" / "statictests" / "zhang2023"
 runner = CliRunner()
 
 

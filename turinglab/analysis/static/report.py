@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from turinglab.analysis.live.resample import cluster_sums
-from turinglab.statictests.answers import native_flags
+from turinglab.analysis.static.answers import native_flags
 from turinglab.statictests.topics import MIN_TOPIC_ACCURACY
 from turinglab.stats import interval, two_player
 
@@ -61,7 +61,7 @@ class StaticAnalysis:
     notes: list[str] = field(default_factory=list)
     topic: dict[str, Any] | None = None  # conversation studies: Zhang's topic rule (see _topic_rule)
     answers: dict[str, Any] | None = None  # the other answers (statictests.answers.answer_summary)
-    speakers: dict[str, Any] | None = None  # conversations: per-speaker truth (statictests.speakers)
+    speakers: dict[str, Any] | None = None  # conversations: per-speaker truth (analysis/static/speakers.py)
 
 
 KEYS = ["judge_id", "truth", "agent", "control", "answer"]
@@ -229,8 +229,8 @@ def analyse_stored(store: Any, study: str | int | None, alpha: float) -> tuple[A
     """(the stored study's `StaticStudyInfo`, its analysis) of a static study in `store` (a Store;
     `study`: name or id, None for the first); its own exclusions, for conversations topics, and
     the answers and speakers of `statictests.answers.static_extras`."""
-    from turinglab.statictests.answers import static_extras
-    from turinglab.statictests.summary import judge_counts, judge_table, topic_coverage
+    from turinglab.analysis.static.answers import static_extras
+    from turinglab.analysis.static.summary import judge_counts, judge_table, topic_coverage
 
     info = store.static_study(study if study is not None else store.static_studies()[0].id)
     jc, lc = judge_counts(store, info.id, info.study.exclusions.fast_rt_ms)
@@ -503,7 +503,7 @@ def _tables(a: StaticAnalysis) -> list[tuple[str, str, list[str], list[list[Any]
     if a.answers:
         out.append(_answers_section(a.answers))
     if a.speakers:
-        from turinglab.statictests.speakers import report_sections
+        from turinglab.analysis.static.speakers import report_sections
 
         out.extend(report_sections(a.speakers))
     return out
@@ -556,7 +556,7 @@ def write_static_report(a: StaticAnalysis, out: str | Path, fmt: str = "html",
     "AI judges" section with a figure; None leaves the section out, [] says how to run one."""
     from html import escape
 
-    from turinglab.analysis import static_judges
+    from turinglab.analysis.static import judges as static_judges
     from turinglab.analysis.report.figures import save
     from turinglab.analysis.report.report import md_escape
 

@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from turinglab.statictests.demo import data_dir
-from turinglab.analysis.static import analyse_static
+from turinglab.analysis.static.report import analyse_static
 from turinglab.cli import app
 from turinglab.statictests.config import parse_static_study
 from turinglab.store import Store
@@ -117,8 +117,8 @@ def test_per_length_and_escaped_names(tmp_path, sqlite_url):
 def test_database_aggregation_equals_trial_table(db_url):
     import random
 
-    from turinglab.analysis.static import analyse_counts
-    from turinglab.statictests.summary import judge_counts, trial_table
+    from turinglab.analysis.static.report import analyse_counts
+    from turinglab.analysis.static.summary import judge_counts, trial_table
 
     rng = random.Random(5)
     with Store(db_url) as st:
@@ -136,7 +136,7 @@ def test_database_aggregation_equals_trial_table(db_url):
                                            rt_ms=rng.choice([100, 200, 1500, 3000, None])) for n, r in enumerate(picks)])
         df = trial_table(st, sid)
         jc, lc = judge_counts(st, sid, 300)  # grouped in the database
-        import turinglab.statictests.summary as summary_mod
+        import turinglab.analysis.static.summary as summary_mod
 
         limit, summary_mod.MAX_SQL_AGENTS = summary_mod.MAX_SQL_AGENTS, 0
         try:
