@@ -27,3 +27,20 @@ def test_no_merge_markers_are_left_in_the_tree():
     marked = [f"{p.relative_to(root)}:{n}" for p in files for n, line in enumerate(p.read_text(errors="replace").splitlines(), 1)
               if line.startswith(("<<<<<<< ", ">>>>>>> ")) or line == "======="]
     assert not marked, marked
+
+
+def leftovers(paths: list[str]) -> list[str]:
+    """Files a merge or an editor leaves behind: `.orig`, `.rej`, `~` backups."""
+    return [p for p in paths if p.endswith((".orig", ".rej", "~"))]
+
+
+def test_no_merge_leftovers_are_tracked():
+    """Issue 34: a merge left `turinglab/cli/static.py.orig` in git; no such file may be tracked."""
+    import subprocess
+
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run(["git", "ls-files", "-z"], cwd=root, capture_output=True, text=True, check=True).stdout
+    tracked = [p for p in out.split("\0") if p]
+    assert len(tracked) > 100, "git ls-files listed too few files; is this a checkout?"
+    assert leftovers(tracked) == [], f"merge or editor leftovers tracked in git (git rm them): {leftovers(tracked)}"
+    assert leftovers(["a/static.py.orig", "b.py.rej", "c.md~", "d.py", "orig.py"]) == ["a/static.py.orig", "b.py.rej", "c.md~"]
