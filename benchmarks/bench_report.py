@@ -2,7 +2,7 @@
 
     python benchmarks/bench_report.py [--sizes 10000 100000 1000000] [--boot 1000]
 
-Games are generated at the DataFrame level (turinglab.analysis.synth), not through the
+Games are generated at the DataFrame level (turinglab.analysis.demo.synth), not through the
 engine. Above 5 000 games the mixed-effects model is skipped and above 300 000 the GEE too;
 the report's methods paragraph says so.
 """
@@ -16,7 +16,7 @@ from pathlib import Path
 
 from turinglab.analysis.live.core import Options, analyse
 from turinglab.analysis.report.report import write_report
-from turinglab.analysis.synth import SynthSpec, simulate
+from turinglab.analysis.demo.synth import SynthSpec, simulate
 
 
 def main() -> None:

@@ -41,7 +41,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from turinglab.statictests.config import preset_study  # noqa: E402
-from turinglab.statictests.demo import data_dir  # noqa: E402
+from turinglab.analysis.demo.static import data_dir  # noqa: E402
 from turinglab.statictests.zhang import parse_judge_trials, parse_responses, read_json  # noqa: E402
 from turinglab.store import Store  # noqa: E402
 from turinglab.store.static import ImportTrial, JudgeIn, ResponseIn, StimulusIn  # noqa: E402

@@ -316,7 +316,7 @@ def test_llm_call_failure_is_recorded_not_cached(word):
 
 
 def test_live_transcripts_are_what_the_interrogator_saw(sqlite_url):
-    from turinglab.analysis.demo import DemoSpec, generate
+    from turinglab.analysis.demo.live import DemoSpec, generate
     from turinglab.analysis.live.load import load
     from turinglab.judges.live import from_loaded
 

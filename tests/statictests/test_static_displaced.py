@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typer.testing import CliRunner
 
-from turinglab.analysis.demo import DemoSpec, generate
+from turinglab.analysis.demo.live import DemoSpec, generate
 from turinglab.cli import app
 from turinglab.store import Store
 

@@ -18,7 +18,7 @@ from fastapi.responses import JSONResponse
 
 from turinglab.server.testing import serve_in_thread
 from turinglab.statictests.config import preset_study
-from turinglab.statictests.demo import copy_images
+from turinglab.analysis.demo.static import copy_images
 from turinglab.statictests.generate import GenerateError, ModelConfig, check_task
 from turinglab.statictests.vision import check_caption, check_color, check_labels, generate_pictures
 from turinglab.store.api import Store

@@ -13,7 +13,7 @@ from sqlalchemy import func, select
 from typer.testing import CliRunner
 
 from tests.statictests.test_static_zhang_files import raw_expected
-from turinglab.statictests.demo import data_dir
+from turinglab.analysis.demo.static import data_dir
 from turinglab.cli import app
 from turinglab.store import Store
 from turinglab.store.models import ResponseRow

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 sys.path.insert(0, str(Path(__file__).parents[1]))
 from tests.server.judging.test_judge_pages import app_for, consented, form_of, item_json  # noqa: E402
 
-from turinglab.analysis.demo import DemoSpec, generate  # noqa: E402
+from turinglab.analysis.demo.live import DemoSpec, generate  # noqa: E402
 from turinglab.cli import app  # noqa: E402
 from turinglab.statictests.config import Session, StaticStudy  # noqa: E402
 from turinglab.statictests.displaced import build  # noqa: E402
@@ -96,7 +96,7 @@ def test_from_games_topics_file_is_checked_line_by_line(tmp_path, sqlite_url):
 
 
 def test_demo_conversation_lines_are_about_the_true_topic(sqlite_url):
-    from turinglab.analysis.demo import TOPIC_LINES
+    from turinglab.analysis.demo.live import TOPIC_LINES
 
     res = generate(sqlite_url, DemoSpec(n_games=8, seed=1, topics=True))
     with Store(sqlite_url) as st:

@@ -196,7 +196,7 @@ def demo_data(
     if static:
         return _demo_static(db, images_dir, zhang_data, seed)
 
-    from turinglab.analysis.demo import LEAKS, TAG_SHARE, DemoSpec, generate
+    from turinglab.analysis.demo.live import LEAKS, TAG_SHARE, DemoSpec, generate
 
     if games < 1:
         fail(f"--games must be at least 1, got {games}")
@@ -215,7 +215,7 @@ def demo_data(
 
 
 def _demo_static(db: str | None, images_dir: str, zhang_data: str | None, seed: int) -> None:
-    from turinglab.statictests.demo import build_all
+    from turinglab.analysis.demo.static import build_all
     from turinglab.statictests.zhang import ImportProblem
     from turinglab.store import StoreError
 

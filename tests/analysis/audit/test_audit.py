@@ -12,7 +12,7 @@ from scipy import stats
 from typer.testing import CliRunner
 
 from turinglab.analysis.audit import audit as A
-from turinglab.analysis.demo import DemoSpec, generate
+from turinglab.analysis.demo.live import DemoSpec, generate
 from turinglab.analysis.audit.frames import conversation_features, interrogator_frames
 from turinglab.cli import app
 from turinglab.game.config import Rules

@@ -14,7 +14,7 @@ import pandas as pd
 from sqlalchemy import text
 from typer.testing import CliRunner
 
-from turinglab.analysis.demo import DemoSpec, generate
+from turinglab.analysis.demo.live import DemoSpec, generate
 from turinglab.analysis.export.export import read_tables
 from turinglab.cli import app
 from turinglab.store import Store

@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from turinglab.cli import app
-from turinglab.statictests.demo import data_dir
+from turinglab.analysis.demo.static import data_dir
 
 DATA = data_dir()
 STUDIES = {"word": ["--responses", str(DATA / "word.json"), "--judge-trials",

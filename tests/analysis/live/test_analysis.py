@@ -13,7 +13,7 @@ from turinglab.analysis.live import accuracy, resample, tables
 from turinglab.analysis.live.core import Options, analyse
 from turinglab.analysis.live.flags import apply_exclusions, flag_table, knows_witness_from_reason, three_previous_ai
 from turinglab.analysis.live.schema import SchemaError, validate_judgements
-from turinglab.analysis.synth import SynthSpec, from_counts, simulate
+from turinglab.analysis.demo.synth import SynthSpec, from_counts, simulate
 
 # Jones & Bergen (2023) table 1: SR (n) overall and in first games. k = round(SR * n);
 # Dragon's 0.497 is the paper's text ("49.7%"), i.e. 425 of 855.

@@ -15,7 +15,7 @@ from turinglab import stats
 from turinglab.analysis.live import passes, tables
 from turinglab.analysis.live.core import Options, analyse
 from turinglab.analysis.report.report import methods
-from turinglab.analysis.synth import SynthSpec, from_counts, simulate
+from turinglab.analysis.demo.synth import SynthSpec, from_counts, simulate
 
 FAST = Options(n_boot=50, max_games_mixed=0, exclude=())
 

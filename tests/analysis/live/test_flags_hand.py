@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from turinglab.analysis.demo import DemoSpec, generate
+from turinglab.analysis.demo.live import DemoSpec, generate
 from turinglab.analysis.export.export import export, read_tables
 from turinglab.analysis.live.flags import KNOWS_WITNESS_RE
 from turinglab.analysis.live.load import load

@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 from turinglab.analysis.live import taxonomy as tx
 from turinglab.analysis.live.core import Options, analyse
-from turinglab.analysis.demo import DemoSpec, generate
+from turinglab.analysis.demo.live import DemoSpec, generate
 from turinglab.analysis.live.load import load
 from turinglab.analysis.report.report import render_html
 from turinglab.cli import app

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from turinglab.analysis.live.core import Options, analyse
 from turinglab.analysis.report.report import md_escape, render_html, write_report
-from turinglab.analysis.synth import SynthSpec, from_counts, simulate
+from turinglab.analysis.demo.synth import SynthSpec, from_counts, simulate
 from turinglab.cli import app
 
 EVIL = '<script>alert("x")</script><img src=x onerror=alert(1)> | **bold** [link](javascript:x)'

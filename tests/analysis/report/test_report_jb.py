@@ -10,7 +10,7 @@ import re
 import pytest
 
 from turinglab.analysis.live.core import Options, analyse
-from turinglab.analysis.demo import TAG_SHARE, DemoSpec, generate
+from turinglab.analysis.demo.live import TAG_SHARE, DemoSpec, generate
 from turinglab.analysis.live.load import load
 from turinglab.analysis.report.report import render_html, render_json, render_markdown
 from turinglab.game.config import WitnessSpec

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from turinglab.statictests.demo import data_dir
+from turinglab.analysis.demo.static import data_dir
 from turinglab.analysis.static.report import analyse_static
 from turinglab.cli import app
 from turinglab.statictests.config import parse_static_study

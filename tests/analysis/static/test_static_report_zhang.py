@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from turinglab.analysis.static.report import zhang_age_bin
 from turinglab.cli import app
-from turinglab.statictests.demo import data_dir
+from turinglab.analysis.demo.static import data_dir
 
 HERE = Path(__file__).parents[2] / "data" / "zhang2023"
 SHIPPED = Path(__file__).parents[3] / "turinglab" / "statictests" / "zhang2023"

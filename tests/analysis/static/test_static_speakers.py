@@ -169,7 +169,7 @@ def test_trials_all_verdicts_still_import_with_one_truth_per_conversation(sqlite
 def test_from_games_items_name_each_speaker_and_its_agent(sqlite_url):
     from typer.testing import CliRunner
 
-    from turinglab.analysis.demo import DemoSpec, generate
+    from turinglab.analysis.demo.live import DemoSpec, generate
     from turinglab.cli import app
     from turinglab.statictests.speakers import speaker_truths
 

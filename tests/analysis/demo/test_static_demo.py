@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from turinglab.statictests.demo import data_dir
+from turinglab.analysis.demo.static import data_dir
 from turinglab.cli import app
-from turinglab.statictests.demo import IMAGES
+from turinglab.analysis.demo.static import IMAGES
 from turinglab.store import Store
 
 DATA = data_dir()  # ../shared/data/zhang2023 when present, else the shipped copy
@@ -56,7 +56,7 @@ def test_demo_static_builds_six_playable_studies(tmp_path, sqlite_url):
 
 def test_zhang_data_ships_with_the_package(monkeypatch):
     """Without a shared/ folder nearby (a user's install), the demo reads the shipped MIT copy."""
-    from turinglab.statictests import demo
+    from turinglab.analysis.demo import static as demo
 
     monkeypatch.setattr(demo, "ZHANG_REL", Path("no-such-folder") / "zhang2023")
     monkeypatch.delenv("TURINGLAB_ZHANG_DATA", raising=False)

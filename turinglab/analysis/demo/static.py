@@ -33,7 +33,7 @@ from turinglab.statictests.zhang import parse_responses
 from turinglab.store.static import ResponseIn, StimulusIn, plan_session
 
 ZHANG_REL = Path("shared") / "data" / "zhang2023"
-SHIPPED = Path(__file__).parent / "zhang2023"  # the same files, shipped with the package (MIT)
+SHIPPED = Path(__file__).resolve().parents[2] / "statictests" / "zhang2023"  # the same files, shipped (MIT)
 # scikit-image sample images whose docstrings state a licence that allows shipping
 IMAGES = {
     "astronaut.png": "NASA Great Images database; no known copyright restrictions, public domain",
@@ -135,7 +135,7 @@ def fv_items(images: list[str], image_dir: Path, rng: np.random.Generator):
 def build_all(store: Any, images_dir: str | Path, zhang_data: str | Path | None = None, seed: int = 0,
               prefix: str = "demo-static") -> list[dict[str, Any]]:
     """Create `<prefix>-<task>` for the six tasks; each is checked to deal a full judge session."""
-    from turinglab.analysis.demo import DemoSpec, generate
+    from turinglab.analysis.demo.live import DemoSpec, generate
     from turinglab.statictests.displaced import items_from_games
 
     data = data_dir(zhang_data)

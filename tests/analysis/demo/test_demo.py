@@ -5,7 +5,7 @@ from __future__ import annotations
 from typer.testing import CliRunner
 
 from turinglab.analysis.live.core import Options, analyse
-from turinglab.analysis.demo import HUMAN_RATE, TRUE_RATES, DemoSpec, generate
+from turinglab.analysis.demo.live import HUMAN_RATE, TRUE_RATES, DemoSpec, generate
 from turinglab.analysis.live.load import load
 from turinglab.cli import app
 from turinglab.game.engine import Game
