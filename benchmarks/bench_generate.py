@@ -36,7 +36,7 @@ def main() -> None:
     from turinglab.statictests.failures import Rules
     from turinglab.statictests.generate import ModelConfig, generate_words
     from turinglab.statictests.importing import parse_import
-    from turinglab.statictests.config import preset_study
+    from turinglab.game.static_config import preset_study
     from turinglab.store.api import Store
     from turinglab.witnesses.local.server import shared_server
 

@@ -40,7 +40,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from turinglab.statictests.config import preset_study  # noqa: E402
+from turinglab.game.static_config import preset_study  # noqa: E402
 from turinglab.analysis.demo.static import data_dir  # noqa: E402
 from turinglab.statictests.zhang import parse_judge_trials, parse_responses, read_json  # noqa: E402
 from turinglab.store import Store  # noqa: E402
@@ -175,7 +175,7 @@ def field(html: str, name: str) -> str | None:
 async def submit_phase(url: str, n_judges: int, think: float, duration: float, items: int) -> None:
     from rawhttp import Conn, HTTPError
 
-    from turinglab.statictests.config import Session, StaticStudy
+    from turinglab.game.static_config import Session, StaticStudy
 
     with Store(url) as st:  # the study: 300 cue words, each answered by a human and by two machines
         name = f"{SUBMIT_STUDY}-{time.time_ns() % 10**8}"  # fresh, so --db can point at a kept database

@@ -7,7 +7,7 @@ import random
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from turinglab.statictests.config import Session, StaticStudy
+from turinglab.game.static_config import Session, StaticStudy
 from turinglab.store.api import Store
 from turinglab.store.static import ResponseIn, StimulusIn
 

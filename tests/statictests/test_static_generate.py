@@ -10,7 +10,7 @@ import pytest
 
 from tests.statictests.generate_doubles import fake_chat, stuck_first_attempt
 from turinglab.statictests import conversations as cv
-from turinglab.statictests.config import preset_study
+from turinglab.game.static_config import preset_study
 from turinglab.statictests.failures import Rules, check
 from turinglab.statictests.generate import GenerateError, ModelConfig, check_task, check_word, generate_words
 from turinglab.store.api import Store

@@ -17,7 +17,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
 from turinglab.server.testing import serve_in_thread
-from turinglab.statictests.config import preset_study
+from turinglab.game.static_config import preset_study
 from turinglab.analysis.demo.static import copy_images
 from turinglab.statictests.generate import GenerateError, ModelConfig, check_task
 from turinglab.statictests.vision import check_caption, check_color, check_labels, generate_pictures

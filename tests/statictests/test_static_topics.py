@@ -19,7 +19,7 @@ from tests.server.judging.test_judge_pages import app_for, consented, form_of, i
 
 from turinglab.analysis.demo.live import DemoSpec, generate  # noqa: E402
 from turinglab.cli import app  # noqa: E402
-from turinglab.statictests.config import Session, StaticStudy  # noqa: E402
+from turinglab.game.static_config import Session, StaticStudy  # noqa: E402
 from turinglab.statictests.displaced import build  # noqa: E402
 from turinglab.statictests.topics import ZHANG_TOPICS, topic_fields  # noqa: E402
 from turinglab.store import Store  # noqa: E402

@@ -8,7 +8,7 @@ from collections import Counter
 import pytest
 from sqlalchemy import text
 
-from turinglab.statictests.config import parse_static_study, preset_study
+from turinglab.game.static_config import parse_static_study, preset_study
 from turinglab.store import Store, StoreError, StudyFrozen
 from turinglab.store.static import ResponseIn, StimulusIn, TrialIn, plan_session
 

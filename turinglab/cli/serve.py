@@ -43,7 +43,7 @@ def _static_to_serve(study: str, db: str | None):  # noqa: ANN202 - StaticStudy 
     of a static study in the database when no such file exists; None for a live study file."""
     from pathlib import Path
 
-    from turinglab.statictests.config import load_if_static
+    from turinglab.game.static_config import load_if_static
 
     p = Path(study)
     if p.is_file():

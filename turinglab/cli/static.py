@@ -41,7 +41,7 @@ def static_import(
     RESULTS --responses LOOKUP (correct_answers_lookup.ipynb or correct_answers.json)."""
     from pathlib import Path
 
-    from turinglab.statictests.config import TASKS, load_static_study, preset_study
+    from turinglab.game.static_config import TASKS, load_static_study, preset_study
     from turinglab.statictests.importing import parse_import
     from turinglab.statictests.zhang import ImportProblem
     from turinglab.store import StoreError
@@ -124,7 +124,7 @@ def static_from_games(
     db: str = typer.Option(None, "--db", help=DB_HELP),
 ) -> None:
     """The displaced Turing test: conversation items cut from stored live games."""
-    from turinglab.statictests.config import preset_study
+    from turinglab.game.static_config import preset_study
     from turinglab.statictests.displaced import build
     from turinglab.statictests.topics import TopicsError
     from turinglab.store import StoreError
@@ -255,7 +255,7 @@ def static_conversations(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     from turinglab.statictests import conversations as cv
-    from turinglab.statictests.config import preset_study
+    from turinglab.game.static_config import preset_study
     from turinglab.statictests.failures import Rules
     from turinglab.statictests.generate import GenerateError
     from turinglab.store import StoreError

@@ -58,7 +58,7 @@ def parse_study(text: str, source: str = "<study>") -> Study:
                       not_mapping="line 1: a study file is a mapping of fields (name: ..., rules: ...), not a {kind}")
 
 
-# --- the loader of every study file, live (above) and static (statictests/config.py) ---
+# --- the loader of every study file, live (above) and static (game/static_config.py) ---
 
 M = TypeVar("M", bound=BaseModel)
 

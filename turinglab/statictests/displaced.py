@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from turinglab.game import events as ev
-from turinglab.statictests.config import StaticStudy
+from turinglab.game.static_config import StaticStudy
 from turinglab.statictests.topics import read_topics_csv, topic_fields
 from turinglab.store.db import StoreError, UnknownId
 from turinglab.store.static import ResponseIn, StimulusIn

@@ -118,7 +118,7 @@ class TagRow(Base):
 
 
 class StaticStudyRow(Base):
-    """A static study: one task, its frozen config (statictests/config.py) and its hash."""
+    """A static study: one task, its frozen config (game/static_config.py) and its hash."""
 
     __tablename__ = "static_studies"
     __table_args__ = (UniqueConstraint("name", "version", name="uq_static_studies_name_version"),)

@@ -1,6 +1,6 @@
 """The store API for static Turing tests (Zhang et al.): mixed into `Store` (store/api.py).
 
-A static study (`static_studies`, config `statictests.config.StaticStudy`) holds stimuli (what
+A static study (`static_studies`, config `game.static_config.StaticStudy`) holds stimuli (what
 the judge sees first: cue word, image, transcript source) and responses (the items judged: a
 response to one stimulus, its ground truth `human|machine` and the agent that produced it).
 Judges are ordinary `participants` rows (consent, Prolific ids, demographics). A judge session
@@ -32,7 +32,7 @@ from typing import Any
 from sqlalchemy import bindparam, func, insert, select
 from sqlalchemy.exc import IntegrityError
 
-from turinglab.statictests.config import StaticStudy, static_hash
+from turinglab.game.static_config import StaticStudy, static_hash
 from turinglab.store.db import StoreError, UnknownId, now_ms
 from turinglab.store.versions import register_versioned
 from turinglab.store.models import (

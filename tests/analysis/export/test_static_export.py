@@ -26,7 +26,7 @@ def synthetic(db_url) -> None:
     failed), fast answers and non-native speakers, so every flag and the topic rule have something to count."""
     import random
 
-    from turinglab.statictests.config import parse_static_study
+    from turinglab.game.static_config import parse_static_study
     from turinglab.store import Store
     from turinglab.store.static import ResponseIn, StimulusIn, TrialIn
 

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from turinglab.analysis.demo.static import data_dir
 from turinglab.analysis.static.report import analyse_static
 from turinglab.cli import app
-from turinglab.statictests.config import parse_static_study
+from turinglab.game.static_config import parse_static_study
 from turinglab.store import Store
 from turinglab.store.static import ResponseIn, StimulusIn, TrialIn
 

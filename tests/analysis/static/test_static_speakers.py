@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from turinglab.statictests.config import preset_study
+from turinglab.game.static_config import preset_study
 from turinglab.analysis.static.speakers import speaker_report
 from turinglab.statictests.zhang import ImportProblem
 from turinglab.statictests.zhang_conversations import parse_results, read_lookup

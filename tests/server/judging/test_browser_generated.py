@@ -22,7 +22,7 @@ from tests.server.judging.test_browser_static import answer  # noqa: E402
 from tests.statictests.generate_doubles import fake_chat, stuck_first_attempt  # noqa: E402
 from turinglab.server.judging.pages import create_static_app  # noqa: E402
 from turinglab.statictests import conversations as cv  # noqa: E402
-from turinglab.statictests.config import Session, preset_study  # noqa: E402
+from turinglab.game.static_config import Session, preset_study  # noqa: E402
 from turinglab.statictests.failures import Rules  # noqa: E402
 from turinglab.analysis.static.speakers import speaker_report  # noqa: E402
 from turinglab.store.api import Store  # noqa: E402

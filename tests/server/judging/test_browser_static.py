@@ -185,7 +185,7 @@ async def test_a_displaced_test_from_live_games_plays_in_the_browser(chromium_pa
 
     from tests.server.live.test_server import ELIZA, running, study
     from turinglab.bots.play import play_one
-    from turinglab.statictests.config import Session, preset_study
+    from turinglab.game.static_config import Session, preset_study
     from turinglab.statictests.displaced import build
 
     live = study("three-player", witnesses=(ELIZA,))

@@ -19,7 +19,7 @@ from tests.server.judging.test_judge_pages import app_for, consented, form_of, i
 
 from turinglab.analysis.static.report import analyse_counts  # noqa: E402
 from turinglab.analysis.static.answers import answer_summary  # noqa: E402
-from turinglab.statictests.config import StaticStudy, preset_study, static_hash  # noqa: E402
+from turinglab.game.static_config import StaticStudy, preset_study, static_hash  # noqa: E402
 from turinglab.analysis.static.summary import judge_counts, judge_table  # noqa: E402
 from turinglab.store.api import Store  # noqa: E402
 

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from turinglab.statictests.config import StaticStudy, parse_static_study
+from turinglab.game.static_config import StaticStudy, parse_static_study
 from turinglab.statictests.zhang import parse_responses
 from turinglab.store.static import ResponseIn, StimulusIn, plan_session
 

@@ -5,7 +5,7 @@ Judge ids are keyed hashes (`pseudonyms`); each judge also carries `cluster`, it
 judge-clustered bootstrap (its place among the study's judge ids, which the analysis sorts), so the
 rebuilt intervals draw the very same resamples. `items.csv` lists every item, judged or not (truth,
 agent, control item, conversation length, whether it carries a topic control). Not in the numbers (shown by the HTML report
-only): the other answers (`statictests.answers`) and a conversation study's per-speaker analysis.
+only): the other answers (`analysis.static.answers`) and a conversation study's per-speaker analysis.
 """
 
 from __future__ import annotations

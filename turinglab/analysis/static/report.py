@@ -1,7 +1,7 @@
 """Analysis of a static Turing test (Zhang et al.): judge trials -> tables, figures, report.
 
 A static test is a two-player design: each item is a machine's or a human's response, judged
-human or machine. Reported, from the trial table of `statictests.summary.trial_table`:
+human or machine. Reported, from the trial table of `analysis.static.summary.trial_table`:
 
 * confusion matrices (ground truth x answer): overall, per agent (that agent's items against all
   human items), per task, per conversation length, per demographic group of the judges;
@@ -60,7 +60,7 @@ class StaticAnalysis:
     sensitivity: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     topic: dict[str, Any] | None = None  # conversation studies: Zhang's topic rule (see _topic_rule)
-    answers: dict[str, Any] | None = None  # the other answers (statictests.answers.answer_summary)
+    answers: dict[str, Any] | None = None  # the other answers (analysis.static.answers.answer_summary)
     speakers: dict[str, Any] | None = None  # conversations: per-speaker truth (analysis/static/speakers.py)
 
 
@@ -141,7 +141,7 @@ def judge_flags(jc: pd.DataFrame, min_control_accuracy: float, max_fast_share: f
 def analyse_static(df: pd.DataFrame, judges: pd.DataFrame | None, *, study: str, task: str, alpha: float = 0.05,
                    exclusions: Any = None, n_boot: int = 1000, seed: int = 0,
                    topic_items: tuple[int, int] | None = None) -> StaticAnalysis:
-    """`df`: a trial table (`statictests.summary.trial_table`); see `analyse_counts`."""
+    """`df`: a trial table (`analysis.static.summary.trial_table`); see `analyse_counts`."""
     if df.empty:
         raise ValueError(f"static study {study!r} has no judge trials yet")
     jc, lc = aggregate(df, getattr(exclusions, "fast_rt_ms", 300), topic=task == "conversation")
@@ -152,7 +152,7 @@ def analyse_static(df: pd.DataFrame, judges: pd.DataFrame | None, *, study: str,
 def analyse_counts(jc: pd.DataFrame, lc: pd.DataFrame, judges: pd.DataFrame | None, *, study: str, task: str,
                    alpha: float = 0.05, exclusions: Any = None, n_boot: int = 1000, seed: int = 0,
                    topic_items: tuple[int, int] | None = None) -> StaticAnalysis:
-    """`jc`, `lc`: judge and length counts (`aggregate`, or `statictests.summary.judge_counts`
+    """`jc`, `lc`: judge and length counts (`aggregate`, or `analysis.static.summary.judge_counts`
     straight from the database); `judges`: demographics indexed by judge id; `exclusions`: the
     study's `Exclusions` (min_control_accuracy, fast_rt_ms, max_fast_share); `topic_items`: (items
     with a topic control, items), `summary.topic_coverage`, for a conversation study's report."""
@@ -228,7 +228,7 @@ def analyse_counts(jc: pd.DataFrame, lc: pd.DataFrame, judges: pd.DataFrame | No
 def analyse_stored(store: Any, study: str | int | None, alpha: float) -> tuple[Any, StaticAnalysis]:
     """(the stored study's `StaticStudyInfo`, its analysis) of a static study in `store` (a Store;
     `study`: name or id, None for the first); its own exclusions, for conversations topics, and
-    the answers and speakers of `statictests.answers.static_extras`."""
+    the answers and speakers of `analysis.static.answers.static_extras`."""
     from turinglab.analysis.static.answers import static_extras
     from turinglab.analysis.static.summary import judge_counts, judge_table, topic_coverage
 

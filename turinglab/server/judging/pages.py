@@ -39,7 +39,7 @@ from turinglab.server.web import (
 )
 from turinglab.server.guards import HealthLog, PerAddress, returning, too_many_starts
 from turinglab.server.judging.trial_writer import TrialWriter
-from turinglab.statictests.config import StaticStudy
+from turinglab.game.static_config import StaticStudy
 from turinglab.statictests.images import IMAGE_TYPES, safe_image
 from turinglab.statictests.speakers import speaker_truths
 from turinglab.store.api import Store

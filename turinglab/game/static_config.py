@@ -8,7 +8,8 @@
 The canonical hash (`static_hash`) is stored with every judge trial, so a study whose config
 has trials is frozen (`StaticStore.register_static_study` refuses a change; raise `version:`).
 Read by game/study_file.py's loader (presets, duplicate keys, `StudyFileError` naming the dotted field,
-its line and the fix), the same as a live study file.
+its line and the fix), the same as a live study file. It lives in game/, below the store, because
+the store keeps and hashes this config (`store/static.py`); presets are in `static_presets/`.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from pydantic import Field, model_validator
 from turinglab.game.config import _Strict
 from turinglab.game.study_file import _merge, parse_file, presets_in, read_file
 
-PRESETS_DIR = Path(__file__).parent / "presets"
+PRESETS_DIR = Path(__file__).parent / "static_presets"
 Task = Literal["word", "caption", "object", "color", "fv", "conversation"]
 TASKS: tuple[str, ...] = ("word", "caption", "object", "color", "fv", "conversation")
 
