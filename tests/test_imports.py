@@ -110,3 +110,60 @@ def test_the_graph_sees_function_local_and_relative_imports(tmp_path):
     graph = import_graph(tmp_path)
     assert graph["turinglab.sub.d"] == {"turinglab.sub", "turinglab.sub.b"}
     assert set(find_cycle(graph)) == {"turinglab.sub", "turinglab.sub.d"}
+
+
+# Layers, lowest first: a module may import its own layer and those below it, never one above.
+# Inside analysis/ the subpackages are layers too (live games first, the export and demos last).
+LAYERS: list[tuple[str, ...]] = [
+    ("turinglab", "turinglab.textnorm", "turinglab.stats"),
+    ("turinglab.game",),
+    ("turinglab.witnesses", "turinglab.matchmaking"),
+    ("turinglab.store",),
+    ("turinglab.statictests",),
+    ("turinglab.judges",),
+    ("turinglab.analysis", "turinglab.analysis.live"),
+    ("turinglab.analysis.audit",),
+    ("turinglab.analysis.report",),
+    ("turinglab.analysis.static",),
+    ("turinglab.analysis.export",),
+    ("turinglab.analysis.demo",),
+    ("turinglab.server",),
+    ("turinglab.bots",),
+    ("turinglab.cli", "turinglab.__main__"),
+]
+# (importer, imported): an upward import allowed, with the reason. Keep this short.
+EXCEPTIONS: dict[tuple[str, str], str] = {}
+
+
+def layer_of(module: str) -> int:
+    """The index in LAYERS of the longest prefix that `module` is or lies in."""
+    best, rank = -1, None
+    for i, prefixes in enumerate(LAYERS):
+        for p in prefixes:
+            if (module == p or module.startswith(p + ".")) and len(p) > best:
+                best, rank = len(p), i
+    assert rank is not None, f"{module} is in no layer of LAYERS: add its package there"
+    return rank
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    return sorted(f"{a} -> {b}" for a, targets in graph.items() for b in targets
+                  if layer_of(b) > layer_of(a) and (a, b) not in EXCEPTIONS)
+
+
+def test_imports_point_down_the_layers():
+    """Issue 34: data flows one way (config -> game -> store -> analysis -> report), and so do imports."""
+    graph = import_graph()
+    up = upward_imports(graph)
+    assert not up, "imports from a lower layer into a higher one (move the code down, or pass plain values):\n" + "\n".join(up)
+    stale = [pair for pair in EXCEPTIONS if pair[1] not in graph.get(pair[0], set())]
+    assert not stale, f"exceptions that no longer happen (remove them): {stale}"
+
+
+def test_the_layer_check_catches_an_upward_import():
+    graph = {"turinglab.store.api": {"turinglab.game.events"}, "turinglab.game.events": set()}
+    assert upward_imports(graph) == []
+    graph["turinglab.game.events"] = {"turinglab.store.api"}
+    assert upward_imports(graph) == ["turinglab.game.events -> turinglab.store.api"]
+    assert layer_of("turinglab.analysis.report.figures") > layer_of("turinglab.analysis.live.core")
+    assert layer_of("turinglab.analysis") == layer_of("turinglab.analysis.live.core")
