@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _zhang_dir() -> Path:
-    cands = [os.environ.get("TURINGLAB_ZHANG_DIR"), ROOT.parent / "shared" / "data" / "zhang2023",
+    cands = [os.environ.get("TURINGLAB_ZHANG_DIR"),
              Path(__file__).resolve().parents[2] / "turinglab" / "statictests" / "zhang2023"]  # the shipped copy
     for c in cands:
         if c and (Path(c) / "word.json").is_file():
