@@ -523,13 +523,13 @@ def test_evaluate_reads_a_stored_static_study(sqlite_url, tmp_path):
 
 def test_static_report_has_an_ai_judges_section(sqlite_url, tmp_path):
     """The static report shows every AI judge evaluated on the study's items, with the numbers
-    `judges evaluate --json` gave, beside the human judges; before any, it says how to run one."""
+    `judges evaluate --json` gave, beside the human judges; before any is run, no such section (issue 41)."""
     word, judges, env = _import_words(sqlite_url, tmp_path)
     out = tmp_path / "before.md"
     r = _cli("report", "--study", "words", "--db", sqlite_url, "--out", str(out), "--format", "md", env=env)
     assert r.returncode == 0, r.stderr
     md = out.read_text()
-    assert "## AI judges" in md and "No AI judge has been evaluated" in md
+    assert "## AI judges" not in md and "No AI judge has been evaluated" not in md and "Detectability" in md
     got = {}
     for judge, extra in (("tfidf-lr", []), ("tfidf-lr", ["--group-by-stimulus"])):
         r = _cli("judges", "evaluate", "--judge", judge, "--study", "words", "--db", sqlite_url, "--folds", "3",
