@@ -23,8 +23,7 @@ from pathlib import Path  # noqa: E402
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[1])
     here = Path(__file__).resolve().parents[1]
-    default = next((p for p in (here.parent / "shared/data/zhang2023", Path("/work/shared/data/zhang2023"))
-                    if (p / "word.json").is_file()), here.parent / "shared/data/zhang2023")
+    default = here / "turinglab" / "statictests" / "zhang2023"  # the shipped copy
     ap.add_argument("--data", type=Path, default=default)
     ap.add_argument("--folds", type=int, default=10)
     ap.add_argument("--llm-items", type=int, default=10)

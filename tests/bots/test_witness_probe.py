@@ -67,11 +67,16 @@ def test_study_file_local_witnesses_start_from_the_shipped_local_settings():
     assert warm.temperature == 1.1 and warm.max_tokens == shipped.max_tokens and not warm.postprocess.lowercase
 
 
-@pytest.mark.timeout(600)
+@pytest.mark.localmodel  # on the heavy xdist group (tests/conftest.py), left out of the quick subset
+@pytest.mark.slow
+@pytest.mark.timeout(1800)
 def test_witness_probe_local(monkeypatch):
-    """The real local model, one short game: the probe runs offline and reports real replies."""
+    """The real local model, one short game: the probe runs offline and reports real replies.
+    Measured at load 18-20 on the 2 shared cores (issue 41): the two replies took 48 and 43 s (the shipped
+    `timeout_s` is 30, so ELIZA answered and `fallbacks` was 1) and the whole probe 827 s with the model's
+    start. The model may take 300 s a reply here, and the test 1 800 s."""
     monkeypatch.setenv("TURINGLAB_LOCAL_THREADS", "1")
-    res = probe(resolve("local"), games=1, turns=2)
+    res = probe(resolve("local").model_copy(update={"timeout_s": 300.0}), games=1, turns=2)
     assert res.replies == 2 and all(n > 0 for n in res.lengths)
     assert res.fallbacks == 0, res.examples
 

@@ -87,13 +87,17 @@ def model():
 
 
 def test_chat_prints_only_the_steered_reply_and_stores_the_break_as_refused(model, sqlite_url, tmp_path):
+    """The loopback model answers at once, but on a loaded machine the `chat` process takes its time:
+    at load 13 on the 2 shared cores its first request came 13.6-15 s after the start and the run took
+    36-39 s (issue 41), so `timeout_s: 5` timed out and ELIZA answered. The model may take 120 s and the
+    regeneration is allowed for 300 s (`timing.base_s`; `--no-delay` shows replies without waiting)."""
     study = tmp_path / "study.yaml"
     study.write_text("preset: jones-bergen-2023\nname: guarded-chat\nwitnesses:\n"
                      f"  - {{codename: Sierra, kind: llm, model: m, base_url: '{model.url}', api_key_env: TL_TEST_KEY,"
-                     " prompt: young, timeout_s: 5, retries: 0}\n")
+                     " prompt: young, timeout_s: 120, retries: 0, timing: {base_s: 300}}\n")
     questions = list(GOOD)
     r = chat("--study", str(study), "--witness", "Sierra", "--no-delay", "--db", sqlite_url,
-             stdin="\n".join(questions) + "\n", TL_TEST_KEY="sk-test")
+             stdin="\n".join(questions) + "\n", TL_TEST_KEY="sk-test", timeout=600)
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines() == [GOOD[q] for q in questions]  # the breaks never reach the terminal
     assert len(model.requests) == 4  # each question: the break, then the steered regeneration

@@ -112,3 +112,50 @@ def test_the_check_catches_what_serve_refuses():
         check("turinglab serve --studdy x.yaml")
     with pytest.raises(AssertionError, match="no command"):
         check("turinglab servee")
+
+
+TOP = {p.name for p in ROOT.iterdir() if not p.name.startswith(".")} - {"__pycache__"}
+PACKAGE_DIRS = {p.name for p in (ROOT / "turinglab").rglob("*") if p.is_dir() and p.name != "__pycache__"}
+
+
+def repo_paths(text: str) -> list[str]:
+    """Paths in inline code that look like the repository's: /-separated plain names starting at a top-level
+    entry of the tree, at a folder of the package (`server/app.py`, `guard/task.py`) or at ../ (which
+    leaves the clone); wildcards and placeholders are not paths."""
+    found = []
+    for span in re.findall(r"`([^`\s]+)`", text):
+        path = span.rstrip("/.,:;")
+        if re.fullmatch(r"(?:\.\./)+[\w.-]+(?:/[\w.-]+)*|[\w.-]+(?:/[\w.-]+)+", path) and (
+                path.startswith("../") or path.split("/")[0] in TOP | PACKAGE_DIRS):
+            found.append(path)
+    return found
+
+
+def exists(path: str) -> bool:
+    first = path.split("/")[0]
+    return (first in TOP and (ROOT / path).exists()) or (first in PACKAGE_DIRS and any(ROOT.glob(f"turinglab/**/{path}")))
+
+
+PATHS = [(f"{doc.name}:{n}", p) for doc in DOCS for n, line in enumerate(doc.read_text(encoding="utf-8").splitlines(), 1)
+         for p in repo_paths(line)]
+
+
+def test_the_docs_name_many_paths():
+    assert len(PATHS) > 30 and ("README.md:42", "turinglab/statictests/zhang2023/") not in PATHS
+
+
+@pytest.mark.parametrize("where,path", PATHS, ids=[f"{w}:{p}" for w, p in PATHS])
+def test_a_documented_path_exists_in_a_clone(where, path):
+    assert not path.startswith("../"), f"{where}: {path} is outside the repository, so a clone does not have it"
+    assert exists(path), f"{where}: {path} does not exist in the repository"
+
+
+def test_the_path_check_catches_what_a_clone_lacks():
+    assert repo_paths("items in `shared/data/zhang2023`, `../shared/data/zhang2023/word.json` and "
+                      "`turinglab/statictests/zhang2023/word.json`, `docs/*.md`, `turinglab serve`, `live/host.py`") == [
+        "../shared/data/zhang2023/word.json", "turinglab/statictests/zhang2023/word.json", "live/host.py"]
+    assert exists("live/host.py") and not exists("live/hosts.py")
+    with pytest.raises(AssertionError, match="outside the repository"):
+        test_a_documented_path_exists_in_a_clone("x", "../shared/data/zhang2023/word.json")
+    with pytest.raises(AssertionError, match="does not exist"):
+        test_a_documented_path_exists_in_a_clone("x", "tests/test_adversarial.py")

@@ -111,6 +111,10 @@ def test_serve_a_folder_serves_each_study_under_its_path(tmp_path):
         assert '<a href="/s/chat-with-us/">Chat with us</a> (live)' in index
         assert '<a href="/s/words-judged/">Human or machine? (word)</a> (static, word)' in index
         assert httpx.get(base + "/s/chat-with-us/healthz").json() == {"ok": True, "database": "ok"}
+        # the root answers a load balancer with each study's own health, and nothing else (issue 41)
+        health = httpx.get(base + "/healthz")
+        assert health.status_code == 200 and health.json() == {
+            "ok": True, "studies": {"chat-with-us": {"ok": True, "database": "ok"}, "words-judged": {"ok": True, "database": "ok"}}}
         chat = httpx.get(base + "/s/chat-with-us/").text
         assert 'action="/s/chat-with-us/start"' in chat and 'href="/s/chat-with-us/static/style.css"' in chat
         assert 'action="/s/words-judged/start"' in httpx.get(base + "/s/words-judged/").text
@@ -124,3 +128,23 @@ def test_serve_a_folder_serves_each_study_under_its_path(tmp_path):
         proc.terminate()
         out, _ = proc.communicate(timeout=20)
     assert f"{base}/s/chat-with-us/" in out and f"2 studies listed at {base}/" in out, out
+
+
+def test_the_root_healthz_is_down_when_one_study_is():
+    """Two studies, one whose database is down: the root says 503 and which study, with each study's own answer."""
+    from fastapi import FastAPI
+    from fastapi.responses import JSONResponse
+    from fastapi.testclient import TestClient
+
+    from turinglab.server.studies import Served, create_multi_app
+
+    def study_app(ok: bool) -> FastAPI:
+        a = FastAPI()
+        a.get("/healthz")(lambda: JSONResponse({"ok": ok, "database": "ok" if ok else "down"}, status_code=200 if ok else 503))
+        return a
+
+    multi = create_multi_app([Served("up", "Up", "live", study_app(True)), Served("down", "Down", "static", study_app(False))])
+    with TestClient(multi) as c:
+        r = c.get("/healthz")
+    assert r.status_code == 503
+    assert r.json() == {"ok": False, "studies": {"up": {"ok": True, "database": "ok"}, "down": {"ok": False, "database": "down"}}}

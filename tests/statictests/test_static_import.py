@@ -18,10 +18,9 @@ from turinglab.cli import app
 from turinglab.store import Store
 from turinglab.store.models import ResponseRow
 
-DATA = data_dir()  # ../shared/data/zhang2023 when present, else the shipped copy
+DATA = data_dir()  # the shipped copy (turinglab/statictests/zhang2023), or $TURINGLAB_ZHANG_DATA
 WORD, JUDGE = DATA / "word.json", DATA / "humanjudge_Word_Feedback_testphase.json"
 runner = CliRunner()
-needs_data = pytest.mark.skipif(not JUDGE.is_file(), reason="shared Zhang data not present")
 
 
 def cli(*args: str):
@@ -33,7 +32,6 @@ def expected_from_raw() -> dict:
     return raw_expected(JUDGE)
 
 
-@needs_data
 def test_word_data_and_judge_trials_import_and_summary_match_raw(db_url):
     r = cli("static", "import", "--task", "word", "--responses", str(WORD), "--judge-trials", str(JUDGE),
             "--study", "zhang-word", "--db", db_url)
@@ -109,7 +107,6 @@ def test_bad_record_one_line_naming_stimulus_field_fix(tmp_path, sqlite_url):
     assert r.exit_code == 2 and "'machine_groundtruth' is empty" in r.output and "name the model" in r.output
 
 
-@needs_data
 def test_bad_judge_trial_nothing_imported(tmp_path, sqlite_url):
     raw = json.loads(JUDGE.read_text())
     first = next(iter(raw))

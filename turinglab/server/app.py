@@ -36,8 +36,10 @@ DEFAULT_CONSENT = (
 log = logging.getLogger("turinglab.server")
 # what a new arrival (or the personal page) says while they may not start a game (issue 27)
 GATE_PAGES = {
-    "paused": ("The study is paused", "New games are not starting at the moment. Thank you for your interest: "
-               "please come back a little later."),
+    # paused is for a while: come back with the same link, so no completion code and no redirect
+    "paused": ("The study is paused", "New games are not starting at the moment. Please try again a little "
+               "later with the same link; nothing has been recorded for you yet."),
+    # full is for good: the `returned` code, and the browser goes back to the study site
     "full": ("The study is full", "Enough people have taken part, so no new games start. Thank you for your interest."),
     "blocked": ("You can no longer take part", "The researchers have ended your part in this study. You can close this page."),
 }
@@ -198,6 +200,9 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
 
     def turned_away(request: Request, gate: str) -> Response:
         heading, text = GATE_PAGES[gate]
+        if gate == "paused":
+            q = request.url.query  # the Prolific ids of the link, kept for the next try
+            return message(request, heading, text, link="/" + (f"?{q}" if q else ""), link_text="Try again")
         return ending(request, None if gate == "blocked" else "returned", heading, text)
 
     async def arrival_refused(request: Request, ids: dict[str, str]) -> Response | None:

@@ -4,7 +4,8 @@ Each study keeps its own app (`create_app` for a live study, `create_static_app`
 mounted under `/s/<slug>`: its own waiting room, admin and exports, unchanged. The app's pages
 prefix their links with the mount (`root` in the templates, `data-root` for the scripts), and
 `Prefixed` puts the mount in front of the app's redirects and cookie paths, so a participant
-cookie or an admin login of one study is never sent to another. `/` lists the studies.
+cookie or an admin login of one study is never sent to another. `/` lists the studies; `/healthz` gathers
+each study's own `/healthz` (a load balancer points at the server's root).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fastapi import FastAPI, Request
-from fastapi.responses import HTMLResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 
 from turinglab.server.web import HERE, SECURITY_HEADERS, templates
@@ -117,6 +118,20 @@ def create_multi_app(studies: list[Served]) -> FastAPI:
     @app.get("/", response_class=HTMLResponse)
     async def index(request: Request) -> Response:
         return templates.TemplateResponse(request, "studies.html", {"study_name": "Studies", "studies": rows})
+
+    @app.get("/healthz")
+    async def healthz() -> Response:
+        """Each study's own /healthz (up, database, Redis; no counts), asked in-process: 503 when one is down."""
+        import httpx
+
+        each = {}
+        for st in studies:
+            async with httpx.AsyncClient(transport=httpx.ASGITransport(app=st.app), base_url="http://study") as c:
+                r = await c.get("/healthz")
+            each[st.slug] = r.json() if r.headers.get("content-type", "").startswith("application/json") \
+                else {"ok": False, "status": r.status_code}
+        ok = all(h.get("ok") for h in each.values())
+        return JSONResponse({"ok": ok, "studies": each}, status_code=200 if ok else 503)
 
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
     for st in studies:

@@ -1,4 +1,4 @@
-"""Importers for Zhang et al.'s published formats (see ../shared/data/zhang2023/README.md).
+"""Importers for Zhang et al.'s published formats (see zhang2023/README.md beside this file).
 
 Response dictionaries (`word.json`, `caption.json`, ...): `{stimulus_id: [record, ...]}`, each record
 `{cueWord|imageID|conversationID, response, groundtruth, human_groundtruth, machine_groundtruth}`;

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from pathlib import Path
 
-import pytest
 from typer.testing import CliRunner
 
 from turinglab.analysis.demo.static import data_dir
@@ -14,11 +12,10 @@ from turinglab.cli import app
 from turinglab.analysis.demo.static import IMAGES
 from turinglab.store import Store
 
-DATA = data_dir()  # ../shared/data/zhang2023 when present, else the shipped copy
+DATA = data_dir()  # the shipped copy (turinglab/statictests/zhang2023), or $TURINGLAB_ZHANG_DATA
 runner = CliRunner()
 
 
-@pytest.mark.skipif(not (DATA / "word.json").is_file(), reason="shared Zhang data not present")
 def test_demo_static_builds_six_playable_studies(tmp_path, sqlite_url):
     img = tmp_path / "img"
     r = runner.invoke(app, ["demo-data", "--static", "--db", sqlite_url, "--images-dir", str(img),
@@ -55,10 +52,9 @@ def test_demo_static_builds_six_playable_studies(tmp_path, sqlite_url):
 
 
 def test_zhang_data_ships_with_the_package(monkeypatch):
-    """Without a shared/ folder nearby (a user's install), the demo reads the shipped MIT copy."""
+    """With no --zhang-data and no $TURINGLAB_ZHANG_DATA (a user's install), the demo reads the shipped MIT copy."""
     from turinglab.analysis.demo import static as demo
 
-    monkeypatch.setattr(demo, "ZHANG_REL", Path("no-such-folder") / "zhang2023")
     monkeypatch.delenv("TURINGLAB_ZHANG_DATA", raising=False)
     d = demo.data_dir()
     assert d == demo.SHIPPED and (d / "LICENSE").read_text().startswith("MIT License")

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import pytest
 from typer.testing import CliRunner
 
 from turinglab.analysis.demo.static import data_dir
@@ -18,7 +17,7 @@ from turinglab.game.static_config import parse_static_study
 from turinglab.store import Store
 from turinglab.store.static import ResponseIn, StimulusIn, TrialIn
 
-DATA = data_dir()  # ../shared/data/zhang2023 when present, else the shipped copy
+DATA = data_dir()  # the shipped copy (turinglab/statictests/zhang2023), or $TURINGLAB_ZHANG_DATA
 JUDGE = DATA / "humanjudge_Word_Feedback_testphase.json"
 runner = CliRunner()
 
@@ -65,7 +64,6 @@ def test_flags_are_kept_and_counted():
     assert "ctl" not in set(a.agents["agent"])
 
 
-@pytest.mark.skipif(not JUDGE.is_file(), reason="shared Zhang data not present")
 def test_report_of_imported_word_study_matches_raw(tmp_path, sqlite_url):
     r = runner.invoke(app, ["static", "import", "--task", "word", "--responses", str(DATA / "word.json"),
                             "--judge-trials", str(JUDGE), "--study", "zw", "--db", sqlite_url])

@@ -8,7 +8,6 @@ import re
 from collections import Counter
 from pathlib import Path
 
-import pytest
 from typer.testing import CliRunner
 
 from turinglab.analysis.static.report import zhang_age_bin
@@ -52,7 +51,6 @@ def test_age_bins():
 JUDGES = data_dir() / "humanjudge_Word_Feedback_testphase.json"
 
 
-@pytest.mark.skipif(not JUDGES.is_file(), reason="shared Zhang data not present")
 def test_word_report_groups_judges_by_zhangs_age_bins(sqlite_url, tmp_path):
     r = cli("static", "import", "--task", "word", "--responses", str(data_dir() / "word.json"), "--judge-trials",
             str(JUDGES), "--study", "w", "--db", sqlite_url)

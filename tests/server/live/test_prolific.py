@@ -81,15 +81,22 @@ async def test_each_outcome_shows_its_code_and_redirects(sqlite_url, tmp_path):
             pid = r.headers["location"].rsplit("/", 1)[-1]
             token = csrf_token((await c.get(f"/p/{pid}")).text)
             check_code(await c.post(f"/p/{pid}/decline", data={"csrf": token}), "no_consent")
-        # returned: a new arrival while recruitment is paused is asked to return the study
+        # paused: a new arrival is asked to try again later with the same link, and is not handed the
+        # `returned` code nor sent back to Prolific (issue 41: the page said both at once)
         with Store(sqlite_url, upgrade=False) as store:
             sid = store.games()[0].study_id
+            n_before = len(store.participants())
             await asyncio.to_thread(take, store, sid, "rs", "pause", None, "piloting")
         await asyncio.sleep(0.6)  # the server reads the action
         async with httpx.AsyncClient(base_url=base) as c:
-            r = await c.get("/" + q("pC"))
-            assert "The study is paused" in r.text
-            check_code(r, "returned")
+            for r in (await c.get("/" + q("pC")), await c.post("/start" + q("pC"))):
+                assert r.status_code == 200 and "The study is paused" in r.text and "try again a little later" in r.text
+                assert "completion-code" not in r.text and 'http-equiv="refresh"' not in r.text
+                assert not set(CODES.values()) & set(re.findall(r"\w+", r.text))
+                again = re.search(r'<a class="button" href="([^"]+)">Try again</a>', r.text)
+                assert again and html.unescape(again.group(1)) == "/" + q("pC")
+        with Store(sqlite_url, upgrade=False) as store:
+            assert len(store.participants()) == n_before  # nobody was created
         # the bonus file: 0.50 per game + 0.25 per right verdict, Prolific's bulk-bonus lines
         out = tmp_path / "bonus.csv"
         r = await asyncio.to_thread(CliRunner().invoke, cli, ["admin", "bonus", str(out), "--db", sqlite_url])

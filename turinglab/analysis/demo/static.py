@@ -2,7 +2,7 @@
 
 What is real and what is not (also printed by the command and written to the images folder):
 
-* word association: the real `word.json` of Zhang et al. (MIT, ../shared/data/zhang2023): 150 cues,
+* word association: the real `word.json` of Zhang et al. (MIT, shipped in turinglab/statictests/zhang2023): 150 cues,
   1 500 responses by humans and five models.
 * caption, object, colour: the pictures are scikit-image's bundled sample images (licences in
   `IMAGES` and in LICENSES.txt); the responses are real responses from Zhang's `caption.json`,
@@ -32,8 +32,7 @@ from turinglab.game.static_config import StaticStudy, parse_static_study
 from turinglab.statictests.zhang import parse_responses
 from turinglab.store.static import ResponseIn, StimulusIn, plan_session
 
-ZHANG_REL = Path("shared") / "data" / "zhang2023"
-SHIPPED = Path(__file__).resolve().parents[2] / "statictests" / "zhang2023"  # the same files, shipped (MIT)
+SHIPPED = Path(__file__).resolve().parents[2] / "statictests" / "zhang2023"  # the same files, shipped with the package (MIT)
 # scikit-image sample images whose docstrings state a licence that allows shipping
 IMAGES = {
     "astronaut.png": "NASA Great Images database; no known copyright restrictions, public domain",
@@ -50,17 +49,13 @@ VISION = ("caption", "object", "color")
 
 
 def data_dir(explicit: str | Path | None = None) -> Path:
-    """--zhang-data, else $TURINGLAB_ZHANG_DATA, else shared/data/zhang2023 beside a parent folder,
-    else the copy shipped with the package."""
+    """--zhang-data, else $TURINGLAB_ZHANG_DATA, else the copy shipped with the package."""
     import os
 
-    d = Path(explicit or os.environ.get("TURINGLAB_ZHANG_DATA") or "")
-    if not explicit and not os.environ.get("TURINGLAB_ZHANG_DATA"):
-        here = Path(__file__).resolve()
-        d = next((p / ZHANG_REL for p in here.parents if (p / ZHANG_REL / "word.json").is_file()), SHIPPED)
+    d = Path(explicit or os.environ.get("TURINGLAB_ZHANG_DATA") or SHIPPED)
     if not (d / "word.json").is_file():
         raise FileNotFoundError(f"no Zhang data at {d} (word.json missing); pass --zhang-data DIR "
-                                "(the folder shared/data/zhang2023)")
+                                f"(a folder like {SHIPPED})")
     return d
 
 

@@ -395,14 +395,15 @@ def regress(out: dict, games: pd.DataFrame, parts: pd.DataFrame, alpha: float, m
             if v.notna().sum() >= 20 and v.nunique() > 1:
                 d[name] = v.to_numpy()
                 terms.append(name)
+    refs = more.reference_levels(games, parts)
     for col in ("gender", "education"):
         if col in p:
             v = d["interrogator"].map(p[col].astype("object"))
             vc = v.value_counts()
             keep = vc[vc >= 10].index
             if len(keep) > 1:
-                d[col] = v.where(v.isin(keep))
-                terms.append(f"C({col})")
+                d[col] = v
+                terms.append(more.factor(d, col, keep, refs.get(col)))
     d = d.dropna().reset_index(drop=True)
     d["game_index"] = d["game_index"] - d["game_index"].mean()  # centred, as the report's model
     formula = "correct ~ " + " + ".join(terms)

@@ -152,8 +152,10 @@ def by_demographics(games: pd.DataFrame, participants: pd.DataFrame | None, alph
     rows = []
     for col in groups.columns:
         g = groups[col]
-        order = (lambda x: AGE_LABELS.index(x)) if col == "age" else str
-        for level in sorted(g.dropna().unique(), key=order):
+        from turinglab.analysis.export.rebuild_more import level_order
+
+        levels = g.dropna().unique()
+        for level in (sorted(levels, key=AGE_LABELS.index) if col == "age" else level_order(col, levels)):
             m = (g == level).to_numpy()
             r = _rate(int(games.loc[m, "correct"].sum()), int(m.sum()), alpha)
             rows.append({"variable": col, "group": str(level),

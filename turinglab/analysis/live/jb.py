@@ -76,7 +76,9 @@ def demographic_distribution(games: pd.DataFrame, participants: pd.DataFrame | N
             v = v.astype(float).map(lambda x: group_label(col, x) if pd.notna(x) else None)
             order = [group_label(col, c) for c in CODE_LABELS[col]]
         else:
-            order = sorted(v.dropna().astype(str).unique())
+            from turinglab.analysis.export.rebuild_more import level_order
+
+            order = level_order(col, v.dropna().astype(str).unique())  # education from none to doctorate
         v = v.fillna("not answered")
         for level in [*order, "not answered"]:
             k = int((v == level).sum())
@@ -124,14 +126,16 @@ def dprime_regression(games: pd.DataFrame, participants: pd.DataFrame | None, al
         if col in d and d[col].notna().any():
             terms.append(col)
             labels[col] = f"{VARIABLE_LABELS[col]} (per step of {' < '.join(CODE_LABELS[col].values())})"
+    from turinglab.analysis.export.rebuild_more import factor, reference_levels
+
+    refs_all = reference_levels(games, participants)  # the same reference in every table (issue 41)
     for col in ("gender", "education"):
         if col in d and d[col].dropna().nunique() > 1:
-            vc = d[col].value_counts()
-            ref = sorted(vc.index[vc == vc.max()], key=str)[0]  # the largest group (ties: the first by name)
-            refs[col] = ref
-            name = f"C({col}, Treatment(reference={ref!r}))"
+            present = d[col].dropna().unique()
+            name = factor(d, col, present, refs_all.get(col))
+            ref = refs[col] = name.split("reference=")[1][1:-3]
             terms.append(name)
-            for lev in d[col].dropna().unique():
+            for lev in present:
                 if lev != ref:
                     labels[f"{name}[T.{lev}]"] = f"{col}: {lev} (vs {ref})"
     d = d.dropna(subset=["dprime", *[t for t in ("age10", "chatbot_freq", "llm_knowledge") if t in terms]])

@@ -14,6 +14,7 @@ Beside it a GEE
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
@@ -48,15 +49,19 @@ def design(games: pd.DataFrame, participants: pd.DataFrame | None) -> tuple[pd.D
                     d[name] = v.to_numpy()
                     terms.append(name)
                     used.append(col)
+        from turinglab.analysis.export.rebuild_more import factor, reference_levels
+
+        refs = reference_levels(games, participants)  # the same reference in every table (issue 41)
         for col in CATEGORICAL:
             if col in p.columns:
                 v = d["interrogator"].map(p[col].astype("object"))
                 vc = v.value_counts()
                 keep = vc[vc >= MIN_PER_LEVEL].index
                 if len(keep) > 1:
-                    d[col] = v.where(v.isin(keep))
-                    _REFS[col] = str(sorted(keep)[0])  # patsy's reference: the first level in order
-                    terms.append(f"C({col})")
+                    d[col] = v
+                    term = factor(d, col, keep, refs.get(col))
+                    _REFS[col] = term.split("reference=")[1][1:-3]
+                    terms.append(term)
                     used.append(col)
     d = d.dropna().reset_index(drop=True)
     centre = float(d["game_index"].mean()) if len(d) else 0.0
@@ -76,7 +81,7 @@ def label(term: str) -> str:
     if term in LABELS:
         return LABELS[term]
     if term.startswith("C(") and "[T." in term:
-        col, level = term[2:term.index(")")], term[term.index("[T.") + 3:-1]
+        col, level = re.match(r"C\((\w+)", term).group(1), term[term.index("[T.") + 3:-1]
         return f"{col}: {level} (ref: {_REFS.get(col, 'first level')})"
     return term
 

@@ -154,6 +154,7 @@ def game_length(a: Analysis) -> Figure:
     axes[0].set_xlabel("median reply latency per conversation (s)" if three else "game length (s)")
     axes[1].set_xlabel("messages in the conversation")
     axes[0].set_ylabel("cumulative share")
+    axes[1].set_ylabel("cumulative share")
     axes[0].legend(frameon=False, fontsize=8, loc="lower right")
     tc = a.extra.get("timing_check", {}) if a.extra else {}
     key = "latency" if three else "duration"
@@ -293,11 +294,17 @@ def dprime_regression(a: Analysis) -> Figure:
 
 
 def tag_top(a: Analysis, taxonomy: str) -> Figure:
+    import textwrap
+
     t = a.extra.get(f"{taxonomy}_top")
-    fig, ax = plt.subplots(figsize=(7, 0.38 * max(len(t) if t is not None else 0, 1) + 1.4))
+    # each label whole, wrapped at word boundaries (it was cut at 50 characters, mid-word)
+    labels = [textwrap.fill(f"{c} {n.split(' - ')[0]}", 42) for c, n in zip(t["category"], t["name"])][::-1] \
+        if t is not None else []
+    lines = sum(lab.count("\n") + 1 for lab in labels)
+    fig, ax = plt.subplots(figsize=(8, 0.24 * max(lines, 1) + 0.2 * len(labels) + 1.4))
     if t is not None and len(t):
         t = t.iloc[::-1]
-        _hbars(ax, [f"{c} {n.split(' - ')[0][:50]}" for c, n in zip(t["category"], t["name"])], t["rate"], t["low"], t["high"])
+        _hbars(ax, labels, t["rate"], t["low"], t["high"])
         ax.set_xlim(0, 1)
     else:
         ax.text(0.5, 0.5, "no games tagged", ha="center", va="center", transform=ax.transAxes)

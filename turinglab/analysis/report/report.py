@@ -216,7 +216,7 @@ def term_label(term: str, a: Analysis) -> str:
         return " × ".join(short.get(t, term_label(t, a)) for t in term.split(":")) + " (interaction)"
     import re
 
-    m = re.match(r"C\((\w+)[^)]*\)\[T\.(.+)\]$", term) or re.match(r"(\w+)\[T\.(.+)\]$", term)
+    m = re.match(r"C\((\w+)(?:,.*)?\)\[T\.(.+)\]$", term) or re.match(r"(\w+)\[T\.(.+)\]$", term)
     if not m:
         return term
     var, level = m.group(1), m.group(2)

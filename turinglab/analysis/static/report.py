@@ -553,7 +553,7 @@ def write_static_report(a: StaticAnalysis, out: str | Path, fmt: str = "html",
                         ai_results: list[dict[str, Any]] | None = None) -> list[Path]:
     """One self-contained HTML file, or Markdown plus a figures folder. All text is escaped.
     `ai_results`: AI judges evaluated on the same items (`judges.evaluate.results_for`), shown in an
-    "AI judges" section with a figure; None leaves the section out, [] says how to run one."""
+    "AI judges" section with a figure; None or [] (none run) leaves the section out."""
     from html import escape
 
     from turinglab.analysis.static import judges as static_judges
@@ -566,7 +566,7 @@ def write_static_report(a: StaticAnalysis, out: str | Path, fmt: str = "html",
     head = (f"{a.n_trials} trials · {a.n_judges} judges · task {a.task} · α = {a.alpha}; control items left out of every rate")
     secs = _tables(a)
     fig_after = {0: "static_confusion", 1: "static_agents"}
-    if ai_results is not None:
+    if ai_results:  # the section only when `judges evaluate` was run on these items (issue 41)
         ai = static_judges.sections(ai_results, a.study, a.alpha)
         at = next(i for i, sec in enumerate(secs) if sec[0].startswith("Detectability")) + 1
         secs[at:at] = ai
