@@ -152,7 +152,7 @@ def by_demographics(games: pd.DataFrame, participants: pd.DataFrame | None, alph
     rows = []
     for col in groups.columns:
         g = groups[col]
-        from turinglab.analysis.export.rebuild_more import level_order
+        from turinglab.stats.factors import level_order
 
         levels = g.dropna().unique()
         for level in (sorted(levels, key=AGE_LABELS.index) if col == "age" else level_order(col, levels)):

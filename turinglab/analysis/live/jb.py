@@ -76,7 +76,7 @@ def demographic_distribution(games: pd.DataFrame, participants: pd.DataFrame | N
             v = v.astype(float).map(lambda x: group_label(col, x) if pd.notna(x) else None)
             order = [group_label(col, c) for c in CODE_LABELS[col]]
         else:
-            from turinglab.analysis.export.rebuild_more import level_order
+            from turinglab.stats.factors import level_order
 
             order = level_order(col, v.dropna().astype(str).unique())  # education from none to doctorate
         v = v.fillna("not answered")
@@ -126,7 +126,7 @@ def dprime_regression(games: pd.DataFrame, participants: pd.DataFrame | None, al
         if col in d and d[col].notna().any():
             terms.append(col)
             labels[col] = f"{VARIABLE_LABELS[col]} (per step of {' < '.join(CODE_LABELS[col].values())})"
-    from turinglab.analysis.export.rebuild_more import factor, reference_levels
+    from turinglab.stats.factors import factor, reference_levels
 
     refs_all = reference_levels(games, participants)  # the same reference in every table (issue 41)
     for col in ("gender", "education"):

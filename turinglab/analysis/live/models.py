@@ -49,7 +49,7 @@ def design(games: pd.DataFrame, participants: pd.DataFrame | None) -> tuple[pd.D
                     d[name] = v.to_numpy()
                     terms.append(name)
                     used.append(col)
-        from turinglab.analysis.export.rebuild_more import factor, reference_levels
+        from turinglab.stats.factors import factor, reference_levels
 
         refs = reference_levels(games, participants)  # the same reference in every table (issue 41)
         for col in CATEGORICAL:
