@@ -8,7 +8,7 @@ from turinglab.cli.common import DB_HELP, console, fail, read_study, static_stor
 
 
 app = typer.Typer(no_args_is_help=True, help="Static Turing tests: import items and judge trials, summarise them.")
-_TASKS = "word|caption|object|color|fv|conversation"
+_TASKS = "word|caption|object|color|fv|conversation, or a plugin's task (`turinglab static tasks`)"
 
 
 def _lengths(lengths: str) -> tuple[int, ...]:
@@ -41,13 +41,13 @@ def static_import(
     RESULTS --responses LOOKUP (correct_answers_lookup.ipynb or correct_answers.json)."""
     from pathlib import Path
 
-    from turinglab.statictests.config import TASKS, load_static_study, preset_study
+    from turinglab.statictests.config import load_static_study, preset_study, task_names
     from turinglab.statictests.importing import parse_import
     from turinglab.statictests.zhang import ImportProblem
     from turinglab.store import StoreError
 
-    if task not in TASKS:
-        fail(f"--task must be one of {', '.join(TASKS)}, got {task!r}")
+    if task not in task_names():
+        fail(f"--task must be one of {', '.join(task_names())}, got {task!r}")
     img = Path(images).resolve() if images else None
     if img is not None and not img.is_dir():
         fail(f"--images {images}: no such folder; give the folder holding the image files")
