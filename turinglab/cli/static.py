@@ -22,6 +22,26 @@ def _lengths(lengths: str) -> tuple[int, ...]:
     return ks
 
 
+@app.command("tasks")
+def static_tasks(as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+    """List the static tasks (`task:` of a static study file) and the plugins giving them."""
+    import json
+
+    from rich.table import Table
+
+    from turinglab.plugins.manager import plugin_of, static_tasks
+
+    rows = [{"task": n, "plugin": plugin_of("turinglab_static_tasks", n), "pictures": t.images,
+             "judges see": t.intro} for n, t in static_tasks().items()]
+    if as_json:
+        print(json.dumps(rows, indent=2))
+        return
+    table = Table("task", "plugin", "pictures", "judges see")
+    for r in rows:
+        table.add_row(r["task"], r["plugin"], "yes" if r["pictures"] else "no", r["judges see"])
+    console.print(table)
+
+
 @app.command("import")
 def static_import(
     task: str = typer.Option(..., "--task", help=_TASKS),

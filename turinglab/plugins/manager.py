@@ -69,6 +69,15 @@ def lookup(hook: str, name: str, what: str) -> object:
     return things[name]
 
 
+def plugin_of(hook: str, name: str, pm: pluggy.PluginManager | None = None) -> str:
+    """The name of the plugin giving `name` through `hook` ("" if none)."""
+    pm = pm or plugin_manager()
+    for impl in getattr(pm.hook, hook).get_hookimpls():
+        if any(t.name == name for t in impl.function() or ()):
+            return impl.plugin_name
+    return ""
+
+
 def witness_kinds() -> dict:
     return collect("turinglab_witness_kinds")
 
