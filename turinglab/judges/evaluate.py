@@ -157,7 +157,7 @@ def evaluate(
         raise JudgeError(f"items mix tasks {sorted(items['task'].unique())}; evaluate one task at a time")
     item_set = fingerprint(items)  # of the whole set, before any sample: what a report looks results up by
     dropped = None
-    if items["task"].iloc[0] == "fv" and cfg.judge in TRAINED:  # the paper: scanpaths under 10 fixations dropped
+    if items["task"].iloc[0] == "fv" and cfg.judge in trained_judges():  # the paper: scanpaths under 10 fixations dropped
         from turinglab.judges.scanpath import PAPER_FIXATIONS, keep_long
 
         items, dropped = keep_long(items, PAPER_FIXATIONS)
@@ -189,9 +189,9 @@ def evaluate(
         "judge": cfg.judge,
         "task": items["task"].iloc[0],
         "source": source,
-        "folds": cfg.folds if cfg.judge in TRAINED else None,
+        "folds": cfg.folds if cfg.judge in trained_judges() else None,
         "fold_design": ("stimulus-grouped StratifiedGroupKFold" if cfg.group_by_stimulus else "shuffled KFold")
-        if cfg.judge in TRAINED else "zero-shot (no training)",
+        if cfg.judge in trained_judges() else "zero-shot (no training)",
         "group_by_stimulus": cfg.group_by_stimulus,
         "seeds": cfg.seeds,
         "judge_provenance": ai_judges()[cfg.judge].description if cfg.judge in ai_judges() else "the project's own",

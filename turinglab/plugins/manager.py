@@ -51,7 +51,7 @@ def collect(hook: str, pm: pluggy.PluginManager | None = None) -> dict:
     out: dict = {}
     owner: dict[str, str] = {}
     impls = getattr(pm.hook, hook).get_hookimpls()
-    for impl in reversed(impls):  # pluggy calls the last registered first; keep registration order
+    for impl in impls:  # in registration order: the built-ins first
         for thing in impl.function() or ():
             if thing.name in out:
                 raise PluginError(f"{hook}: {thing.name!r} is given by both {owner[thing.name]} and "
