@@ -85,8 +85,9 @@ class ContentFilterKind:
 
 @dataclass(frozen=True)
 class ReportSection:
-    """`render(data, fmt)` -> the section's fragment ("html" or "md") from the report's analysed
-    data, or "" to leave it out."""
+    """`render(analysis, fmt)` -> the section's fragment, HTML (escaped by the section) or Markdown
+    (`fmt` "html" or "md"), from the live report's `analysis.core.Analysis`, or "" to leave it out.
+    Sections follow the study's own, before the belief-tracking section."""
 
     name: str
     title: str

@@ -16,6 +16,7 @@ BUILTINS: tuple[str, ...] = (
     "turinglab.witnesses.plugin",
     "turinglab.statictests.plugin",
     "turinglab.judges.plugin",
+    "turinglab.analysis.sections",
 )
 
 
