@@ -33,7 +33,7 @@ class StaticTask:
     `images`: items need a picture (`--images`); `needs_text`: the stimulus text is required on
     import; `check(response)` -> None or what is wrong with a response, on import;
     `show(payload, text)` -> extra fields the page may show (never truth or agent);
-    `rules`: the zhang-2023 preset's overrides for the task; `rows(trials)` -> extra report rows."""
+    `rules`: the zhang-2023 preset's overrides for the task."""
 
     name: str
     intro: str
@@ -45,7 +45,6 @@ class StaticTask:
     check: Callable[[str], str | None] | None = None
     show: Callable[[dict, str | None], dict] | None = None
     rules: dict = field(default_factory=dict)
-    rows: Callable[[Any], list[dict]] | None = None
 
 
 @dataclass(frozen=True)
