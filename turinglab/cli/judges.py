@@ -179,7 +179,9 @@ def judges_evaluate(
         except FeaturesError as exc:
             fail(str(exc))
         judge = judge or p.judge
-        if judge in ("svm", "linear-svm", "rf"):
+        from turinglab.plugins.manager import ai_judges
+
+        if judge in ai_judges() and not ai_judges()[judge].reads_text:  # a judge on feature sets
             features = features or features_for(items["task"].iloc[0], images)
         folds, repeats = p.folds, p.repeats
     cfg = _judges_config(judge, features, folds, group_by_stimulus, seed, repeats, alpha, opts)
