@@ -116,6 +116,7 @@ def test_the_graph_sees_function_local_and_relative_imports(tmp_path):
 # Inside analysis/ the subpackages are layers too (live games first, the export and demos last).
 LAYERS: list[tuple[str, ...]] = [
     ("turinglab", "turinglab.textnorm", "turinglab.stats"),
+    ("turinglab.plugins",),  # the hook contracts and the manager; it loads the built-ins by module name only
     ("turinglab.game",),
     ("turinglab.witnesses", "turinglab.matchmaking"),
     ("turinglab.store",),

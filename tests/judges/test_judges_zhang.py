@@ -44,8 +44,9 @@ def test_linear_svm_differs_from_rbf_and_finds_signal():
     assert not np.allclose(lin.score, rbf.score)
     for r in (lin, rbf):
         assert (r.verdict == truth).mean() > 0.55  # both above chance on 1,500 balanced items
-    assert trained.PROVENANCE["linear-svm"].startswith("the paper's")
-    assert trained.PROVENANCE["svm"].startswith("the project's own")
+    judges = trained.trained_judges()  # where each comes from: the judge plugin's description
+    assert judges["linear-svm"].description.startswith("the paper's")
+    assert judges["svm"].description.startswith("the project's own")
 
 
 def test_fixation_cut_drops_and_counts_short_scanpaths():

@@ -210,7 +210,7 @@ def probe(spec: WitnessSpec, *, games: int = 20, turns: int = 5, max_chars: int 
     `judge=None` skips the judged-human rate. `strategy`: the scripted interrogator's ("default"
     or "adversarial": bots/adversarial.py); each record's "category" is the message's family."""
     ScriptedInterrogator(0, strategy)  # an unknown strategy fails here, before the model starts
-    from turinglab.witnesses.content_filter import ContentFilter
+    from turinglab.witnesses.filters import ComposedFilter
     from turinglab.witnesses.registry import build_witness
 
     from turinglab.witnesses.guard import model
@@ -218,7 +218,7 @@ def probe(spec: WitnessSpec, *, games: int = 20, turns: int = 5, max_chars: int 
     model()  # trained before the first game (a live server trains it at start), not inside a reply's time
     make = make_witness or (lambda s, k: build_witness(s, seed=k))
     rules = rules or Rules()
-    flt = ContentFilter(content_filter)
+    flt = ComposedFilter(content_filter)
     res = ProbeResult(witness=spec.codename, games=games)
 
     async def run() -> None:

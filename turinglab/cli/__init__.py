@@ -12,7 +12,7 @@ import sys
 import typer
 import typer.core
 
-from turinglab.cli import admin, audit, data, db, judges, replicate, report, security, serve, static, stats, witness
+from turinglab.cli import admin, audit, data, db, judges, plugins, replicate, report, security, serve, static, stats, witness
 from turinglab.cli.common import console, err_console, fail
 
 __all__ = ["app", "console", "err_console", "fail", "main"]
@@ -68,6 +68,7 @@ app.add_typer(serve.app)  # serve
 app.add_typer(witness.bots_app)  # bots
 app.add_typer(report.app)  # report, export, demo-data, tag
 app.add_typer(replicate.app)  # replicate
+app.add_typer(plugins.app)  # plugins
 app.add_typer(stats.app, name="stats")
 app.add_typer(db.app, name="db")
 app.add_typer(db.flag_app, name="flag")

@@ -88,11 +88,11 @@ class ChatGame:
         except (WitnessConfigError, PersonaError, UnknownWitness) as exc:
             raise ChatError(str(exc)) from None
         from turinglab.witnesses.ai_seat import AISeat, ElizaFallback
-        from turinglab.witnesses.content_filter import ContentFilter
+        from turinglab.witnesses.filters import ComposedFilter
         from turinglab.witnesses.eliza.witness import ElizaWitness
 
         eliza = ElizaFallback(lambda: ElizaWitness(codename=self.spec.codename, seed=self.seed))
-        self.seat = AISeat(self.witness, self.spec, content_filter=ContentFilter(self.study.content_filter),
+        self.seat = AISeat(self.witness, self.spec, content_filter=ComposedFilter(self.study.content_filter),
                            max_chars=self.study.rules.max_chars, fallback=eliza, now=now_ms, seat="A")
         user = self.store.find_participant(label=TERMINAL_USER)
         self.participant = user.id if user else self.store.create_participant(label=TERMINAL_USER)

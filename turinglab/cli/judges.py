@@ -65,10 +65,11 @@ def _judges_run(items, trials, cfg, source: str, opts: _Shared) -> None:
 
 
 def _judges_config(judge, features, folds, group_by_stimulus, seed, repeats, alpha, opts: _Shared):
-    from turinglab.judges.evaluate import ALL_JUDGES, Config
+    from turinglab.judges.evaluate import Config, judge_names
+    from turinglab.plugins.manager import ai_judges
 
-    if judge not in ALL_JUDGES:
-        fail(f"--judge must be one of {'|'.join(ALL_JUDGES)}, got {judge!r}")
+    if judge not in judge_names():
+        fail(f"--judge must be one of {'|'.join(judge_names())}, got {judge!r}")
     if folds < 2:
         fail(f"--folds must be at least 2, got {folds}")
     if repeats < 1:
@@ -78,7 +79,7 @@ def _judges_config(judge, features, folds, group_by_stimulus, seed, repeats, alp
     limit, prompt = opts.limit, opts.prompt
     if limit is not None and limit < 2:
         fail(f"--limit must be at least 2, got {limit}")
-    if features and judge in ("tfidf-lr", "llm"):
+    if features and ai_judges()[judge].reads_text:
         fail(f"--features does not apply to --judge {judge} (it reads the text); use svm, linear-svm or rf")
     if group_by_stimulus and judge == "llm":
         fail("--group-by-stimulus does not apply to --judge llm (it is not trained)")
@@ -178,7 +179,9 @@ def judges_evaluate(
         except FeaturesError as exc:
             fail(str(exc))
         judge = judge or p.judge
-        if judge in ("svm", "linear-svm", "rf"):
+        from turinglab.plugins.manager import ai_judges
+
+        if judge in ai_judges() and not ai_judges()[judge].reads_text:  # a judge on feature sets
             features = features or features_for(items["task"].iloc[0], images)
         folds, repeats = p.folds, p.repeats
     cfg = _judges_config(judge, features, folds, group_by_stimulus, seed, repeats, alpha, opts)

@@ -8,7 +8,7 @@ from turinglab.cli.common import DB_HELP, console, fail, read_study, static_stor
 
 
 app = typer.Typer(no_args_is_help=True, help="Static Turing tests: import items and judge trials, summarise them.")
-_TASKS = "word|caption|object|color|fv|conversation"
+_TASKS = "word|caption|object|color|fv|conversation, or a plugin's task (`turinglab static tasks`)"
 
 
 def _lengths(lengths: str) -> tuple[int, ...]:
@@ -20,6 +20,26 @@ def _lengths(lengths: str) -> tuple[int, ...]:
     except ValueError:
         fail(f"--lengths must be increasing positive whole numbers separated by commas (e.g. 3,6,9), got {lengths!r}")
     return ks
+
+
+@app.command("tasks")
+def static_tasks(as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+    """List the static tasks (`task:` of a static study file) and the plugins giving them."""
+    import json
+
+    from rich.table import Table
+
+    from turinglab.plugins.manager import plugin_of, static_tasks
+
+    rows = [{"task": n, "plugin": plugin_of("turinglab_static_tasks", n), "pictures": t.images,
+             "judges see": t.intro} for n, t in static_tasks().items()]
+    if as_json:
+        print(json.dumps(rows, indent=2))
+        return
+    table = Table("task", "plugin", "pictures", "judges see")
+    for r in rows:
+        table.add_row(r["task"], r["plugin"], "yes" if r["pictures"] else "no", r["judges see"])
+    console.print(table)
 
 
 @app.command("import")
@@ -41,13 +61,13 @@ def static_import(
     RESULTS --responses LOOKUP (correct_answers_lookup.ipynb or correct_answers.json)."""
     from pathlib import Path
 
-    from turinglab.game.static_config import TASKS, load_static_study, preset_study
+    from turinglab.game.static_config import load_static_study, preset_study, task_names
     from turinglab.statictests.importing import parse_import
     from turinglab.statictests.zhang import ImportProblem
     from turinglab.store import StoreError
 
-    if task not in TASKS:
-        fail(f"--task must be one of {', '.join(TASKS)}, got {task!r}")
+    if task not in task_names():
+        fail(f"--task must be one of {', '.join(task_names())}, got {task!r}")
     img = Path(images).resolve() if images else None
     if img is not None and not img.is_dir():
         fail(f"--images {images}: no such folder; give the folder holding the image files")

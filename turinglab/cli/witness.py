@@ -52,22 +52,30 @@ app = typer.Typer(no_args_is_help=True, help="The named witnesses: list them, sh
 
 
 @app.command("list")
-def witness_list(as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
-    """List the witnesses `--witness NAME` accepts (LLM personas need OPENAI_API_KEY or OPENAI_BASE_URL)."""
+def witness_list(as_json: bool = typer.Option(False, "--json", help="print JSON"),
+                 kinds: bool = typer.Option(False, "--kinds", help="list the witness kinds (`kind:` of a study "
+                                            "file) and the plugins giving them, instead of the named witnesses")) -> None:
+    """List the witnesses `--witness NAME` accepts (LLM personas need OPENAI_API_KEY or OPENAI_BASE_URL),
+    then the witness kinds of the installed plugins."""
     import json
 
     from rich.table import Table
 
-    from turinglab.witnesses.describe import rows
+    from turinglab.witnesses.describe import kind_rows, rows
     from turinglab.witnesses.registry import available, llm_configured
 
-    table_rows = rows(available())
+    table_rows = kind_rows() if kinds else rows(available())
     if as_json:
         print(json.dumps(table_rows, indent=2))
         return
-    table = Table("name", "codename", "kind", "model", "prompt")
-    for r in table_rows:
-        table.add_row(*(r[k] for k in ("name", "codename", "kind", "model", "prompt")))
+    if not kinds:
+        table = Table("name", "codename", "kind", "model", "prompt")
+        for r in table_rows:
+            table.add_row(*(r[k] for k in ("name", "codename", "kind", "model", "prompt")))
+        console.print(table)
+    table = Table("kind", "plugin", "options", "description", title="witness kinds")
+    for r in kind_rows():
+        table.add_row(r["kind"], r["plugin"], ", ".join(r["options"]) or "-", r["description"])
     console.print(table)
     if not llm_configured():
         err_console.print("(set OPENAI_API_KEY or OPENAI_BASE_URL to add the LLM personas young, baseline, ai-aware)",

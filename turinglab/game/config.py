@@ -10,10 +10,9 @@ import hashlib
 import json
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 Format = Literal["two-player", "three-player"]
-WitnessKind = Literal["eliza", "llm", "local"]
 
 
 class _Strict(BaseModel):
@@ -100,7 +99,8 @@ class WitnessSpec(_Strict):
     """One AI witness. Human witnesses are participants, not specs."""
 
     codename: Annotated[str, Field(min_length=1, max_length=40, pattern=r"^[A-Za-z][A-Za-z0-9_-]*$")]
-    kind: WitnessKind
+    kind: str  # a registered witness kind (built-ins eliza, llm, local; `turinglab plugins`)
+    options: dict[str, Any] | None = None  # the kind's own settings, checked by its options model
     # llm / local
     model: str | None = None
     base_url: str | None = None
@@ -135,6 +135,22 @@ class WitnessSpec(_Strict):
 
     @model_validator(mode="after")
     def _kind_fields(self) -> "WitnessSpec":
+        from turinglab.plugins.manager import witness_kinds
+
+        kinds = witness_kinds()
+        if self.kind not in kinds:
+            raise ValueError(f"witness {self.codename!r}: unknown kind {self.kind!r}; use one of "
+                             f"{', '.join(kinds)} (plugins add more: `turinglab plugins`)")
+        model = kinds[self.kind].options
+        if model is not None:
+            try:
+                model.model_validate(self.options or {})
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                where = ".".join(str(x) for x in first["loc"]) or "options"
+                raise ValueError(f"witness {self.codename!r}: options.{where}: {first['msg']}") from None
+        elif self.options:
+            raise ValueError(f"witness {self.codename!r}: kind {self.kind!r} takes no 'options'; remove them")
         if self.kind == "llm" and not self.model:
             raise ValueError(
                 f"witness {self.codename!r}: kind 'llm' needs 'model' (e.g. model: gpt-4o-mini)"
@@ -293,6 +309,9 @@ def canonical_json(study: BaseModel) -> str:
     for key in ("pass_decisions", "stop_after", "prolific"):  # unset: the hash of studies written before the key
         if key in data and data[key] is None:
             data.pop(key)
+    for w in data.get("witnesses") or ():  # no options: the hash of witnesses written before them
+        if isinstance(w, dict) and w.get("options") is None:
+            w.pop("options", None)
     rules = data.get("rules")
     if isinstance(rules, dict) and rules.get("belief_tracking") is False:  # off: the hash of studies written before it
         rules.pop("belief_tracking")

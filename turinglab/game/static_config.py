@@ -2,7 +2,7 @@
 
     preset: zhang-2023          # optional: start from the shipped preset
     name: my-word-test
-    task: word                  # word | caption | object | color | fv | conversation
+    task: word                  # word | caption | object | color | fv | conversation | a plugin's task
     session: {items: 20}        # overrides the preset field by field
 
 The canonical hash (`static_hash`) is stored with every judge trial, so a study whose config
@@ -17,17 +17,21 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated
 
 import yaml
 from pydantic import Field, model_validator
 
 from turinglab.game.config import _Strict
+from turinglab.plugins.manager import static_tasks
 from turinglab.game.study_file import _merge, parse_file, presets_in, read_file
 
 PRESETS_DIR = Path(__file__).parent / "static_presets"
-Task = Literal["word", "caption", "object", "color", "fv", "conversation"]
-TASKS: tuple[str, ...] = ("word", "caption", "object", "color", "fv", "conversation")
+
+
+def task_names() -> tuple[str, ...]:
+    """The registered static tasks (built-ins: word, caption, object, color, fv, conversation)."""
+    return tuple(static_tasks())
 
 
 class Session(_Strict):
@@ -55,7 +59,7 @@ class StaticStudy(_Strict):
     name: Annotated[str, Field(min_length=1)]
     version: Annotated[int, Field(ge=1)] = 1
     preset: str | None = None
-    task: Task = "word"
+    task: str = "word"  # a registered static task (`turinglab static tasks`)
     session: Session = Session()
     exclusions: Exclusions = Exclusions()
     # conversation: chunk lengths in exchanges (Zhang: several lengths; from-games uses these)
@@ -72,6 +76,9 @@ class StaticStudy(_Strict):
 
     @model_validator(mode="after")
     def _lengths(self) -> "StaticStudy":
+        if self.task not in (names := task_names()):
+            raise ValueError(f"unknown task {self.task!r}; use one of {', '.join(names)} "
+                             "(plugins add more: `turinglab static tasks`)")
         if list(self.conversation_lengths) != sorted(set(self.conversation_lengths)):
             raise ValueError("conversation_lengths must be increasing without repeats, e.g. [3, 6, 9]")
         return self
@@ -121,25 +128,11 @@ def parse_static_study(text: str, source: str = "<static study>") -> StaticStudy
                       not_mapping="a static study file is a mapping of fields (name: ..., task: ...)")
 
 
-# Zhang et al.'s per-task rules (seed paper, Sec. 3 and Supp. S2-S7), applied by `preset_study`
-# for the zhang-2023 preset: the page's minimum viewing time (colour: 1.5 s in their task code;
-# captioning: 3 s), the control-accuracy flag (free viewing: 7 of 12; conversations: 15 of 20
-# topics, `topics.MIN_TOPIC_ACCURACY`) and the native-speaker flag (captioning).
-PAPER_RULES: dict[str, dict] = {
-    "color": {"session": {"min_rt_ms": 1500}},
-    "object": {},
-    "fv": {"exclusions": {"min_control_accuracy": 7 / 12}},
-    "caption": {"session": {"min_rt_ms": 3000}, "exclusions": {"native_language": "english"}},
-    "word": {},
-    "conversation": {},
-}
-
-
 def preset_study(name: str, task: str, preset: str = "zhang-2023") -> StaticStudy:
     """The preset with a name and task (what `static import` registers when no file is given);
-    for zhang-2023 with the paper's rules for that task (PAPER_RULES)."""
+    for zhang-2023 with the paper's rules for that task (the task plugin's `rules`)."""
     study = parse_static_study(f"preset: {preset}\nname: {json.dumps(name)}\ntask: {task}\n", source=f"preset {preset}")
-    rules = PAPER_RULES.get(task, {}) if preset == "zhang-2023" else {}
+    rules = static_tasks()[task].rules if preset == "zhang-2023" and task in static_tasks() else {}
     if rules:
         study = StaticStudy.model_validate(_merge(study.model_dump(mode="json"), rules))
     return study

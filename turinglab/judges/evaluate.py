@@ -19,12 +19,16 @@ import pandas as pd
 from turinglab.judges import features as feats
 from turinglab.judges import metrics
 from turinglab.judges.items import fingerprint, validate
-from turinglab.judges.trained import JUDGES as TRAINED
-from turinglab.judges.trained import PROVENANCE
-from turinglab.judges.trained import JudgeError, cross_validate
+from turinglab.judges.trained import JudgeError, cross_validate, trained_judges
 from turinglab.judges.vectors import cache_dir
+from turinglab.plugins.manager import ai_judges
 
-ALL_JUDGES = TRAINED + ("llm",)
+
+def judge_names() -> tuple[str, ...]:
+    """Every registered AI judge (built-ins svm, linear-svm, rf, tfidf-lr, llm)."""
+    return tuple(ai_judges())
+
+
 VERSION = 2  # bump when a change alters results, so old cache entries are not reused
 
 
@@ -104,11 +108,11 @@ def run_judge(items: pd.DataFrame, cfg: Config, progress: bool = False, chat=Non
         fresh = out.loc[~out["cached"], "seconds"]
         info["items_per_second"] = float(len(fresh) / fresh.sum()) if len(fresh) and fresh.sum() > 0 else None
         return out[["item_id", "verdict", "score", "confidence", "raw", "error"]], info
-    if cfg.judge not in TRAINED:
-        raise JudgeError(f"unknown judge {cfg.judge!r}; use one of {'|'.join(ALL_JUDGES)}")
+    if cfg.judge not in trained_judges():
+        raise JudgeError(f"unknown judge {cfg.judge!r}; use one of {'|'.join(judge_names())}")
     task = items["task"].iloc[0]
     X = None
-    if cfg.judge != "tfidf-lr":
+    if not trained_judges()[cfg.judge].reads_text:
         sets = feats.parse_sets(cfg.features, task)
         info["features"] = list(sets)
         t0 = time.monotonic()
@@ -153,7 +157,7 @@ def evaluate(
         raise JudgeError(f"items mix tasks {sorted(items['task'].unique())}; evaluate one task at a time")
     item_set = fingerprint(items)  # of the whole set, before any sample: what a report looks results up by
     dropped = None
-    if items["task"].iloc[0] == "fv" and cfg.judge in TRAINED:  # the paper: scanpaths under 10 fixations dropped
+    if items["task"].iloc[0] == "fv" and cfg.judge in trained_judges():  # the paper: scanpaths under 10 fixations dropped
         from turinglab.judges.scanpath import PAPER_FIXATIONS, keep_long
 
         items, dropped = keep_long(items, PAPER_FIXATIONS)
@@ -185,12 +189,12 @@ def evaluate(
         "judge": cfg.judge,
         "task": items["task"].iloc[0],
         "source": source,
-        "folds": cfg.folds if cfg.judge in TRAINED else None,
+        "folds": cfg.folds if cfg.judge in trained_judges() else None,
         "fold_design": ("stimulus-grouped StratifiedGroupKFold" if cfg.group_by_stimulus else "shuffled KFold")
-        if cfg.judge in TRAINED else "zero-shot (no training)",
+        if cfg.judge in trained_judges() else "zero-shot (no training)",
         "group_by_stimulus": cfg.group_by_stimulus,
         "seeds": cfg.seeds,
-        "judge_provenance": PROVENANCE.get(cfg.judge, "the project's own"),
+        "judge_provenance": ai_judges()[cfg.judge].description if cfg.judge in ai_judges() else "the project's own",
         **summ,
         **info,
     }

@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from turinglab.plugins.manager import static_tasks
+
 ITEM_COLUMNS = ["item_id", "stimulus_id", "task", "stimulus", "response", "truth", "agent"]
-TASKS = ("word", "caption", "object", "color", "conversation")
 TRUTHS = ("human", "machine")
 
 # agent names in the human-judge file -> names in word.json; page letters -> agent
@@ -75,8 +76,9 @@ def load_zhang(path: str | Path, task: str | None = None) -> pd.DataFrame:
     in file order; the task defaults to the file name."""
     path = Path(path)
     task = task or path.stem
-    if task not in TASKS:
-        raise ItemsError(f"unknown task {task!r}; use one of {', '.join(TASKS)}")
+    tasks = [t for t in static_tasks() if t != "fv"]  # a scanpath is no text to read
+    if task not in tasks:
+        raise ItemsError(f"unknown task {task!r}; use one of {', '.join(tasks)}")
     data = _read_json(path)
     if not isinstance(data, dict):
         raise ItemsError(f"{path}: expected an object of stimulus -> list of records")

@@ -20,16 +20,12 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-JUDGES = ("svm", "linear-svm", "rf", "tfidf-lr")
-SVMS = ("svm", "linear-svm")  # scores are decision values: the verdict threshold is 0
-# which judge follows Zhang et al. and which is this project's own (shown in every result)
-PROVENANCE = {
-    "linear-svm": "the paper's judge: a linear SVM on one embedding (Zhang et al., word and caption tasks)",
-    "svm": "the project's own: an RBF SVM on standardised features",
-    "rf": "the project's own: a random forest (the paper used one for colour, on image + text features)",
-    "tfidf-lr": "the project's own: TF-IDF and logistic regression",
-    "llm": "the project's own: a zero-shot LLM judge (not in the paper)",
-}
+from turinglab.plugins.manager import ai_judges
+
+
+def trained_judges() -> dict:
+    """The registered judges trained here (fit/predict), by name: built-ins svm, linear-svm, rf, tfidf-lr."""
+    return {n: j for n, j in ai_judges().items() if j.make is not None}
 
 
 class JudgeError(ValueError):
@@ -37,31 +33,11 @@ class JudgeError(ValueError):
 
 
 def make_estimator(judge: str, seed: int, n_trees: int = 200):
-    from sklearn.ensemble import RandomForestClassifier
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.pipeline import make_pipeline, make_union
-    from sklearn.preprocessing import StandardScaler
-    from sklearn.svm import SVC, LinearSVC
-
-    if judge == "linear-svm":  # the paper's judge: a linear SVM on one embedding's features
-        return make_pipeline(StandardScaler(), LinearSVC(C=1.0, dual="auto", max_iter=20000, random_state=seed))
-    if judge == "svm":
-        return make_pipeline(StandardScaler(), SVC(kernel="rbf", C=1.0, gamma="scale"))
-    if judge == "linear-svm":
-        from sklearn.svm import LinearSVC
-
-        # the paper names a linear SVM (scikit-learn) and no C: the library default C = 1
-        return make_pipeline(StandardScaler(), LinearSVC(C=1.0, max_iter=5000, random_state=seed))
-    if judge == "rf":
-        return RandomForestClassifier(n_estimators=n_trees, random_state=seed, n_jobs=1)
-    if judge == "tfidf-lr":
-        from sklearn.feature_extraction.text import TfidfVectorizer
-
-        vec = make_union(TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 4), sublinear_tf=True, min_df=1),
-                         TfidfVectorizer(analyzer="word", ngram_range=(1, 2), sublinear_tf=True,
-                                         token_pattern=r"(?u)\b\w+\b"))
-        return make_pipeline(vec, LogisticRegression(C=4.0, max_iter=2000))
-    raise JudgeError(f"unknown trained judge {judge!r}; use one of {', '.join(JUDGES)}")
+    """A fresh estimator of the judge plugin named `judge`."""
+    judges = trained_judges()
+    if judge not in judges:
+        raise JudgeError(f"unknown trained judge {judge!r}; use one of {', '.join(judges)}")
+    return judges[judge].make(seed, n_trees)
 
 
 def tfidf_text(items: pd.DataFrame) -> np.ndarray:
@@ -148,13 +124,14 @@ def _cross_validate(
     n_trees: int = 200,
 ) -> CVResult:
     """Out-of-fold verdicts for every item. `X`: features (None for tfidf-lr, which reads the text)."""
-    if judge not in JUDGES:
-        raise JudgeError(f"unknown trained judge {judge!r}; use one of {', '.join(JUDGES)}")
+    judges = trained_judges()
+    if judge not in judges:
+        raise JudgeError(f"unknown trained judge {judge!r}; use one of {', '.join(judges)}")
     if folds < 2:
         raise JudgeError("--folds must be at least 2")
     truth = items["truth"].to_numpy(dtype=object)
     y_all = (truth == "machine").astype(int)
-    data = tfidf_text(items) if judge == "tfidf-lr" else X
+    data = tfidf_text(items) if judges[judge].reads_text else X
     stim = items["stimulus_id"].to_numpy(dtype=object)
     n = len(items)
     votes = np.zeros(n)
@@ -192,7 +169,7 @@ def _cross_validate(
         raise JudgeError("some items got no out-of-fold prediction")
     frac = votes / runs
     mean_score = scores / runs
-    thr = 0.0 if judge in SVMS else 0.5
+    thr = judges[judge].threshold
     machine = np.where(frac == 0.5, mean_score >= thr, frac > 0.5)
     verdict = np.where(machine, "machine", "human").astype(object)
     return CVResult(judge, folds, list(seeds), group_by_stimulus, verdict, mean_score, runs, acc, bacc)

@@ -15,7 +15,7 @@ from starlette.websockets import WebSocketDisconnect
 
 from turinglab.game.config import Study, Timing
 from turinglab.server.live import protocol as proto
-from turinglab.server.content_filter import ContentFilter, ModerationHook
+from turinglab.server.content_filter import ComposedFilter, ModerationHook
 from turinglab.server.live.hub import Clock, Hub, WitnessFactory
 from turinglab.server.web import (
     COOKIE, DEFAULT_DISPLAY_NAME, PROLIFIC, SECURITY_HEADERS, Csrf, _db_ping,
@@ -128,7 +128,7 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
     async def lifespan(app: FastAPI):
         app.state.hub = hub_class(study, store, clock=clock, rng_seed=rng_seed, human_timing=human_timing,
                             witness_factory=witness_factory,
-                            content_filter=ContentFilter(study.content_filter, hook=moderation),
+                            content_filter=ComposedFilter(study.content_filter, hook=moderation),
                             demo=demo,
                             waiting_grace_s=waiting_grace_s, initial_ai_wait_s=initial_ai_wait_s,
                             study_id=study_id, admin_poll_s=admin_poll_s, **hub_kw)

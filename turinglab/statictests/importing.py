@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from turinglab.plugins.manager import importers
 from turinglab.statictests.zhang import (
     ImportProblem,
     Parsed,
@@ -13,24 +14,34 @@ from turinglab.statictests.zhang import (
     read_json,
 )
 
-FORMATS = ("zhang", "plain")
-
 
 def parse_import(task: str, responses: str | None, judge_trials: str | None, images: Path | None,
                  fmt: str = "zhang", *, skip_unknown_truth: bool = False) -> Parsed:
-    """The items (and judges and trials) to import; `ImportProblem` lists everything wrong."""
+    """The items (and judges and trials) to import, read by the importer plugin named `fmt`
+    (`static import --format`); `ImportProblem` lists everything wrong."""
+    found = importers()
+    if fmt not in found:
+        raise ImportProblem("--format", [f"unknown format {fmt!r}; use {' or '.join(found)}"])
+    return found[fmt].read(task, responses, judge_trials, images, skip_unknown_truth=skip_unknown_truth)
+
+
+def read_plain(task: str, responses: str | None, judge_trials: str | None, images: Path | None, *,
+               skip_unknown_truth: bool = False) -> Parsed:
+    """`--format plain`: your own items (statictests/plain.py)."""
+    from turinglab.statictests.plain import parse_plain, read_rows
+
+    if responses is None or judge_trials:
+        raise ImportProblem("--format plain", [("give the items file as --responses (CSV or JSONL); judge trials "
+                                                "of your own study come from its judge pages, not a file")])
+    return parse_plain(read_rows(responses), task, images, responses)
+
+
+def read_zhang(task: str, responses: str | None, judge_trials: str | None, images: Path | None, *,
+               skip_unknown_truth: bool = False) -> Parsed:
+    """`--format zhang`: Zhang et al.'s response dictionaries and judge files."""
     from turinglab.statictests import zhang_judges as zj
     from turinglab.statictests.zhang_conversations import is_results_file, parse_results, read_lookup
 
-    if fmt not in FORMATS:
-        raise ImportProblem("--format", [f"unknown format {fmt!r}; use {' or '.join(FORMATS)}"])
-    if fmt == "plain":
-        from turinglab.statictests.plain import parse_plain, read_rows
-
-        if responses is None or judge_trials:
-            raise ImportProblem("--format plain", [("give the items file as --responses (CSV or JSONL); judge trials "
-                                                    "of your own study come from its judge pages, not a file")])
-        return parse_plain(read_rows(responses), task, images, responses)
     if task == "conversation" and judge_trials:
         results = read_json(judge_trials)
         if is_results_file(results):  # Zhang's conversation judge results, the truth from the look-up

@@ -35,12 +35,12 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from turinglab.plugins.manager import static_tasks
 from turinglab.statictests.zhang import ImportProblem, Parsed, _fv_payload, _slug, rename_agents
 from turinglab.store.static import ResponseIn, StimulusIn
 
 COLUMNS = ("stimulus_id", "task", "image", "text", "response", "truth", "agent", "item_id", "object_present",
            "object_absent")
-IMAGE_TASKS = ("color", "object", "caption", "fv")
 
 
 
@@ -94,7 +94,10 @@ def parse_plain(rows: list[tuple[str, dict[str, Any]]], task: str, images: Path 
     """Rows of the plain format -> stimuli and items, all checked (see the module doc)."""
     if not rows:
         raise ImportProblem(source, ["the file has no items; one row per response"])
-    if task in IMAGE_TASKS and images is None:
+    spec = static_tasks().get(task)
+    if spec is None:
+        raise ImportProblem(source, [f"unknown task {task!r}; use one of {', '.join(static_tasks())}"])
+    if spec.images and images is None:
         raise ImportProblem(source, [f"--task {task} needs --images, the folder holding the image files"])
     problems: list[str] = []
     out = Parsed()
@@ -124,7 +127,7 @@ def parse_plain(rows: list[tuple[str, dict[str, Any]]], task: str, images: Path 
             problems.append(f"{at}: field 'agent' is missing for a machine response; name the model")
             continue
         image, text = get.get("image"), get.get("text")
-        if task in IMAGE_TASKS:
+        if spec.images:
             if not isinstance(image, str) or not image:
                 problems.append(f"{at}: field 'image' is missing; give the image file name (in --images)")
                 continue
@@ -132,8 +135,8 @@ def parse_plain(rows: list[tuple[str, dict[str, Any]]], task: str, images: Path 
                 problems.append(f"{at}: field 'image' is {image!r}, not a file in {images}; put the picture there "
                                 "or fix the name")
                 continue
-        elif task == "word" and not (isinstance(text, str) and text):
-            problems.append(f"{at}: field 'text' is missing; give the cue word")
+        elif spec.needs_text and not (isinstance(text, str) and text):
+            problems.append(f"{at}: field 'text' is missing; give the stimulus text (the cue word)")
             continue
         fields: dict[str, Any] = {}
         bad_words = False
@@ -158,6 +161,9 @@ def parse_plain(rows: list[tuple[str, dict[str, Any]]], task: str, images: Path 
             continue
         payload, resp = _payload(task, get.get("response"), at, problems)
         if payload is None:
+            continue
+        if spec.check is not None and (wrong := spec.check(resp or "")):
+            problems.append(f"{at}: field 'response' {wrong}")
             continue
         key = get.get("item_id")
         if key is None:

@@ -25,12 +25,23 @@ def model_label(spec: WitnessSpec) -> str:
         from turinglab.witnesses.local.weights import DEFAULT_MODEL
 
         return DEFAULT_MODEL.name.removesuffix(".gguf")
+    if spec.kind != "llm":  # a plugin's kind
+        return f"{spec.kind} (plugin)"
     return f"{spec.model} @ {spec.base_url or 'OpenAI'}"
+
+
+def kind_rows() -> list[dict[str, Any]]:
+    """The registered witness kinds: name, the plugin giving it, its options' fields, description."""
+    from turinglab.plugins.manager import plugin_of, witness_kinds
+
+    return [{"kind": name, "plugin": plugin_of("turinglab_witness_kinds", name),
+             "options": list(k.options.model_fields) if k.options is not None else [],
+             "description": k.description} for name, k in witness_kinds().items()]
 
 
 def rows(specs: dict[str, WitnessSpec]) -> list[dict[str, str]]:
     return [{"name": n, "codename": s.codename, "kind": s.kind, "model": model_label(s),
-             "prompt": s.prompt or ("-" if s.kind == "eliza" else persona.DEFAULT_PROMPT)} for n, s in specs.items()]
+             "prompt": s.prompt or (persona.DEFAULT_PROMPT if s.kind in ("llm", "local") else "-")} for n, s in specs.items()]
 
 
 def show(spec: WitnessSpec, ctx: GameContext | None = None, events_path: str | None = None) -> dict[str, Any]:

@@ -2,7 +2,10 @@
 
     available()            -> {name: WitnessSpec}   (eliza, local, local-*; LLM personas when configured)
     resolve("eliza")       -> WitnessSpec            (by name or codename, case-insensitive)
-    build_witness(spec)    -> Witness                (ELIZA, LLM over the OpenAI API, or the local model)
+    build_witness(spec)    -> Witness                (by the plugin of its kind: ELIZA, llm, local, ...)
+
+The witness kinds and their named witnesses come from the plugin hook `turinglab_witness_kinds`
+(the built-ins in witnesses/plugin.py).
 
 The shipped LLM personas appear when an OpenAI-compatible endpoint is configured:
 ``OPENAI_API_KEY`` (OpenAI) or ``OPENAI_BASE_URL`` (any compatible server: vLLM, llama.cpp,
@@ -13,25 +16,11 @@ from __future__ import annotations
 
 import os
 
-from turinglab.game.config import LOCAL_DEFAULTS, Postprocess, WitnessSpec
+from turinglab.game.config import WitnessSpec
+from turinglab.plugins.manager import witness_kinds
 from turinglab.witnesses.base import Witness
 
 DEFAULT_LLM_MODEL = "gpt-4o-mini"
-
-# name -> (codename, prompt template). The same three prompts exist on the local model.
-_PERSONAS: dict[str, tuple[str, str]] = {
-    "young": ("Sierra", "young"),
-    "baseline": ("Bravo", "baseline"),
-    "ai-aware": ("Dragon", "ai-aware"),
-}
-
-
-# the small local model: short answers, a little less random than the API default
-_LOCAL: dict = LOCAL_DEFAULTS
-
-
-# the terse young persona writes in lowercase whatever the model does
-_YOUNG_PP = Postprocess(lowercase=True)
 
 
 class UnknownWitness(ValueError):
@@ -43,21 +32,11 @@ def llm_configured() -> bool:
 
 
 def available() -> dict[str, WitnessSpec]:
-    """The named witnesses a user can pick (e.g. ``turinglab chat --witness NAME``)."""
-    out: dict[str, WitnessSpec] = {
-        "eliza": WitnessSpec(codename="ELIZA", kind="eliza", fallback=None),
-        "local": WitnessSpec(codename="Local", kind="local", prompt="young", postprocess=_YOUNG_PP, **_LOCAL),
-        "local-baseline": WitnessSpec(codename="LocalBaseline", kind="local", prompt="baseline", **_LOCAL),
-        "local-aware": WitnessSpec(codename="LocalAware", kind="local", prompt="ai-aware", **_LOCAL),
-    }
-    if llm_configured():
-        model = os.environ.get("TURINGLAB_LLM_MODEL", DEFAULT_LLM_MODEL)
-        base_url = os.environ.get("OPENAI_BASE_URL") or None
-        for name, (codename, prompt) in _PERSONAS.items():
-            out[name] = WitnessSpec(
-                codename=codename, kind="llm", model=model, base_url=base_url, prompt=prompt, temperature=1.0,
-                postprocess=_YOUNG_PP if prompt == "young" else Postprocess(),
-            )
+    """The named witnesses a user can pick (e.g. ``turinglab chat --witness NAME``): those each
+    registered witness kind offers (`turinglab witness list`)."""
+    out: dict[str, WitnessSpec] = {}
+    for kind in witness_kinds().values():
+        out.update(kind.named())
     return out
 
 
@@ -79,17 +58,13 @@ def resolve(name_or_codename: str) -> WitnessSpec:
 
 
 def build_witness(spec: WitnessSpec, *, seed: int | None = None) -> Witness:
-    """A ready-to-use witness for `spec`; `seed` makes its randomness reproducible."""
-    if spec.kind == "eliza":
-        from turinglab.witnesses.eliza.witness import ElizaWitness
-        from turinglab.witnesses.postprocess import Postprocessed
-
-        return Postprocessed(ElizaWitness(codename=spec.codename, script_path=spec.script, seed=seed), spec, seed)
-    if spec.kind in ("llm", "local"):
-        from turinglab.witnesses.llm import LLMWitness
-
-        return LLMWitness(spec, seed=seed)
-    raise UnknownWitness(f"witness {spec.codename!r}: unknown kind {spec.kind!r} (expected eliza, llm or local)")
+    """A ready-to-use witness for `spec`, built by its kind's plugin; `seed` makes its randomness
+    reproducible."""
+    kinds = witness_kinds()
+    if spec.kind not in kinds:
+        raise UnknownWitness(f"witness {spec.codename!r}: unknown kind {spec.kind!r} (expected one of "
+                             f"{', '.join(kinds)}; see `turinglab plugins`)")
+    return kinds[spec.kind].build(spec, seed=seed)
 
 
 async def warm_up(specs: list[WitnessSpec] | tuple[WitnessSpec, ...], *, local_server=None) -> None:

@@ -14,7 +14,7 @@ sys.path.insert(0, str(Path(__file__).parents[2]))
 from static_judge_data import chromium_on, images, submit_item  # noqa: E402
 
 from turinglab.server.judging.pages import create_static_app  # noqa: E402
-from turinglab.statictests.config import Session, StaticStudy  # noqa: E402
+from turinglab.game.static_config import Session, StaticStudy  # noqa: E402
 from turinglab.store.api import Store  # noqa: E402
 from turinglab.store.static import ResponseIn, StimulusIn  # noqa: E402
 

@@ -354,6 +354,13 @@ def further(a: Analysis) -> dict:
     }
 
 
+def plugin_sections(a: Analysis, fmt: str) -> list[str]:
+    """The fragments of the registered report sections ("html" or "md"), in registration order."""
+    from turinglab.plugins.manager import report_sections
+
+    return [frag for sec in report_sections().values() if (frag := sec.render(a, fmt))]
+
+
 def _env() -> Environment:
     env = Environment(loader=PackageLoader("turinglab.analysis.report", "templates"),
                       autoescape=select_autoescape(["html", "j2"], default=True))
@@ -380,10 +387,7 @@ def render_html(a: Analysis, figs: list[Figure] | None = None) -> str:
     ctx = context(a)
     num = Numbering({fg.name: fg for fg in figs})
     ctx.update(figs={fg.name: figure_html(fg) for fg in figs}, tab=num.tab, fig=num.fig)
-    if a.audit is not None:
-        from turinglab.analysis.audit.audit_text import html_context
-
-        ctx["audit"] = html_context(a.audit)
+    ctx["sections"] = [Markup(s) for s in plugin_sections(a, "html")]  # the blinding audit and plugins' sections
     if a.beliefs is not None:
         ctx["beliefs"] = belief_report.rows(a.beliefs)  # type: ignore[arg-type]
     return _env().get_template("report.html.j2").render(**ctx)
@@ -593,10 +597,7 @@ def render_markdown(a: Analysis, fig_dir_name: str, figs: list[Figure]) -> str:
         parts.append("## Reasons given (sample)")
         parts.append(table("A sample of the reasons given", ["witness", "verdict", "reason"],
                            [[e(r["witness"]), r["verdict"], e(r["reason"])] for r in c["reasons"]]))
-    if a.audit is not None:
-        from turinglab.analysis.audit.audit_text import markdown
-
-        parts.append(markdown(a.audit, e))
+    parts += plugin_sections(a, "md")  # the blinding audit and plugins' sections
     if a.beliefs is not None:
         parts.append(belief_report.markdown(a.beliefs, e))  # type: ignore[arg-type]
         parts += [fig("belief_trajectories"), fig("belief_detection")]

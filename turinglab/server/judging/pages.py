@@ -24,6 +24,7 @@ import random
 import time
 import weakref
 from dataclasses import replace
+from functools import lru_cache
 from collections import Counter
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -37,6 +38,7 @@ from turinglab.server.web import (
     page_renderers,
     templates,
 )
+from turinglab.plugins.manager import static_tasks
 from turinglab.server.guards import HealthLog, PerAddress, returning, too_many_starts
 from turinglab.server.judging.trial_writer import TrialWriter
 from turinglab.game.static_config import StaticStudy
@@ -50,21 +52,6 @@ log = logging.getLogger("turinglab.server")
 DUPLICATE_PID = "duplicate_prolific_pid"
 GENDERS = ("female", "male")  # Zhang et al. asked "male or female" for each speaker
 DEFAULT_DISPLAY_NAME = "Human or machine? A short study"
-TASK_INTRO = {
-    "word": "a cue word and the word someone associated with it",
-    "caption": "a picture and a caption written for it",
-    "object": "a picture and the objects someone named in it",
-    "color": "a picture and the main colour someone named for the whole picture (one of 11 colours)",
-    "fv": "a picture and where someone's eyes looked while viewing it (a replayable sequence of fixations)",
-    "conversation": "part of a text conversation between two speakers",
-}
-QUESTION = {
-    "word": "Was this association made by a human or a machine?",
-    "caption": "Was this caption written by a human or a machine?",
-    "object": "Were these objects named by a human or a machine?",
-    "color": "Was this colour named by a human or a machine?",
-    "fv": "Do these eye movements come from a human or a machine?",
-}
 DEFAULT_CONSENT = (
     "This is a research study about how people tell human responses from machine responses.\n\n"
     "You will see a series of short items (words, pictures with descriptions, or conversations) and decide "
@@ -76,35 +63,31 @@ DEFAULT_CONSENT = (
 
 
 def public_item(item: ItemInfo, task: str, order_seed: str) -> dict[str, Any]:
-    """What the page may show of an item: the stimulus and the response, never truth/agent/keys.
-    Choice lists are shuffled per judge and item so the correct one has no fixed place."""
+    """What the page may show of an item: the stimulus and the response, never truth/agent/keys
+    (plus what the task plugin's `show` adds). Choice lists are shuffled per judge and item so
+    the correct one has no fixed place."""
     f, p = item.stimulus_fields, item.payload
+    spec = static_tasks()[task]
     out: dict[str, Any] = {"task": task, "cue": item.stimulus_text, "text": item.text,
                            "image": bool(item.stimulus_image)}
-    if task == "object":
-        out["labels"] = [str(x) for x in p.get("labels", [])] or [x.strip() for x in (item.text or "").split(",")]
-        out["boxes"] = [_box(b) for b in p.get("boxes", []) if _box(b) is not None]
-    elif task == "color":  # Zhang: the whole image and one of 11 colour names (no marked point)
-        out["color"] = str(p.get("color") or item.text or "")
-    elif task == "fv":  # at most 15 fixations (Zhang); pixels of the frame, or [-1, 1] fractions
-        out["scanpath"] = [[float(x), float(y)] for x, y in p.get("scanpath", [])][:15]
-        out["frame"] = [int(v) for v in p.get("frame", (1280, 1024))]
+    if spec.show is not None:
+        out.update(spec.show(p, item.text))
     word = object_word(f, order_seed) if task in ("color", "object") else None
     if word is not None:
         out["object_word"] = word[0]
-    elif task == "conversation":
-        turns = p.get("turns") or [{"speaker": s.strip(), "text": t.strip()} for s, _, t in
-                                   (ln.partition(":") for ln in (item.text or "").splitlines()) if t]
-        out["turns"] = [{"speaker": str(t["speaker"]), "text": str(t["text"])} for t in turns]
-        out["speakers"] = sorted({t["speaker"] for t in out["turns"]})[:2]
     choices = f.get("control_choices") or f.get("topic_choices")
     if isinstance(choices, list) and choices:
         choices = [str(c) for c in choices]
         random.Random(order_seed).shuffle(choices)
         out["control_choices"] = choices
-        out["control_question"] = str(f.get("control_question") or (
-            "What was this conversation mainly about?" if task == "conversation" else "What do you see in the picture?"))
+        out["control_question"] = str(f.get("control_question") or spec.control_question)
     return out
+
+
+@lru_cache(maxsize=64)
+def task_fragment(task: str):
+    """The task plugin's part of the judge page, compiled once (autoescaped as every page)."""
+    return templates.env.from_string(static_tasks()[task].fragment)
 
 
 def _words(v: Any) -> list[str]:
@@ -122,16 +105,6 @@ def object_word(fields: dict[str, Any], seed: str) -> tuple[str, str] | None:
     rng = random.Random(seed + ":object")
     side = present if not absent or (present and rng.random() < 0.5) else absent
     return rng.choice(side), "yes" if side is present else "no"
-
-
-def _box(b: Any) -> dict[str, Any] | None:
-    """A box as [x, y, w, h] (pixels of the image, or fractions when all are <= 1), with an optional label."""
-    label = None
-    if isinstance(b, dict):
-        label, b = b.get("label"), b.get("box") or b.get("bbox")
-    if isinstance(b, (list, tuple)) and len(b) == 4 and all(isinstance(v, (int, float)) for v in b):
-        return {"xywh": [float(v) for v in b], "label": None if label is None else str(label)}
-    return None
 
 
 def conversation_answer(labels: dict[str, str], item: ItemInfo) -> str:
@@ -287,11 +260,11 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
             mine = await returning(store, pp[:64], request.cookies.get(COOKIE))
             if mine is not None:
                 return RedirectResponse(f"/p/{mine}", status_code=303)
-            return page(request, "judge_landing.html", query=f"?{q}", intro=TASK_INTRO[study.task])
+            return page(request, "judge_landing.html", query=f"?{q}", intro=static_tasks()[study.task].intro)
         cookie = request.cookies.get(COOKIE)
         if cookie and await judge(cookie):
             return RedirectResponse(f"/p/{cookie}", status_code=303)
-        return page(request, "judge_landing.html", query=f"?{q}" if q else "", intro=TASK_INTRO[study.task])
+        return page(request, "judge_landing.html", query=f"?{q}" if q else "", intro=static_tasks()[study.task].intro)
 
     @app.post("/start")
     async def start(request: Request) -> Response:
@@ -334,7 +307,8 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
         feedback_phase = sess.items[n].phase == "feedback"
         n_feedback = sum(1 for i in sess.items if i.phase == "feedback")
         return page(request, "judge.html", token=pid, csrf=csrf.token(pid), n=n, total=len(sess.items),
-                    item=shown, task=study.task, question=QUESTION.get(study.task, ""), genders=GENDERS,
+                    item=shown, task=study.task, question=static_tasks()[study.task].question or "", genders=GENDERS,
+                    task_fragment=task_fragment(study.task),
                     ask_gender=study.ask_gender,
                     stamp=signer.sign(pid, n, now()), min_rt_ms=study.session.min_rt_ms,
                     feedback_phase=feedback_phase, n_feedback=n_feedback,

@@ -27,7 +27,7 @@ from turinglab.matchmaking import Match, WaitingRoom, WitnessStats
 from turinglab.matchmaking.capacity import Capacity, Estimate, shortest_delay_s
 from turinglab.server.live import protocol as proto
 from turinglab.witnesses.ai_seat import ElizaFallback, load_average
-from turinglab.server.content_filter import ContentFilter
+from turinglab.server.content_filter import ComposedFilter
 from turinglab.server.live.host import SeatInfo, StoreAway
 from turinglab.server.live.recruitment import Recruitment
 from turinglab.server.live.session import GameSession
@@ -105,7 +105,7 @@ class Person:
 class Hub:
     def __init__(self, study: Study, store: Store, *, clock: Clock | None = None, rng_seed: int | None = None,
                  human_timing: Timing | None | str = "study", witness_factory: WitnessFactory | None = None,
-                 content_filter: ContentFilter | None = None, waiting_grace_s: float = 15.0,
+                 content_filter: ComposedFilter | None = None, waiting_grace_s: float = 15.0,
                  demo: bool = False,
                  initial_ai_wait_s: float = 10.0, writers: int | None = None,
                  study_id: int | None = None, admin_poll_s: float = 1.0) -> None:
@@ -123,7 +123,7 @@ class Hub:
             rules.human_witness_delay if human_timing == "study" else human_timing)
         self.confidence_scale = (rules.confidence_min, rules.confidence_max)
         self.witness_factory = witness_factory or default_witness_factory
-        self.filter = content_filter or ContentFilter(study.content_filter)
+        self.filter = content_filter or ComposedFilter(study.content_filter)
         self.waiting_grace_s = waiting_grace_s
         self.study_id = study_id if study_id is not None else store.register_study(study)
         self.room = WaitingRoom(study, np.random.default_rng(self.seeds.integers(2**32)),
