@@ -22,6 +22,7 @@ from fastapi.responses import HTMLResponse, Response
 
 from turinglab.game.events import MESSAGE
 from turinglab.store.api import Store, UnknownId
+from turinglab.store.payments import verified
 
 log = logging.getLogger("turinglab.server")
 
@@ -109,6 +110,7 @@ def tables(store: Store, study_id: int | None = None) -> dict[str, pd.DataFrame]
         p = store.get_participant(pid)
         p_rows.append({"participant_id": p.id, "duplicate_prolific_pid": p.label == "duplicate_prolific_pid",
                        "prolific_pid": p.prolific_pid,
+                       "prolific_pid_unverified": bool(p.prolific_pid) and not verified(p.prolific_pid),
                        "prolific_study_id": p.prolific_study_id, "prolific_session_id": p.prolific_session_id,
                        "consent_ms": p.consent_ms, "created_ms": p.created_ms,
                        **{f"demo_{k}": v for k, v in p.demographics.items()}})

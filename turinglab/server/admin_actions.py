@@ -170,12 +170,14 @@ def add_action_routes(app: FastAPI, guard, message, export_key, spreadsheet_safe
                         headers={"Content-Disposition": 'attachment; filename="admin_actions.csv"'})
 
     @app.get("/admin/bonus.csv")
+    @app.get("/admin/bonus_games.csv")
     async def bonus_file(request: Request) -> Response:
-        """Prolific's bulk-bonus lines (raw Prolific ids: for payment only), from the study file's rates."""
+        """Prolific's bulk-bonus lines (raw Prolific ids: for payment only), from the study file's
+        rates; `bonus_games.csv`: the games each line pays for and the lines not paid, with why."""
         refused = await guard(request)
         if refused is not None:
             return refused
-        from turinglab.analysis.export import bonus_csv, bonuses
+        from turinglab.store.payments import games_csv, payments, prolific_csv
 
         hub = request.app.state.hub
         p = hub.study.prolific
@@ -183,9 +185,12 @@ def add_action_routes(app: FastAPI, guard, message, export_key, spreadsheet_safe
             return message(request, "No bonus set", "Set prolific.bonus_per_game or prolific.bonus_per_correct in the "
                            "study file (or use `turinglab admin bonus --per-game ... --per-correct ...`).", 404,
                            link="/admin", link_text="Back to admin")
-        rows = await asyncio.to_thread(bonuses, request.app.state.store, hub.study_id, p.bonus_per_game,
-                                       p.bonus_per_correct)
-        log.info("admin: %r downloaded the Prolific bonus file", request.state.admin)
-        return Response(bonus_csv(rows), media_type="text/csv",
-                        headers={"Content-Disposition": 'attachment; filename="prolific_bonus_RAW.csv"'})
-
+        pay = await asyncio.to_thread(payments, request.app.state.store, hub.study_id, p.bonus_per_game,
+                                      p.bonus_per_correct, hub.study)
+        games = request.url.path.endswith("bonus_games.csv")
+        log.info("admin: %r downloaded the Prolific bonus %s (%d lines, %s in total)", request.state.admin,
+                 "games table" if games else "file", len(pay.paid), pay.total)
+        name = "prolific_bonus_RAW.games.csv" if games else "prolific_bonus_RAW.csv"
+        return Response(games_csv(pay) if games else prolific_csv(pay), media_type="text/csv",
+                        headers={"Content-Disposition": f'attachment; filename="{name}"',
+                                 "X-Bonus-Total": pay.total, "X-Bonus-Lines": str(len(pay.paid))})

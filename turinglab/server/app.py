@@ -22,6 +22,7 @@ from turinglab.server.web import (
     add_consent_routes, add_survey_route, csrf_refusal, page_renderers,
 )
 from turinglab.store.api import Store
+from turinglab.store.payments import verified
 from turinglab.server.guards import HealthLog, PerAddress, TokenBucket, returning, too_many_starts
 
 BOT_HEADER = "X-Turinglab-Bot"
@@ -174,6 +175,9 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
         if bad:
             return message(request, "Link not valid", f"The link's {', '.join(bad)} contains characters that are "
                            "not allowed. Please open the study again from Prolific.", 400)
+        if ids.get("prolific_pid") and not verified(ids["prolific_pid"]):  # kept, shown on /admin, never paid
+            log.warning("a link's PROLIFIC_PID is not a Prolific id (24 lowercase hex characters): kept as an "
+                        "unverified id, never paid automatically")
         return ids
 
     def forged(request: Request, pid: str | None = None, json: bool = False) -> Response | None:
