@@ -66,3 +66,32 @@ async def test_admin_actions_need_the_form_token_and_a_same_site_post(sqlite_url
             from turinglab.store import admin_log
 
             assert [a.action for a in admin_log.actions(store, store.studies()[0].id)] == []
+
+
+async def test_instant_games_do_not_fill_the_games_quota(sqlite_url):
+    """Issue 36.2: one client cannot fill `stop_after: {games: N}` with instant verdicts: such a game
+    is flagged too_short and frees its place; a game with a message counts."""
+    s = study(ratio=0.0, witnesses=(ELIZA,), stop_after=StopAfter(games=1))
+    with running(s, sqlite_url, admin_poll_s=0.2) as base:
+        p = await (await WsPlayer.create(base)).connect()
+        await p.phase("idle")
+        for _ in range(3):  # join, verdict at once, again
+            await p.send({"type": "join"})
+            gid = (await p.phase("game"))["game"]["game_id"]
+            await p.send({"type": "verdict", "choice": "ai", "confidence": 50})
+            await p.phase("reveal")
+            with Store(sqlite_url, upgrade=False) as store:
+                assert store.game(gid).flags.get("too_short") is True
+            async with httpx.AsyncClient(base_url=base) as c:
+                assert "The study is full" not in (await c.get("/")).text
+        await p.send({"type": "join"})
+        gid = (await p.phase("game"))["game"]["game_id"]
+        await say(p, "hello")
+        await p.send({"type": "verdict", "choice": "ai", "confidence": 50})
+        await p.phase("reveal")
+        await asyncio.sleep(5.5)  # the quota's count is read again from the store (COUNT_EVERY_S): the same
+        async with httpx.AsyncClient(base_url=base) as c:
+            assert "The study is full" in (await c.get("/")).text
+        with Store(sqlite_url, upgrade=False) as store:
+            assert "too_short" not in store.game(gid).flags
+        await p.close()

@@ -656,6 +656,7 @@ class Hub:
         if self.live.pop(s.id, None) is not None:
             self._release(seat.identity for seat in s.seats.values())
         self.finished += 1
+        await self.admin.ended(s)
         for pid in s.participants():
             self.played[pid] = self.played.get(pid, 0) + 1
             if pid in self.people:

@@ -16,6 +16,7 @@ from typing import Any
 
 from turinglab.game.engine import End
 from turinglab.store import admin_log
+from turinglab.store.counting import SHORT_FLAG, min_rule, too_short
 
 log = logging.getLogger("turinglab.server")
 RESEARCHER_END = "researcher"  # the end reason of a game a researcher ended
@@ -56,7 +57,7 @@ class Recruitment:
             if r.action == "end_game" and r.target and wall - r.t_ms < PENDING_S * 1000:
                 self.pending[r.target] = r  # a game of a dead worker this one may take over
                 self._asked[r.target] = time.monotonic() - (wall - r.t_ms) / 1000
-        self._count(*admin_log.counts(hub.store, hub.study_id))
+        self._count(*admin_log.counts(hub.store, hub.study_id, min_rule(hub.study)))
         self.task = asyncio.create_task(self._loop())
 
     # ---- the state ---------------------------------------------------------------
@@ -72,8 +73,10 @@ class Recruitment:
         return rows
 
     def _count(self, games: int, people: set[str]) -> None:
-        self.games = max(self.games, games)
-        self.people |= people
+        """The store's counts: games that count or may still (store/counting.py), so a game that
+        ended too short (an instant verdict) frees its place in the quota again."""
+        self.games = games
+        self.people = set(people)
 
     def full(self, pid: str | None = None) -> bool:
         """The study's quota is reached for `pid` (None: a new arrival). A participant who has
@@ -101,6 +104,24 @@ class Recruitment:
         if self.hub.study.stop_after is not None:
             asyncio.create_task(self._turn_away())
 
+    async def ended(self, s: Any) -> None:
+        """A game ended here: one too short to count (an instant verdict, or below the study's
+        `counting`) gets the exclusion flag `too_short`. Quotas and bonuses leave it out whether
+        or not the flag is stored (store/counting.py decides from the log)."""
+        g = s.game
+        if g.ended_ms is None or g.end_reason == RESEARCHER_END:
+            return
+        asked = sum(m.sender == "interrogator" for c in g.conversations.values() for m in c.messages)
+        if not too_short(asked, g.started_ms, g.ended_ms, min_rule(self.hub.study)):
+            return
+        self.games = max(0, self.games - 1)  # counted when it started (`started`); the next read agrees
+        try:
+            await asyncio.to_thread(self.hub.store.flag_game, s.id, SHORT_FLAG, True,
+                                    f"ended with {asked} interrogator messages after "
+                                    f"{(g.ended_ms - g.started_ms) / 1000:.0f} s: does not count", self.hub.now())
+        except Exception:  # noqa: BLE001 - the game is stored all the same; the rule still leaves it out
+            log.exception("flagging game %s as too short failed", s.id)
+
     # ---- reading the actions ---------------------------------------------------------
     async def _loop(self) -> None:
         while True:
@@ -118,7 +139,8 @@ class Recruitment:
                                                       self.last_id))
             if self.hub.study.stop_after is not None and time.monotonic() >= self._counted + COUNT_EVERY_S:
                 self._counted = time.monotonic()  # games started here are counted at once (`started`)
-                self._count(*await asyncio.to_thread(admin_log.counts, self.hub.store, self.hub.study_id))
+                self._count(*await asyncio.to_thread(admin_log.counts, self.hub.store, self.hub.study_id,
+                                                     min_rule(self.hub.study)))
             for r in rows:
                 await self._apply(r)
             for gid in [g for g in self.pending if g in self.hub.live]:  # taken over here since the request
