@@ -29,25 +29,32 @@ class ActionError(ValueError):
 
 
 def find_participant(store: Store, text: str, key: bytes | None = None) -> str:
-    """The participant id named by `text`: their id, their Prolific id, or their pseudonym (P…, as
-    on /admin and in the exports; needs the database's export `key`)."""
+    """The participant id named by `text`: their pseudonym (P…, as on /admin and in the exports;
+    needs the database's export `key`), their id, or a Prolific id that only one participant has
+    (a Prolific id seen from several browsers names several participants: the pseudonym says which)."""
     text = (text or "").strip()
     if not text or len(text) > 64:
         raise ActionError("name the participant: their pseudonym (P…, as on /admin), Prolific id or participant id")
-    if text.isascii() and text.isalnum() and len(text) <= 40:
-        try:
-            return store.get_participant(text).id
-        except UnknownId:
-            pass
-    found = store.find_participant(prolific_pid=text)
-    if found is not None:
-        return found.id
-    if key is not None:
+    if key is not None and text.startswith("P"):
         from turinglab.analysis.pseudonyms import keyed
 
         for p in store.participants():
             if keyed(p.id, key) == text:
                 return p.id
+    if text.isascii() and text.isalnum() and len(text) <= 40:
+        try:
+            return store.get_participant(text).id
+        except UnknownId:
+            pass
+    found = admin_log.same_prolific_id(store, text)
+    if len(found) == 1:
+        return found[0]
+    if found:
+        from turinglab.analysis.pseudonyms import keyed
+
+        names = ", ".join(keyed(p, key) for p in found) if key is not None else f"{len(found)} participants"
+        raise ActionError(f"that Prolific id came from {len(found)} browsers ({names}): name the one you mean by "
+                          "its pseudonym as shown on /admin")
     raise ActionError(f"no participant {text!r}: give a pseudonym shown on /admin, a Prolific id or a participant id")
 
 
@@ -147,8 +154,22 @@ def add_action_routes(app: FastAPI, guard, message, export_key, spreadsheet_safe
                                           action, target, reason, key)
         except ActionError as exc:
             return message(request, "Action not taken", str(exc), 400, link=back, link_text="Back")
+        except Exception as exc:  # noqa: BLE001 - the store away, say: nothing was taken
+            log.exception("admin: storing action %s failed", action)
+            return message(request, "Action not completed", f"The action could not be completed ({type(exc).__name__}): "
+                           "see /admin/actions for whether it was stored, then try again.", 503, link=back,
+                           link_text="Back")
         log.info("admin: %r took action %s", request.state.admin, row.action)
-        await hub.admin.sync()  # here at once; other workers within their poll
+        try:
+            await hub.admin.sync()  # here at once; other workers within their poll
+        except Exception as exc:  # noqa: BLE001 - stored: every server applies it at its next read
+            log.exception("admin: applying action %s failed", row.id)
+            hub.admin.outcomes[row.id] = f"stored, not yet applied here ({type(exc).__name__}): the server " \
+                                         "applies it at its next read of the actions"
+        said = hub.admin.outcomes.pop(row.id, None)
+        if said is not None:
+            return message(request, "Action stored", f"Action {row.id} ({row.action}) is stored: {said}.", 200,
+                           link=back, link_text="Back")
         if action == "end_game" and not await asyncio.to_thread(wait_ended, request.app.state.store, row.target, 5.0):
             return message(request, "End requested", f"Game {row.target} runs on another worker (or on no running "
                            "server): it ends when that worker reads the request, within a few seconds; a game "

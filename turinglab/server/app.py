@@ -21,6 +21,7 @@ from turinglab.server.web import (
     COOKIE, DEFAULT_DISPLAY_NAME, PROLIFIC, SECURITY_HEADERS, Csrf, _db_ping,
     add_consent_routes, add_survey_route, csrf_refusal, page_renderers,
 )
+from turinglab.store import admin_log
 from turinglab.store.api import Store
 from turinglab.store.payments import verified
 from turinglab.server.guards import HealthLog, PerAddress, TokenBucket, returning, too_many_starts
@@ -209,9 +210,10 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
         repeated Prolific id; None: welcome."""
         pp = ids.get("prolific_pid")
         if pp:
-            seen = await asyncio.to_thread(request.app.state.store.find_participant, prolific_pid=pp)
-            if seen is not None and seen.id in hub(request).admin.blocked:
+            same = await asyncio.to_thread(admin_log.same_prolific_id, request.app.state.store, pp)
+            if hub(request).admin.blocked.intersection(same):  # a blocked person with a fresh browser
                 return turned_away(request, "blocked")
+            seen = same[0] if same else None
             if seen is not None and study.prolific is not None and study.prolific.block_repeat:
                 return ending(request, "screened_out", "You have taken part already",
                               "This study takes each person once, and you have started it before. Thank you for your interest.")

@@ -14,7 +14,7 @@ from sqlalchemy import select
 
 from turinglab.store.counting import not_counting
 from turinglab.store.db import StoreError
-from turinglab.store.models import AdminActionRow, GameRow, GameSeatRow
+from turinglab.store.models import AdminActionRow, GameRow, GameSeatRow, ParticipantRow
 
 ACTIONS = ("end_game", "remove", "block", "unblock", "pause", "resume")
 MAX_REASON = 500
@@ -57,6 +57,13 @@ def actions(store: Any, study_id: int, after_id: int = 0) -> list[AdminAction]:
         rows = s.scalars(select(AdminActionRow).where(AdminActionRow.study_id == study_id,
                                                       AdminActionRow.id > after_id).order_by(AdminActionRow.id))
         return [_info(r) for r in rows]
+
+
+def same_prolific_id(store: Any, prolific_pid: str) -> list[str]:
+    """Every participant id with this Prolific id, oldest first (a second browser is a new participant)."""
+    with store._tx() as s:
+        return list(s.scalars(select(ParticipantRow.id).where(ParticipantRow.prolific_pid == prolific_pid)
+                              .order_by(ParticipantRow.created_ms, ParticipantRow.id)))
 
 
 def blocked(store: Any, study_id: int) -> set[str]:

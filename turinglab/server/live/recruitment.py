@@ -51,6 +51,7 @@ class Recruitment:
         self._sync_lock = asyncio.Lock()
         self.pending: dict[str, admin_log.AdminAction] = {}  # end requests of games not running here
         self._asked: dict[str, float] = {}
+        self.outcomes: dict[int, str] = {}  # action id -> what happened here, when not simply applied (/admin says it)
         self._counted = time.monotonic()
         wall = time.time_ns() // 1_000_000
         for r in self._read(admin_log.actions(hub.store, hub.study_id)):  # the state before this start
@@ -141,11 +142,19 @@ class Recruitment:
                 self._counted = time.monotonic()  # games started here are counted at once (`started`)
                 self._count(*await asyncio.to_thread(admin_log.counts, self.hub.store, self.hub.study_id,
                                                      min_rule(self.hub.study)))
-            for r in rows:
-                await self._apply(r)
+            for r in rows:  # one failing action never stops the ones after it
+                try:
+                    await self._apply(r)
+                except Exception as exc:  # noqa: BLE001 - stored: reported, and kept by the recruitment state
+                    log.exception("applying researcher action %s (%s) failed", r.id, r.action)
+                    self._said(r.id, f"stored, but applying it here failed ({type(exc).__name__}); its block, "
+                               "pause or resume holds all the same")
             for gid in [g for g in self.pending if g in self.hub.live]:  # taken over here since the request
                 r = self.pending.pop(gid)
-                await end_session(self.hub.live[gid], r.reason or "", r.researcher)
+                try:
+                    await end_session(self.hub.live[gid], r.reason or "", r.researcher)
+                except Exception:  # noqa: BLE001 - the next request or the game's own end
+                    log.exception("ending game %s for researcher action %s failed", gid, r.id)
             now = time.monotonic()
             self.pending = {g: r for g, r in self.pending.items() if now - self._asked[g] < PENDING_S}
             self._asked = {g: t for g, t in self._asked.items() if g in self.pending}
@@ -160,6 +169,9 @@ class Recruitment:
         elif r.action == "end_game" and r.target:  # another worker's game, or one that may come here
             self.pending[r.target] = r  # (a takeover): ended here if it does, within PENDING_S
             self._asked[r.target] = time.monotonic()
+        elif r.action in ("remove", "block", "unblock") and r.target and r.target not in hub.people:
+            self._said(r.id, "the participant is not on this server now (another worker, another study, or not "
+                             "connected since it started): the action holds wherever they come back")
         elif r.action in ("remove", "block") and r.target:
             await hub._unqueue(r.target)
             s = hub.session_of.get(r.target)
@@ -170,6 +182,11 @@ class Recruitment:
             await hub.send_state(r.target)
         elif r.action == "unblock" and r.target:
             await hub.send_state(r.target)
+
+    def _said(self, action_id: int, text: str) -> None:
+        self.outcomes[action_id] = text
+        while len(self.outcomes) > 100:  # kept for the /admin answer only
+            self.outcomes.pop(next(iter(self.outcomes)))
 
     async def _turn_away(self) -> None:
         """After a pause, a resume or a quota reached: the waiting leave the room (paused or full)
