@@ -136,8 +136,11 @@ def admin_guard(app: FastAPI, password: str | None, message, accounts_file: str 
 
     from fastapi.responses import RedirectResponse
 
+    import secrets
+
     from turinglab.server.admin_auth import (DEVICE_COOKIE, DEVICE_S, SESSION_COOKIE, SESSION_S, Accounts,
-                                             LoginThrottle, Signer)
+                                             LoginThrottle, Signer, generation_key)
+    from turinglab.store.settings import read_setting, set_setting
 
     accounts = app.state.admin_accounts = Accounts(accounts_file, password)
     throttle = app.state.login_throttle = LoginThrottle()
@@ -159,10 +162,20 @@ def admin_guard(app: FastAPI, password: str | None, message, accounts_file: str 
         nxt = nxt or "/admin"
         return nxt if nxt.startswith("/admin") and "//" not in nxt and "\\" not in nxt else "/admin"
 
+    async def bound(request: Request, name: str | None) -> str:
+        """What a session cookie of `name` is bound to: the account's session generation (a logout
+        writes a new one) and its password fingerprint (a new password, a removed account: void)."""
+        if not name or not accounts.exists(name):
+            return "void"
+        gen = await asyncio.to_thread(read_setting, request.app.state.store, generation_key(name))
+        return f"{gen or '0'}:{accounts.fingerprint(name)}"
+
     async def guard(request: Request) -> Response | None:
         if not accounts.any():
             return disabled(request)
-        name = signer.read("session", request.cookies.get(SESSION_COOKIE))
+        value = request.cookies.get(SESSION_COOKIE)
+        claimed = signer.name_of(value)
+        name = signer.read("session", value, await bound(request, claimed)) if claimed else None
         if name is not None and accounts.exists(name):
             request.state.admin = name
             return None
@@ -204,14 +217,34 @@ def admin_guard(app: FastAPI, password: str | None, message, accounts_file: str 
         log.info("admin: %r logged in", name)
         r = RedirectResponse(nxt, status_code=303)
         secure = request.url.scheme == "https"
-        r.set_cookie(SESSION_COOKIE, signer.make("session", name, SESSION_S), max_age=SESSION_S, httponly=True,
+        r.set_cookie(SESSION_COOKIE, signer.make("session", name, SESSION_S, await bound(request, name)),
+                     max_age=SESSION_S, httponly=True,
                      samesite="strict", secure=secure, path="/")
         r.set_cookie(DEVICE_COOKIE, signer.make("device", name, DEVICE_S), max_age=DEVICE_S, httponly=True,
                      samesite="strict", secure=secure, path="/admin/login")
         return r
 
+    def logout_token(name: str) -> str:
+        return app.state.csrf.token("admin:" + name)
+
+    app.state.admin_logout_token = logout_token
+
     @app.post("/admin/logout")
     async def logout(request: Request) -> Response:
+        """Ends every session of the account (on every worker): a copied cookie is void too. Needs
+        the form token of the admin pages, and a same-site POST."""
+        refused = await guard(request)
+        if refused is not None:
+            return refused
+        data = await request.form()
+        token = data.get("csrf")
+        if app.state.csrf.cross_site(request.headers) or not isinstance(token, str) \
+                or not app.state.csrf.token_ok("admin:" + request.state.admin, token):
+            return message(request, "Request refused", "The logout form's token is missing or out of date: "
+                           "reload the admin page and press Log out again.", 403)
+        await asyncio.to_thread(set_setting, request.app.state.store, generation_key(request.state.admin),
+                                secrets.token_hex(8))
+        log.info("admin: %r logged out (every session of the account ended)", request.state.admin)
         r = RedirectResponse("/admin/login", status_code=303)
         r.delete_cookie(SESSION_COOKIE, path="/")
         return r
@@ -310,7 +343,8 @@ def add_admin(app: FastAPI, password: str | None, page, message, accounts_file: 
             "witnesses": witnesses, "human_sr": human_sr, "n_human": len(humans), "flagged": flagged,
             "n_games": len(games), "tables": TABLES, "blocked_ai": blocked_ai, "recent": recent,
             "capacity": capacity, "cap_counts": cap_counts, **board, **status_rows(hub), "actions": acts,
-            "form_token": request.app.state.admin_form_token(request)})
+            "form_token": request.app.state.admin_form_token(request),
+            "logout_token": request.app.state.admin_logout_token(request.state.admin)})
 
     @app.get("/admin/game/{game_id}", response_class=HTMLResponse)
     @guarded(guard)
