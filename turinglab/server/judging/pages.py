@@ -40,6 +40,7 @@ from turinglab.server.web import (
 from turinglab.server.guards import HealthLog, PerAddress, returning, too_many_starts
 from turinglab.server.judging.trial_writer import TrialWriter
 from turinglab.statictests.config import StaticStudy
+from turinglab.statictests.fill import fill_problem
 from turinglab.statictests.images import IMAGE_TYPES, safe_image
 from turinglab.statictests.speakers import speaker_truths
 from turinglab.store.api import Store
@@ -48,6 +49,10 @@ from turinglab.store.static import ItemInfo, JudgeSessionInfo, TrialIn
 
 log = logging.getLogger("turinglab.server")
 DUPLICATE_PID = "duplicate_prolific_pid"
+
+
+class NotReady(StoreError):
+    """The study's items cannot deal a judge a session (statictests/fill.py says why at start)."""
 GENDERS = ("female", "male")  # Zhang et al. asked "male or female" for each speaker
 DEFAULT_DISPLAY_NAME = "Human or machine? A short study"
 TASK_INTRO = {
@@ -181,6 +186,9 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
         store.close()
         raise StoreError(f"static study {study.name!r} has no items yet; add them first with "
                          "`turinglab static import --study NAME ...` (or `turinglab demo-data --static`)")
+    not_ready = fill_problem(all_items, study)
+    if not_ready:  # one line at start; each judge then sees "not ready", no traceback
+        log.error("static study %r is not ready: %s", study.name, not_ready)
     now = clock_ms or (lambda: int(time.time() * 1000))
     image_dir = Path(study.image_dir).expanduser().resolve() if study.image_dir else None
     seeds = random.Random(rng_seed)
@@ -205,6 +213,13 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
 
     app = FastAPI(title=f"turinglab: {study.name}", lifespan=lifespan, docs_url=None, redoc_url=None)
     app.state.study, app.state.store, app.state.static_study_id = study, store, study_id
+    app.state.not_ready = not_ready
+
+    @app.exception_handler(NotReady)
+    async def unready(request: Request, exc: NotReady) -> Response:
+        log.error("cannot deal a judge a session: %s", exc)
+        return message(request, "The study is not ready", "This study cannot show items right now. "
+                       "Please try again later.", 503)
     app.state.trial_writer = writer
     csrf = app.state.csrf = Csrf(secret, trusted_origins)
     signer = Signer(csrf.secret)
@@ -261,8 +276,11 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
             lock = session_locks[pid] = asyncio.Lock()
         async with lock:  # one session per judge even when two tabs open the link at once
             if fresh or pid not in sessions:
-                sess = await asyncio.to_thread(store.start_judge_session, study_id, pid, seed=seeds.getrandbits(64),
-                                               items=all_items, study=study)
+                try:
+                    sess = await asyncio.to_thread(store.start_judge_session, study_id, pid,
+                                                   seed=seeds.getrandbits(64), items=all_items, study=study)
+                except StoreError as exc:
+                    raise NotReady(str(exc)) from None
                 if fresh:  # the stored count, read again (e.g. another process stored an answer)
                     sess = await asyncio.to_thread(store.judge_session, sess.id)
                 sessions[pid] = sess
@@ -310,12 +328,7 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
             resp = page(request, "consent.html", token=p.id, csrf=csrf.token(p.id),
                         consent_text=study.consent_text or DEFAULT_CONSENT, no_consent=bool(study.no_consent_url))
         else:
-            try:
-                sess = await session(p.id)
-            except StoreError as exc:
-                log.error("cannot deal judge %s a session: %s", p.id, exc)
-                return message(request, "The study is not ready", "This study cannot show items right now. "
-                               "Please try again later.", 503)
+            sess = await session(p.id)  # NotReady: the "not ready" page (unready)
             if sess.done < len(sess.items):
                 resp = await item_page(request, p.id, sess, sess.done)
             elif not p.demographics:
