@@ -242,6 +242,8 @@ class Study(_Strict):
     stop_after: StopAfter | None = None  # quotas (issue 27)
     prolific: Prolific | None = None  # completion codes per outcome, repeat participants, bonuses (issue 27)
     counting: Counting | None = None  # which games count for quotas and bonuses (None: the defaults)
+    # studies whose participants (by Prolific id) are screened out here, as Prolific's own screeners do
+    exclude_participants_of: tuple[Annotated[str, Field(min_length=1)], ...] = ()
 
     def completion_link(self, outcome: str) -> str | None:
         """Where a participant goes when their part ends with `outcome` (None: nowhere, a thank-you):
@@ -306,6 +308,8 @@ def canonical_json(study: BaseModel) -> str:
     for key in ("pass_decisions", "stop_after", "prolific", "counting"):  # unset: the hash of studies written before the key
         if key in data and data[key] is None:
             data.pop(key)
+    if data.get("exclude_participants_of") == []:  # unset: the hash of studies written before it
+        data.pop("exclude_participants_of")
     pro = data.get("prolific")
     for key in ("pay_blocked", "pay_not_counting"):  # off: the hash of studies written before them
         if isinstance(pro, dict) and pro.get(key) is False:

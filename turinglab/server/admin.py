@@ -22,6 +22,7 @@ from fastapi.responses import HTMLResponse, Response
 
 from turinglab.game.events import MESSAGE
 from turinglab.store.api import Store, UnknownId
+from turinglab.store.counting import min_rule, not_counting
 from turinglab.store.payments import verified
 
 log = logging.getLogger("turinglab.server")
@@ -78,15 +79,18 @@ def pseudonymous(t: dict[str, pd.DataFrame], key: bytes) -> dict[str, pd.DataFra
     return out
 
 
-def tables(store: Store, study_id: int | None = None) -> dict[str, pd.DataFrame]:
-    """Exportable tables (one row per game / message / verdict / participant / event)."""
-    games = store.games(study_id)
+def tables(store: Store, study_id: int | None = None, demo: bool = False) -> dict[str, pd.DataFrame]:
+    """Exportable tables (one row per game / message / verdict / participant / event); demo games
+    (`serve --demo`) only when `demo` (a demo server's own admin)."""
+    games = [g for g in store.games(study_id) if demo or not (g.flags or {}).get("demo")]
+    skip = not_counting(store, study_id, min_rule(store.get_study(study_id).study)) if study_id is not None else {}
     g_rows, v_rows, m_rows, e_rows = [], [], [], []
     for g in games:
         row: dict[str, Any] = {"game_id": g.id, "study_id": g.study_id, "study_hash": g.study_hash,
                                "format": g.format, "interrogator_id": g.interrogator_id, "status": g.status,
                                "started_ms": g.started_ms, "ended_ms": g.ended_ms, "end_reason": g.end_reason,
-                               "flags": ",".join(sorted(k for k, v in g.flags.items() if v))}
+                               "flags": ",".join(sorted(k for k, v in g.flags.items() if v)),
+                               "does_not_count": skip.get(g.id, "")}  # store/counting.py: why, or empty
         for seat, ident in g.seats.items():
             row[f"{seat}_kind"] = ident.kind
             row[f"{seat}_witness"] = ident.witness
@@ -309,7 +313,8 @@ def add_admin(app: FastAPI, password: str | None, page, message, accounts_file: 
                          "messages": sum(len(c.messages) for c in s.game.conversations.values()),
                          "left_s": round(s.game.time_left_ms(now) / 1000)})
         studies = await asyncio.to_thread(store.studies)
-        games = await asyncio.to_thread(store.games, hub.study_id)
+        games = [g for g in await asyncio.to_thread(store.games, hub.study_id)
+                 if request.app.state.demo or not (g.flags or {}).get("demo")]  # demo games: not the study's
         witnesses = [{"codename": c, "games": t.games, "judged_human": t.judged_human,
                       "success_rate": "–" if t.success_rate is None else f"{t.success_rate:.2f}",
                       "weighted": f"{t.wins:.1f} / {t.losses:.1f}"}
@@ -355,7 +360,9 @@ def add_admin(app: FastAPI, password: str | None, page, message, accounts_file: 
             g = await asyncio.to_thread(store.game, game_id)
             events = await asyncio.to_thread(store.events, game_id)
         except UnknownId:
-            return message(request, "No such game", f"There is no game {game_id!r}.", 404,
+            g = None
+        if g is None or g.study_id != request.app.state.hub.study_id:  # another study's game: nothing of it
+            return message(request, "No such game", f"There is no game {game_id!r} in this study.", 404,
                            link="/admin", link_text="Back to admin")
         seats = {k: (v.witness if v.kind == "ai" else "human") for k, v in g.seats.items()}
         t0 = g.started_ms
@@ -396,7 +403,7 @@ def add_admin(app: FastAPI, password: str | None, page, message, accounts_file: 
         if table not in TABLES or fmt not in ("csv", "parquet"):
             return Response(f"unknown export {name!r}: use one of "
                             + ", ".join(f"{t}.csv / {t}.parquet" for t in TABLES) + f", {PAYMENT_EXPORT}", status_code=404)
-        all_tables = await asyncio.to_thread(tables, request.app.state.store, hub.study_id)
+        all_tables = await asyncio.to_thread(tables, request.app.state.store, hub.study_id, request.app.state.demo)
         df = pseudonymous(all_tables, await export_key(request))[table]
         if fmt == "csv":
             body, media = spreadsheet_safe(df).to_csv(index=False).encode(), "text/csv"

@@ -210,11 +210,13 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
         repeated Prolific id; None: welcome."""
         pp = ids.get("prolific_pid")
         if pp:
-            same = await asyncio.to_thread(admin_log.same_prolific_id, request.app.state.store, pp)
+            store = request.app.state.store
+            same = await asyncio.to_thread(admin_log.same_prolific_id, store, pp, hub(request).study_key)
             if hub(request).admin.blocked.intersection(same):  # a blocked person with a fresh browser
                 return turned_away(request, "blocked")
-            seen = same[0] if same else None
-            if seen is not None and study.prolific is not None and study.prolific.block_repeat:
+            others = tuple(f"{kind}:{n}" for n in study.exclude_participants_of for kind in ("live", "static"))
+            before = others and await asyncio.to_thread(admin_log.same_prolific_id, store, pp, None, others)
+            if (same and study.prolific is not None and study.prolific.block_repeat) or before:
                 return ending(request, "screened_out", "You have taken part already",
                               "This study takes each person once, and you have started it before. Thank you for your interest.")
         gate = hub(request).admin.gate(None)
@@ -233,7 +235,8 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
             if isinstance(ids, Response):
                 return ids
             # a GET (a link on any site) creates nobody and sets no cookie: the page's button POSTs
-            mine = await returning(request.app.state.store, ids["prolific_pid"], request.cookies.get(COOKIE))
+            mine = await returning(request.app.state.store, ids["prolific_pid"], request.cookies.get(COOKIE),
+                                   hub(request).study_key)
             if mine is not None:
                 return RedirectResponse(f"/p/{mine}", status_code=303)
             refused = await arrival_refused(request, ids)
@@ -261,7 +264,8 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
         if wait:
             return too_many_starts(request, message, wait)
         if not bot:
-            mine = await returning(request.app.state.store, ids.get("prolific_pid"), request.cookies.get(COOKIE)) \
+            mine = await returning(request.app.state.store, ids.get("prolific_pid"), request.cookies.get(COOKIE),
+                                   hub(request).study_key) \
                 if ids.get("prolific_pid") else None
             refused = None if mine is not None else await arrival_refused(request, ids)
             if refused is not None:

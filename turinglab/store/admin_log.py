@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import or_, select
 
 from turinglab.store.counting import not_counting
 from turinglab.store.db import StoreError
@@ -59,11 +59,24 @@ def actions(store: Any, study_id: int, after_id: int = 0) -> list[AdminAction]:
         return [_info(r) for r in rows]
 
 
-def same_prolific_id(store: Any, prolific_pid: str) -> list[str]:
-    """Every participant id with this Prolific id, oldest first (a second browser is a new participant)."""
+def same_prolific_id(store: Any, prolific_pid: str, study: str | None = None,
+                     studies: tuple[str, ...] | None = None) -> list[str]:
+    """Every participant id with this Prolific id, oldest first (a second browser is a new
+    participant); `study`: of that study only (and those stored before participants had one);
+    `studies`: of any of those studies."""
+    q = select(ParticipantRow.id).where(ParticipantRow.prolific_pid == prolific_pid)
+    if study is not None:
+        q = q.where(or_(ParticipantRow.study == study, ParticipantRow.study.is_(None)))
+    if studies is not None:
+        q = q.where(ParticipantRow.study.in_(studies))
     with store._tx() as s:
-        return list(s.scalars(select(ParticipantRow.id).where(ParticipantRow.prolific_pid == prolific_pid)
-                              .order_by(ParticipantRow.created_ms, ParticipantRow.id)))
+        return list(s.scalars(q.order_by(ParticipantRow.created_ms, ParticipantRow.id)))
+
+
+def belongs(participant: Any, study: str) -> bool:
+    """Whether a participant may use the pages of `study` ("live:NAME"): created by its link, or
+    stored before participants had a study."""
+    return participant.study is None or participant.study == study
 
 
 def blocked(store: Any, study_id: int) -> set[str]:

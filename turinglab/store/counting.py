@@ -14,7 +14,7 @@ from sqlalchemy import func, select
 
 from turinglab.store.models import EventRow, GameRow
 
-SHORT_FLAG = "too_short"  # stored when a game ended too short to count (instant verdicts included)
+SHORT_FLAG = "too_short"  # the reason of a game that ended too short to count (instant verdicts included)
 NEVER_COUNT = ("bot", "demo", "ended_by_researcher", SHORT_FLAG)
 
 

@@ -43,6 +43,7 @@ from turinglab.statictests.config import StaticStudy
 from turinglab.statictests.fill import fill_problem
 from turinglab.statictests.images import IMAGE_TYPES, safe_image
 from turinglab.statictests.speakers import speaker_truths
+from turinglab.store import admin_log
 from turinglab.store.api import Store
 from turinglab.store.db import StoreError, UnknownId
 from turinglab.store.static import ItemInfo, JudgeSessionInfo, TrialIn
@@ -186,6 +187,7 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
         store.close()
         raise StoreError(f"static study {study.name!r} has no items yet; add them first with "
                          "`turinglab static import --study NAME ...` (or `turinglab demo-data --static`)")
+    study_key = f"static:{study.name}"  # judges belong to the study whose link made them
     not_ready = fill_problem(all_items, study)
     if not_ready:  # one line at start; each judge then sees "not ready", no traceback
         log.error("static study %r is not ready: %s", study.name, not_ready)
@@ -246,6 +248,8 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
             p = await asyncio.to_thread(store.get_participant, token)
         except UnknownId:
             return None
+        if not admin_log.belongs(p, study_key):  # another study's link opens nothing here
+            return None
         if p.consent_ms is not None:
             consented[token] = p  # only the survey changes it from here (it drops the cached copy)
         return p
@@ -259,9 +263,9 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
             mine = await judge(request.cookies.get(COOKIE) or "")
             if mine is not None and mine.prolific_pid == pp:
                 return mine.id
-            if await asyncio.to_thread(store.find_participant, prolific_pid=pp) is not None:
+            if await asyncio.to_thread(admin_log.same_prolific_id, store, pp, study_key):
                 label = DUPLICATE_PID
-        return await asyncio.to_thread(store.create_participant, t_ms=now(), label=label, **pro)
+        return await asyncio.to_thread(store.create_participant, t_ms=now(), label=label, study=study_key, **pro)
 
     def to_judge(pid: str) -> RedirectResponse:
         r = RedirectResponse(f"/p/{pid}", status_code=303)
@@ -302,7 +306,7 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
         q = request.url.query
         pp = request.query_params.get("PROLIFIC_PID")
         if pp:  # a GET (a link on any site) creates nobody and sets no cookie: the page's button POSTs
-            mine = await returning(store, pp[:64], request.cookies.get(COOKIE))
+            mine = await returning(store, pp[:64], request.cookies.get(COOKIE), study_key)
             if mine is not None:
                 return RedirectResponse(f"/p/{mine}", status_code=303)
             return page(request, "judge_landing.html", query=f"?{q}", intro=TASK_INTRO[study.task])

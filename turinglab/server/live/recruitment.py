@@ -16,7 +16,7 @@ from typing import Any
 
 from turinglab.game.engine import End
 from turinglab.store import admin_log
-from turinglab.store.counting import SHORT_FLAG, min_rule, too_short
+from turinglab.store.counting import min_rule, too_short
 
 log = logging.getLogger("turinglab.server")
 RESEARCHER_END = "researcher"  # the end reason of a game a researcher ended
@@ -106,22 +106,15 @@ class Recruitment:
             asyncio.create_task(self._turn_away())
 
     async def ended(self, s: Any) -> None:
-        """A game ended here: one too short to count (an instant verdict, or below the study's
-        `counting`) gets the exclusion flag `too_short`. Quotas and bonuses leave it out whether
-        or not the flag is stored (store/counting.py decides from the log)."""
-        g = s.game
-        if g.ended_ms is None or g.end_reason == RESEARCHER_END:
+        """A game ended here that does not count (store/counting.py: a researcher ended it, or too
+        short: an instant verdict, or below the study's `counting`) frees its place in the quota at
+        once; the store's next count agrees (the rule reads the log, no flag is written)."""
+        g, hub = s.game, self.hub
+        if g.ended_ms is None or hub.demo or set(s.participants()) & hub.bots:  # never counted (`started`)
             return
         asked = sum(m.sender == "interrogator" for c in g.conversations.values() for m in c.messages)
-        if not too_short(asked, g.started_ms, g.ended_ms, min_rule(self.hub.study)):
-            return
-        self.games = max(0, self.games - 1)  # counted when it started (`started`); the next read agrees
-        try:
-            await asyncio.to_thread(self.hub.store.flag_game, s.id, SHORT_FLAG, True,
-                                    f"ended with {asked} interrogator messages after "
-                                    f"{(g.ended_ms - g.started_ms) / 1000:.0f} s: does not count", self.hub.now())
-        except Exception:  # noqa: BLE001 - the game is stored all the same; the rule still leaves it out
-            log.exception("flagging game %s as too short failed", s.id)
+        if g.end_reason == RESEARCHER_END or too_short(asked, g.started_ms, g.ended_ms, min_rule(hub.study)):
+            self.games = max(0, self.games - 1)
 
     # ---- reading the actions ---------------------------------------------------------
     async def _loop(self) -> None:
