@@ -28,10 +28,11 @@ class ActionError(ValueError):
     """An action that cannot be taken; the message says what to change."""
 
 
-def find_participant(store: Store, text: str, key: bytes | None = None) -> str:
+def find_participant(store: Store, text: str, key: bytes | None = None, study: str | None = None) -> str:
     """The participant id named by `text`: their pseudonym (P…, as on /admin and in the exports;
     needs the database's export `key`), their id, or a Prolific id that only one participant has
-    (a Prolific id seen from several browsers names several participants: the pseudonym says which)."""
+    (a Prolific id seen from several browsers names several participants: the pseudonym says which;
+    `study`: only that study's participants count, e.g. "live:NAME")."""
     text = (text or "").strip()
     if not text or len(text) > 64:
         raise ActionError("name the participant: their pseudonym (P…, as on /admin), Prolific id or participant id")
@@ -46,7 +47,7 @@ def find_participant(store: Store, text: str, key: bytes | None = None) -> str:
             return store.get_participant(text).id
         except UnknownId:
             pass
-    found = admin_log.same_prolific_id(store, text)
+    found = admin_log.same_prolific_id(store, text, study)
     if len(found) == 1:
         return found[0]
     if found:
@@ -71,7 +72,7 @@ def take(store: Store, study_id: int, researcher: str, action: str, target: str 
         if g.status == "ended":
             raise ActionError(f"game {target} has already ended ({g.end_reason})")
     elif action in PARTICIPANT_ACTIONS:
-        target = find_participant(store, target or "", key)
+        target = find_participant(store, target or "", key, f"live:{store.get_study(study_id).name}")
     elif action not in ("pause", "resume"):
         raise ActionError(f"unknown action {action!r}: use end_game, remove, block, unblock, pause or resume")
     now = time.time_ns() // 1_000_000

@@ -76,6 +76,12 @@ def test_a_prolific_id_of_two_browsers_is_named_by_pseudonym(sqlite_url):
         except ActionError as exc:
             assert "2 browsers" in str(exc) and keyed(a, key) in str(exc) and keyed(b, key) in str(exc)
         assert find_participant(store, keyed(b, key), key) == b
+        # the same Prolific id in two studies: a study's action names its own participant
+        other = "60aa1b2c3d4e5f60718293a4"
+        in_b = store.create_participant(t_ms=3, prolific_pid=other, study="live:b")
+        in_c = store.create_participant(t_ms=4, prolific_pid=other, study="live:c")
+        assert find_participant(store, other, key, "live:c") == in_c
+        assert find_participant(store, other, key, "live:b") == in_b
 
 
 async def test_two_workers_apply_both_actions(postgres_url, redis_url):  # noqa: F811
