@@ -192,3 +192,18 @@ def test_serve_passes_the_setting_and_the_nginx_example_sets_the_headers():
     assert "proxy_set_header X-Forwarded-For $remote_addr;" in conf and "X-Forwarded-Proto $scheme" in conf
     r = CliRunner().invoke(cli, ["serve", "--help"])
     assert "--forwarded-allow-ips" in r.output
+
+
+async def test_a_logout_on_one_worker_ends_the_session_on_another(sqlite_url, tmp_path):
+    """Two servers on one database with one secret (a cluster's workers): the session generation is
+    in the store, so a logout on one voids the same cookie on the other."""
+    a, b = (create_app(study(), sqlite_url, human_timing=FAST, initial_ai_wait_s=0.1, admin_password="legacy-pw",
+                       secret="s" * 32) for _ in range(2))
+    with serve_in_thread(a) as base_a, serve_in_thread(b) as base_b:
+        async with httpx.AsyncClient(base_url=base_a) as c:
+            assert (await _login(c, "admin", "legacy-pw")).status_code == 303
+            cookie = c.cookies.get("turinglab_admin")
+            async with httpx.AsyncClient(base_url=base_b, cookies={"turinglab_admin": cookie}) as other:
+                assert (await other.get("/admin")).status_code == 200  # one session, both workers
+                await logout(c)
+                assert (await other.get("/admin")).status_code == 303
