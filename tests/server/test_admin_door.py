@@ -36,6 +36,55 @@ async def _login(c: httpx.AsyncClient, name: str, pw: str, **headers) -> httpx.R
     return await c.post("/admin/login", data={"name": name, "password": pw, "next": "/admin"}, headers=headers)
 
 
+async def logout(c: httpx.AsyncClient) -> None:
+    """Press "Log out" on the admin page (its form carries the token)."""
+    import re
+
+    token = re.search(r'action="/admin/logout"[^>]*><input type="hidden" name="csrf" value="([0-9a-f]+)"',
+                      (await c.get("/admin")).text).group(1)
+    r = await c.post("/admin/logout", data={"csrf": token})
+    assert r.status_code == 303 and r.headers["location"] == "/admin/login"
+
+
+async def test_a_copied_cookie_is_void_after_a_password_change_or_removal(sqlite_url, tmp_path):
+    web = _app(sqlite_url, tmp_path)
+    path = web.state.admin_accounts.path
+    with serve_in_thread(web) as base:
+        async with httpx.AsyncClient(base_url=base) as c:
+            assert (await _login(c, "alice", "alice-long-secret")).status_code == 303
+            assert (await _login(c, "bob", "bob-long-secret")).status_code == 303  # the jar holds bob's now
+            bob = c.cookies.get("turinglab_admin")
+        async with httpx.AsyncClient(base_url=base) as c:
+            assert (await _login(c, "alice", "alice-long-secret")).status_code == 303
+            alice = c.cookies.get("turinglab_admin")
+        for cookie in (alice, bob):
+            async with httpx.AsyncClient(base_url=base, cookies={"turinglab_admin": cookie}) as x:
+                assert (await x.get("/admin")).status_code == 200
+        import os
+        import time
+
+        r = CliRunner().invoke(cli, ["admin", "add-account", "alice", "--file", path, "--password-stdin"],
+                               input="alice-new-secret\n")
+        assert r.exit_code == 0, r.output
+        os.utime(path, (time.time() + 5, time.time() + 5))  # the file's new mtime is seen even within one tick
+        async with httpx.AsyncClient(base_url=base, cookies={"turinglab_admin": alice}) as x:
+            assert (await x.get("/admin")).status_code == 303  # the password changed: the old session ends
+        async with httpx.AsyncClient(base_url=base, cookies={"turinglab_admin": bob}) as x:
+            assert (await x.get("/admin")).status_code == 200  # other accounts keep theirs
+        text = open(path).read()
+        open(path, "w").write("".join(line for line in text.splitlines(True) if not line.startswith("bob:")))
+        os.utime(path, (time.time() + 10, time.time() + 10))
+        async with httpx.AsyncClient(base_url=base, cookies={"turinglab_admin": bob}) as x:
+            assert (await x.get("/admin")).status_code == 303  # the account is gone
+        # the legacy account: a new TURINGLAB_ADMIN_PASSWORD ends its sessions
+        async with httpx.AsyncClient(base_url=base) as c:
+            assert (await _login(c, "admin", "legacy-pw")).status_code == 303
+            legacy = c.cookies.get("turinglab_admin")
+        web.state.admin_accounts.password = "legacy-pw-2"
+        async with httpx.AsyncClient(base_url=base, cookies={"turinglab_admin": legacy}) as x:
+            assert (await x.get("/admin")).status_code == 303
+
+
 def test_password_hashes():
     h = hash_password("x" * 12)
     assert h.startswith("scrypt$") and check_password("x" * 12, h) and not check_password("x" * 11, h)
@@ -60,9 +109,13 @@ async def test_named_accounts_log_in_with_a_form_and_a_session_cookie(db_url, tm
             assert "httponly" in low and "samesite=strict" in low and "secure" not in low  # plain http
             assert (await c.get("/admin")).status_code == 200
             assert (await c.get("/admin/export/games.csv")).status_code == 200
-            r = await c.post("/admin/logout")
-            assert r.status_code == 303
+            copied = c.cookies.get("turinglab_admin")
+            r = await c.post("/admin/logout")  # without the form token: refused, still logged in
+            assert r.status_code == 403 and (await c.get("/admin")).status_code == 200
+            await logout(c)
             assert (await c.get("/admin")).status_code == 303
+            async with httpx.AsyncClient(base_url=base, cookies={"turinglab_admin": copied}) as thief:
+                assert (await thief.get("/admin")).status_code == 303  # a copied cookie ends with the logout
         for name, pw in (("bob", "bob-long-secret"), ("admin", "legacy-pw")):  # the env password's account
             async with httpx.AsyncClient(base_url=base) as c:
                 assert (await _login(c, name, pw)).status_code == 303
@@ -81,7 +134,7 @@ async def test_rotating_addresses_does_not_help_and_the_admin_still_gets_in(db_u
         web.state.login_throttle.clock = lambda: now[0]
         async with httpx.AsyncClient(base_url=base) as admin:  # the researcher's own browser, earlier
             assert (await _login(admin, "alice", "alice-long-secret")).status_code == 303
-            await admin.post("/admin/logout")
+            await logout(admin)
         codes = []
         async with httpx.AsyncClient(base_url=base) as attacker:
             for n in range(30):
@@ -139,3 +192,18 @@ def test_serve_passes_the_setting_and_the_nginx_example_sets_the_headers():
     assert "proxy_set_header X-Forwarded-For $remote_addr;" in conf and "X-Forwarded-Proto $scheme" in conf
     r = CliRunner().invoke(cli, ["serve", "--help"])
     assert "--forwarded-allow-ips" in r.output
+
+
+async def test_a_logout_on_one_worker_ends_the_session_on_another(sqlite_url, tmp_path):
+    """Two servers on one database with one secret (a cluster's workers): the session generation is
+    in the store, so a logout on one voids the same cookie on the other."""
+    a, b = (create_app(study(), sqlite_url, human_timing=FAST, initial_ai_wait_s=0.1, admin_password="legacy-pw",
+                       secret="s" * 32) for _ in range(2))
+    with serve_in_thread(a) as base_a, serve_in_thread(b) as base_b:
+        async with httpx.AsyncClient(base_url=base_a) as c:
+            assert (await _login(c, "admin", "legacy-pw")).status_code == 303
+            cookie = c.cookies.get("turinglab_admin")
+            async with httpx.AsyncClient(base_url=base_b, cookies={"turinglab_admin": cookie}) as other:
+                assert (await other.get("/admin")).status_code == 200  # one session, both workers
+                await logout(c)
+                assert (await other.get("/admin")).status_code == 303

@@ -126,14 +126,16 @@ def actions(study: str = _STUDY, db: str = _DB) -> None:
 
 
 @app.command("bonus")
-def bonus(out: str = typer.Argument(..., help="file to write (Prolific's bulk bonus: 'participant id,amount' lines)"),
+def bonus(out: str = typer.Argument(..., help="file to write (Prolific's bulk bonus: 'participant id,amount' lines); "
+                                        "the games each line pays for go to OUT's name + '.games.csv'"),
           study: str = _STUDY, db: str = _DB,
           per_game: float = typer.Option(None, "--per-game", help="per game played (default: the study file's prolific.bonus_per_game)"),
           per_correct: float = typer.Option(None, "--per-correct", help="per right verdict (default: prolific.bonus_per_correct)")) -> None:
-    """Write the bonus payments of a study in Prolific's bulk-bonus format (raw Prolific ids: for payment only)."""
+    """Write the bonus payments of a study in Prolific's bulk-bonus format (raw Prolific ids: for payment
+    only), and beside it a table of the games each line pays for and the lines not paid, with why."""
     from pathlib import Path
 
-    from turinglab.analysis.export.export import bonus_csv, bonuses
+    from turinglab.store.payments import games_csv, payments, prolific_csv
 
     store = _open(db)
     sid = _study_id(store, study)
@@ -143,8 +145,14 @@ def bonus(out: str = typer.Argument(..., help="file to write (Prolific's bulk bo
     if g < 0 or c < 0 or g + c == 0:
         fail("no bonus to pay: set prolific.bonus_per_game / bonus_per_correct in the study file, or --per-game / --per-correct")
     path = Path(out)
-    if path.exists():
-        fail(f"{out} exists; choose a new file (it holds raw Prolific ids)")
-    rows = bonuses(store, sid, g, c)
-    path.write_text(bonus_csv(rows), encoding="utf-8")
-    typer.echo(f"{len(rows)} bonuses, {sum(a for _, a in rows):.2f} in total, written to {out}")
+    table = path.with_name(path.name + ".games.csv")
+    for f in (path, table):
+        if f.exists():
+            fail(f"{f} exists; choose a new file (it holds raw Prolific ids)")
+    pay = payments(store, sid, g, c)
+    path.write_text(prolific_csv(pay), encoding="utf-8")
+    table.write_text(games_csv(pay), encoding="utf-8")
+    typer.echo(f"{len(pay.paid)} bonuses, {pay.total} in total, written to {out}; the games each pays for in {table}")
+    if pay.unpaid:
+        typer.echo(f"{len(pay.unpaid)} lines not paid (unverified ids, blocked participants, games that do not "
+                   f"count): see {table}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 from rich.markup import escape
 
-from turinglab.cli.common import console, database_location, fail, read_study
+from turinglab.cli.common import console, database_location, err_console, fail, read_study
 
 
 app = typer.Typer()  # root command
@@ -139,6 +139,9 @@ def _serve_several(entries: list[str], db: str | None, host: str, port: int, war
         live = not hasattr(st, "task")
         try:
             web = create_app(st, db, warm_up=warm_up) if live else create_static_app(st, db)
+            if not live and web.state.not_ready:
+                err_console.print(f"turinglab: warning: {web.state.not_ready}", markup=False, highlight=False,
+                                  soft_wrap=True)
         except (StoreError, WitnessSetupError) as exc:
             fail(f"--study {entry}: {exc}")
         served.append(Served(slug(st.name), st.display_name or st.name, "live" if live else f"static, {st.task}", web))
@@ -219,6 +222,8 @@ def serve(
             fail(str(exc))
         console.print(f"turinglab: static study [bold]{escape(static.name)}[/bold] ({static.task}) on http://{host}:{port}/"
                       f"  (admin: /admin)", highlight=False)
+        if web.state.not_ready:  # judges would see "not ready": say why and what to change, once
+            err_console.print(f"turinglab: warning: {web.state.not_ready}", markup=False, highlight=False, soft_wrap=True)
         console.print(f"turinglab: database {database_location(db)}", highlight=False)
         from turinglab.server.tuning import tune_gc
 

@@ -77,6 +77,10 @@ def static_import(
         parsed = parse_import(task, responses, judge_trials, img, fmt, skip_unknown_truth=skip_unknown_truth)
     except ImportProblem as exc:
         fail(str(exc))
+    notes = list(parsed.notes)
+    if parsed.responses:  # a study its items cannot fill would serve "not ready" to every judge
+        cfg, note = _fit_session(cfg, parsed, own_file=bool(study_file))
+        notes += [note] if note else []
     store = static_store(db, write=True)
     try:
         sid = store.import_static(cfg, parsed.stimuli, parsed.responses, parsed.judges, parsed.trials)
@@ -87,8 +91,29 @@ def static_import(
     console.print(f"static study {study!r} (id {sid}, task {task}): {len(parsed.stimuli)} stimuli, "
                   f"{len(parsed.responses)} items, {len(parsed.judges)} judges, {len(parsed.trials)} trials",
                   markup=False, highlight=False, soft_wrap=True)
-    for note in parsed.notes:
+    for note in notes:
         console.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
+
+
+def _fit_session(cfg, parsed, own_file: bool):  # noqa: ANN001, ANN202 - (StaticStudy, note or None)
+    """The study with a session its items fill: without a study file the session size follows the
+    items (a note says so); with one, the study is kept and a warning says how to fix it."""
+    from types import SimpleNamespace
+
+    from turinglab.statictests.fill import fill_problem, largest_session, with_items
+
+    keys = {s.key: n for n, s in enumerate(parsed.stimuli)}
+    items = [SimpleNamespace(id=n, truth=r.truth, agent=r.agent, control=r.control, stimulus_id=keys.get(r.stimulus_key, -1))
+             for n, r in enumerate(parsed.responses)]
+    problem = fill_problem(items, cfg)
+    if problem is None:
+        return cfg, None
+    best = largest_session(items, cfg)
+    if own_file or best == 0:
+        console.print(f"warning: {problem}", markup=False, highlight=False, soft_wrap=True)
+        return cfg, None
+    return with_items(cfg, best), (f"session.items set to {best} (the preset's {cfg.session.items} is more than "
+                                   "these items fill); a study file's session.items chooses another size")
 
 
 @app.command("summary")

@@ -201,6 +201,16 @@ class StopAfter(_Strict):
     participants: Annotated[int | None, Field(gt=0)] = None
 
 
+class Counting(_Strict):
+    """Which games count (issue 36; turinglab/store/counting.py): for the quotas of `stop_after`
+    and the bonus file. An ended game counts when its interrogator sent at least `min_messages`
+    messages (never fewer than 1: an instant verdict does not count) and it lasted at least
+    `min_seconds`. Bot and demo games and games a researcher ended never count."""
+
+    min_messages: Annotated[int, Field(ge=1)] = 1
+    min_seconds: Annotated[float, Field(ge=0)] = 0.0
+
+
 Outcome = Literal["completed", "no_consent", "screened_out", "timed_out", "returned"]
 PROLIFIC_REDIRECT = "https://app.prolific.com/submissions/complete?cc={code}"
 
@@ -221,6 +231,8 @@ class Prolific(_Strict):
     block_repeat: bool = False  # a Prolific id already seen (another browser, or a new link) is screened out
     bonus_per_game: Annotated[float, Field(ge=0)] = 0.0
     bonus_per_correct: Annotated[float, Field(ge=0)] = 0.0
+    pay_blocked: bool = False  # the bonus file pays blocked participants too (default: left out)
+    pay_not_counting: bool = False  # the bonus file pays games that do not count too (see `counting`)
 
 
 class Study(_Strict):
@@ -245,6 +257,9 @@ class Study(_Strict):
     pass_decisions: Literal["holm", "per-witness"] | None = None
     stop_after: StopAfter | None = None  # quotas (issue 27)
     prolific: Prolific | None = None  # completion codes per outcome, repeat participants, bonuses (issue 27)
+    counting: Counting | None = None  # which games count for quotas and bonuses (None: the defaults)
+    # studies whose participants (by Prolific id) are screened out here, as Prolific's own screeners do
+    exclude_participants_of: tuple[Annotated[str, Field(min_length=1)], ...] = ()
 
     def completion_link(self, outcome: str) -> str | None:
         """Where a participant goes when their part ends with `outcome` (None: nowhere, a thank-you):
@@ -306,12 +321,18 @@ class Study(_Strict):
 def canonical_json(study: BaseModel) -> str:
     """The study (live or static) as canonical JSON: sorted keys, defaults filled in, no whitespace."""
     data = study.model_dump(mode="json")
-    for key in ("pass_decisions", "stop_after", "prolific"):  # unset: the hash of studies written before the key
+    for key in ("pass_decisions", "stop_after", "prolific", "counting"):  # unset: the hash of studies written before the key
         if key in data and data[key] is None:
             data.pop(key)
     for w in data.get("witnesses") or ():  # no options: the hash of witnesses written before them
         if isinstance(w, dict) and w.get("options") is None:
             w.pop("options", None)
+    if data.get("exclude_participants_of") == []:  # unset: the hash of studies written before it
+        data.pop("exclude_participants_of")
+    pro = data.get("prolific")
+    for key in ("pay_blocked", "pay_not_counting"):  # off: the hash of studies written before them
+        if isinstance(pro, dict) and pro.get(key) is False:
+            pro.pop(key)
     rules = data.get("rules")
     if isinstance(rules, dict) and rules.get("belief_tracking") is False:  # off: the hash of studies written before it
         rules.pop("belief_tracking")

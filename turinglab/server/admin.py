@@ -22,6 +22,8 @@ from fastapi.responses import HTMLResponse, Response
 
 from turinglab.game.events import MESSAGE
 from turinglab.store.api import Store, UnknownId
+from turinglab.store.counting import min_rule, not_counting
+from turinglab.store.payments import verified
 
 log = logging.getLogger("turinglab.server")
 
@@ -77,15 +79,18 @@ def pseudonymous(t: dict[str, pd.DataFrame], key: bytes) -> dict[str, pd.DataFra
     return out
 
 
-def tables(store: Store, study_id: int | None = None) -> dict[str, pd.DataFrame]:
-    """Exportable tables (one row per game / message / verdict / participant / event)."""
-    games = store.games(study_id)
+def tables(store: Store, study_id: int | None = None, demo: bool = False) -> dict[str, pd.DataFrame]:
+    """Exportable tables (one row per game / message / verdict / participant / event); demo games
+    (`serve --demo`) only when `demo` (a demo server's own admin)."""
+    games = [g for g in store.games(study_id) if demo or not (g.flags or {}).get("demo")]
+    skip = not_counting(store, study_id, min_rule(store.get_study(study_id).study)) if study_id is not None else {}
     g_rows, v_rows, m_rows, e_rows = [], [], [], []
     for g in games:
         row: dict[str, Any] = {"game_id": g.id, "study_id": g.study_id, "study_hash": g.study_hash,
                                "format": g.format, "interrogator_id": g.interrogator_id, "status": g.status,
                                "started_ms": g.started_ms, "ended_ms": g.ended_ms, "end_reason": g.end_reason,
-                               "flags": ",".join(sorted(k for k, v in g.flags.items() if v))}
+                               "flags": ",".join(sorted(k for k, v in g.flags.items() if v)),
+                               "does_not_count": skip.get(g.id, "")}  # store/counting.py: why, or empty
         for seat, ident in g.seats.items():
             row[f"{seat}_kind"] = ident.kind
             row[f"{seat}_witness"] = ident.witness
@@ -109,6 +114,7 @@ def tables(store: Store, study_id: int | None = None) -> dict[str, pd.DataFrame]
         p = store.get_participant(pid)
         p_rows.append({"participant_id": p.id, "duplicate_prolific_pid": p.label == "duplicate_prolific_pid",
                        "prolific_pid": p.prolific_pid,
+                       "prolific_pid_unverified": bool(p.prolific_pid) and not verified(p.prolific_pid),
                        "prolific_study_id": p.prolific_study_id, "prolific_session_id": p.prolific_session_id,
                        "consent_ms": p.consent_ms, "created_ms": p.created_ms,
                        **{f"demo_{k}": v for k, v in p.demographics.items()}})
@@ -134,8 +140,11 @@ def admin_guard(app: FastAPI, password: str | None, message, accounts_file: str 
 
     from fastapi.responses import RedirectResponse
 
+    import secrets
+
     from turinglab.server.admin_auth import (DEVICE_COOKIE, DEVICE_S, SESSION_COOKIE, SESSION_S, Accounts,
-                                             LoginThrottle, Signer)
+                                             LoginThrottle, Signer, generation_key)
+    from turinglab.store.settings import read_setting, set_setting
 
     accounts = app.state.admin_accounts = Accounts(accounts_file, password)
     throttle = app.state.login_throttle = LoginThrottle()
@@ -157,10 +166,20 @@ def admin_guard(app: FastAPI, password: str | None, message, accounts_file: str 
         nxt = nxt or "/admin"
         return nxt if nxt.startswith("/admin") and "//" not in nxt and "\\" not in nxt else "/admin"
 
+    async def bound(request: Request, name: str | None) -> str:
+        """What a session cookie of `name` is bound to: the account's session generation (a logout
+        writes a new one) and its password fingerprint (a new password, a removed account: void)."""
+        if not name or not accounts.exists(name):
+            return "void"
+        gen = await asyncio.to_thread(read_setting, request.app.state.store, generation_key(name))
+        return f"{gen or '0'}:{accounts.fingerprint(name)}"
+
     async def guard(request: Request) -> Response | None:
         if not accounts.any():
             return disabled(request)
-        name = signer.read("session", request.cookies.get(SESSION_COOKIE))
+        value = request.cookies.get(SESSION_COOKIE)
+        claimed = signer.name_of(value)
+        name = signer.read("session", value, await bound(request, claimed)) if claimed else None
         if name is not None and accounts.exists(name):
             request.state.admin = name
             return None
@@ -202,14 +221,34 @@ def admin_guard(app: FastAPI, password: str | None, message, accounts_file: str 
         log.info("admin: %r logged in", name)
         r = RedirectResponse(nxt, status_code=303)
         secure = request.url.scheme == "https"
-        r.set_cookie(SESSION_COOKIE, signer.make("session", name, SESSION_S), max_age=SESSION_S, httponly=True,
+        r.set_cookie(SESSION_COOKIE, signer.make("session", name, SESSION_S, await bound(request, name)),
+                     max_age=SESSION_S, httponly=True,
                      samesite="strict", secure=secure, path="/")
         r.set_cookie(DEVICE_COOKIE, signer.make("device", name, DEVICE_S), max_age=DEVICE_S, httponly=True,
                      samesite="strict", secure=secure, path="/admin/login")
         return r
 
+    def logout_token(name: str) -> str:
+        return app.state.csrf.token("admin:" + name)
+
+    app.state.admin_logout_token = logout_token
+
     @app.post("/admin/logout")
     async def logout(request: Request) -> Response:
+        """Ends every session of the account (on every worker): a copied cookie is void too. Needs
+        the form token of the admin pages, and a same-site POST."""
+        refused = await guard(request)
+        if refused is not None:
+            return refused
+        data = await request.form()
+        token = data.get("csrf")
+        if app.state.csrf.cross_site(request.headers) or not isinstance(token, str) \
+                or not app.state.csrf.token_ok("admin:" + request.state.admin, token):
+            return message(request, "Request refused", "The logout form's token is missing or out of date: "
+                           "reload the admin page and press Log out again.", 403)
+        await asyncio.to_thread(set_setting, request.app.state.store, generation_key(request.state.admin),
+                                secrets.token_hex(8))
+        log.info("admin: %r logged out (every session of the account ended)", request.state.admin)
         r = RedirectResponse("/admin/login", status_code=303)
         r.delete_cookie(SESSION_COOKIE, path="/")
         return r
@@ -274,7 +313,8 @@ def add_admin(app: FastAPI, password: str | None, page, message, accounts_file: 
                          "messages": sum(len(c.messages) for c in s.game.conversations.values()),
                          "left_s": round(s.game.time_left_ms(now) / 1000)})
         studies = await asyncio.to_thread(store.studies)
-        games = await asyncio.to_thread(store.games, hub.study_id)
+        games = [g for g in await asyncio.to_thread(store.games, hub.study_id)
+                 if request.app.state.demo or not (g.flags or {}).get("demo")]  # demo games: not the study's
         witnesses = [{"codename": c, "games": t.games, "judged_human": t.judged_human,
                       "success_rate": "–" if t.success_rate is None else f"{t.success_rate:.2f}",
                       "weighted": f"{t.wins:.1f} / {t.losses:.1f}"}
@@ -308,7 +348,8 @@ def add_admin(app: FastAPI, password: str | None, page, message, accounts_file: 
             "witnesses": witnesses, "human_sr": human_sr, "n_human": len(humans), "flagged": flagged,
             "n_games": len(games), "tables": TABLES, "blocked_ai": blocked_ai, "recent": recent,
             "capacity": capacity, "cap_counts": cap_counts, **board, **status_rows(hub), "actions": acts,
-            "form_token": request.app.state.admin_form_token(request)})
+            "form_token": request.app.state.admin_form_token(request),
+            "logout_token": request.app.state.admin_logout_token(request.state.admin)})
 
     @app.get("/admin/game/{game_id}", response_class=HTMLResponse)
     @guarded(guard)
@@ -319,7 +360,9 @@ def add_admin(app: FastAPI, password: str | None, page, message, accounts_file: 
             g = await asyncio.to_thread(store.game, game_id)
             events = await asyncio.to_thread(store.events, game_id)
         except UnknownId:
-            return message(request, "No such game", f"There is no game {game_id!r}.", 404,
+            g = None
+        if g is None or g.study_id != request.app.state.hub.study_id:  # another study's game: nothing of it
+            return message(request, "No such game", f"There is no game {game_id!r} in this study.", 404,
                            link="/admin", link_text="Back to admin")
         seats = {k: (v.witness if v.kind == "ai" else "human") for k, v in g.seats.items()}
         t0 = g.started_ms
@@ -360,7 +403,7 @@ def add_admin(app: FastAPI, password: str | None, page, message, accounts_file: 
         if table not in TABLES or fmt not in ("csv", "parquet"):
             return Response(f"unknown export {name!r}: use one of "
                             + ", ".join(f"{t}.csv / {t}.parquet" for t in TABLES) + f", {PAYMENT_EXPORT}", status_code=404)
-        all_tables = await asyncio.to_thread(tables, request.app.state.store, hub.study_id)
+        all_tables = await asyncio.to_thread(tables, request.app.state.store, hub.study_id, request.app.state.demo)
         df = pseudonymous(all_tables, await export_key(request))[table]
         if fmt == "csv":
             body, media = spreadsheet_safe(df).to_csv(index=False).encode(), "text/csv"

@@ -28,26 +28,34 @@ class ActionError(ValueError):
     """An action that cannot be taken; the message says what to change."""
 
 
-def find_participant(store: Store, text: str, key: bytes | None = None) -> str:
-    """The participant id named by `text`: their id, their Prolific id, or their pseudonym (P…, as
-    on /admin and in the exports; needs the database's export `key`)."""
+def find_participant(store: Store, text: str, key: bytes | None = None, study: str | None = None) -> str:
+    """The participant id named by `text`: their pseudonym (P…, as on /admin and in the exports;
+    needs the database's export `key`), their id, or a Prolific id that only one participant has
+    (a Prolific id seen from several browsers names several participants: the pseudonym says which;
+    `study`: only that study's participants count, e.g. "live:NAME")."""
     text = (text or "").strip()
     if not text or len(text) > 64:
         raise ActionError("name the participant: their pseudonym (P…, as on /admin), Prolific id or participant id")
-    if text.isascii() and text.isalnum() and len(text) <= 40:
-        try:
-            return store.get_participant(text).id
-        except UnknownId:
-            pass
-    found = store.find_participant(prolific_pid=text)
-    if found is not None:
-        return found.id
-    if key is not None:
+    if key is not None and text.startswith("P"):
         from turinglab.analysis.export.pseudonyms import keyed
 
         for p in store.participants():
             if keyed(p.id, key) == text:
                 return p.id
+    if text.isascii() and text.isalnum() and len(text) <= 40:
+        try:
+            return store.get_participant(text).id
+        except UnknownId:
+            pass
+    found = admin_log.same_prolific_id(store, text, study)
+    if len(found) == 1:
+        return found[0]
+    if found:
+        from turinglab.analysis.export.pseudonyms import keyed
+
+        names = ", ".join(keyed(p, key) for p in found) if key is not None else f"{len(found)} participants"
+        raise ActionError(f"that Prolific id came from {len(found)} browsers ({names}): name the one you mean by "
+                          "its pseudonym as shown on /admin")
     raise ActionError(f"no participant {text!r}: give a pseudonym shown on /admin, a Prolific id or a participant id")
 
 
@@ -64,7 +72,7 @@ def take(store: Store, study_id: int, researcher: str, action: str, target: str 
         if g.status == "ended":
             raise ActionError(f"game {target} has already ended ({g.end_reason})")
     elif action in PARTICIPANT_ACTIONS:
-        target = find_participant(store, target or "", key)
+        target = find_participant(store, target or "", key, f"live:{store.get_study(study_id).name}")
     elif action not in ("pause", "resume"):
         raise ActionError(f"unknown action {action!r}: use end_game, remove, block, unblock, pause or resume")
     now = time.time_ns() // 1_000_000
@@ -147,8 +155,22 @@ def add_action_routes(app: FastAPI, guard, message, export_key, spreadsheet_safe
                                           action, target, reason, key)
         except ActionError as exc:
             return message(request, "Action not taken", str(exc), 400, link=back, link_text="Back")
+        except Exception as exc:  # noqa: BLE001 - the store away, say: nothing was taken
+            log.exception("admin: storing action %s failed", action)
+            return message(request, "Action not completed", f"The action could not be completed ({type(exc).__name__}): "
+                           "see /admin/actions for whether it was stored, then try again.", 503, link=back,
+                           link_text="Back")
         log.info("admin: %r took action %s", request.state.admin, row.action)
-        await hub.admin.sync()  # here at once; other workers within their poll
+        try:
+            await hub.admin.sync()  # here at once; other workers within their poll
+        except Exception as exc:  # noqa: BLE001 - stored: every server applies it at its next read
+            log.exception("admin: applying action %s failed", row.id)
+            hub.admin.outcomes[row.id] = f"stored, not yet applied here ({type(exc).__name__}): the server " \
+                                         "applies it at its next read of the actions"
+        said = hub.admin.outcomes.pop(row.id, None)
+        if said is not None:
+            return message(request, "Action stored", f"Action {row.id} ({row.action}) is stored: {said}.", 200,
+                           link=back, link_text="Back")
         if action == "end_game" and not await asyncio.to_thread(wait_ended, request.app.state.store, row.target, 5.0):
             return message(request, "End requested", f"Game {row.target} runs on another worker (or on no running "
                            "server): it ends when that worker reads the request, within a few seconds; a game "
@@ -170,12 +192,14 @@ def add_action_routes(app: FastAPI, guard, message, export_key, spreadsheet_safe
                         headers={"Content-Disposition": 'attachment; filename="admin_actions.csv"'})
 
     @app.get("/admin/bonus.csv")
+    @app.get("/admin/bonus_games.csv")
     async def bonus_file(request: Request) -> Response:
-        """Prolific's bulk-bonus lines (raw Prolific ids: for payment only), from the study file's rates."""
+        """Prolific's bulk-bonus lines (raw Prolific ids: for payment only), from the study file's
+        rates; `bonus_games.csv`: the games each line pays for and the lines not paid, with why."""
         refused = await guard(request)
         if refused is not None:
             return refused
-        from turinglab.analysis.export.export import bonus_csv, bonuses
+        from turinglab.store.payments import games_csv, payments, prolific_csv
 
         hub = request.app.state.hub
         p = hub.study.prolific
@@ -183,9 +207,12 @@ def add_action_routes(app: FastAPI, guard, message, export_key, spreadsheet_safe
             return message(request, "No bonus set", "Set prolific.bonus_per_game or prolific.bonus_per_correct in the "
                            "study file (or use `turinglab admin bonus --per-game ... --per-correct ...`).", 404,
                            link="/admin", link_text="Back to admin")
-        rows = await asyncio.to_thread(bonuses, request.app.state.store, hub.study_id, p.bonus_per_game,
-                                       p.bonus_per_correct)
-        log.info("admin: %r downloaded the Prolific bonus file", request.state.admin)
-        return Response(bonus_csv(rows), media_type="text/csv",
-                        headers={"Content-Disposition": 'attachment; filename="prolific_bonus_RAW.csv"'})
-
+        pay = await asyncio.to_thread(payments, request.app.state.store, hub.study_id, p.bonus_per_game,
+                                      p.bonus_per_correct, hub.study)
+        games = request.url.path.endswith("bonus_games.csv")
+        log.info("admin: %r downloaded the Prolific bonus %s (%d lines, %s in total)", request.state.admin,
+                 "games table" if games else "file", len(pay.paid), pay.total)
+        name = "prolific_bonus_RAW.games.csv" if games else "prolific_bonus_RAW.csv"
+        return Response(games_csv(pay) if games else prolific_csv(pay), media_type="text/csv",
+                        headers={"Content-Disposition": f'attachment; filename="{name}"',
+                                 "X-Bonus-Total": pay.total, "X-Bonus-Lines": str(len(pay.paid))})

@@ -130,6 +130,15 @@ class Accounts:
     def exists(self, name: str) -> bool:
         return name in self._table()
 
+    def fingerprint(self, name: str) -> str:
+        """What a session of `name` is bound to: its stored hash (a file account) or its password
+        (the legacy account, alike on every worker); a new password gives a new fingerprint."""
+        stored = self._table().get(name)
+        if stored is None:
+            return ""
+        basis = self._legacy[0] if name == LEGACY_ACCOUNT and self._legacy and stored == self._legacy[1] else stored
+        return hashlib.sha256(basis.encode()).hexdigest()
+
     def verify(self, name: str, password: str) -> bool:
         stored = self._table().get(name)
         ok = check_password(password, stored or self._dummy)  # the same work for unknown names
@@ -190,20 +199,33 @@ class Signer:
     def __init__(self, secret: bytes, clock: Callable[[], float] = time.time) -> None:
         self.secret, self.clock = secret, clock
 
-    def _mac(self, kind: str, name: str, exp: int) -> str:
-        return hmac.new(self.secret, f"admin-{kind}:{name}:{exp}".encode(), hashlib.sha256).hexdigest()[:40]
+    def _mac(self, kind: str, name: str, exp: int, bound: str) -> str:
+        return hmac.new(self.secret, f"admin-{kind}:{name}:{exp}:{bound}".encode(), hashlib.sha256).hexdigest()[:40]
 
-    def make(self, kind: str, name: str, seconds: int) -> str:
+    def make(self, kind: str, name: str, seconds: int, bound: str = "") -> str:
+        """A cookie for `name`; `bound` (e.g. the account's session generation and password
+        fingerprint) is part of the mac, not of the cookie: when it changes the cookie is void."""
         exp = int(self.clock()) + seconds
-        return f"{name}:{exp}:{self._mac(kind, name, exp)}"
+        return f"{name}:{exp}:{self._mac(kind, name, exp, bound)}"
 
-    def read(self, kind: str, value: str | None) -> str | None:
+    def name_of(self, value: str | None) -> str | None:
+        """The account a cookie claims (unchecked: look up what it is bound to, then `read`)."""
+        parts = (value or "").rsplit(":", 2)
+        return parts[0] if len(parts) == 3 else None
+
+    def read(self, kind: str, value: str | None, bound: str = "") -> str | None:
         """The account name of a valid, unexpired cookie, else None."""
         try:
             name, exp_s, mac = (value or "").rsplit(":", 2)
             exp = int(exp_s)
         except ValueError:
             return None
-        if exp < self.clock() or not hmac.compare_digest(mac, self._mac(kind, name, exp)):
+        if exp < self.clock() or not hmac.compare_digest(mac, self._mac(kind, name, exp, bound)):
             return None
         return name
+
+
+def generation_key(name: str) -> str:
+    """The settings row of an account's session generation: a logout writes a new one, which
+    ends every session of the account on every worker (the store is shared)."""
+    return f"admin_sessions:{name}"[:100]

@@ -21,7 +21,9 @@ from turinglab.server.web import (
     COOKIE, DEFAULT_DISPLAY_NAME, PROLIFIC, SECURITY_HEADERS, Csrf, _db_ping,
     add_consent_routes, add_survey_route, csrf_refusal, page_renderers,
 )
+from turinglab.store import admin_log
 from turinglab.store.api import Store
+from turinglab.store.payments import verified
 from turinglab.server.guards import HealthLog, PerAddress, TokenBucket, returning, too_many_starts
 
 BOT_HEADER = "X-Turinglab-Bot"
@@ -176,6 +178,9 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
         if bad:
             return message(request, "Link not valid", f"The link's {', '.join(bad)} contains characters that are "
                            "not allowed. Please open the study again from Prolific.", 400)
+        if ids.get("prolific_pid") and not verified(ids["prolific_pid"]):  # kept, shown on /admin, never paid
+            log.warning("a link's PROLIFIC_PID is not a Prolific id (24 lowercase hex characters): kept as an "
+                        "unverified id, never paid automatically")
         return ids
 
     def forged(request: Request, pid: str | None = None, json: bool = False) -> Response | None:
@@ -210,10 +215,13 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
         repeated Prolific id; None: welcome."""
         pp = ids.get("prolific_pid")
         if pp:
-            seen = await asyncio.to_thread(request.app.state.store.find_participant, prolific_pid=pp)
-            if seen is not None and seen.id in hub(request).admin.blocked:
+            store = request.app.state.store
+            same = await asyncio.to_thread(admin_log.same_prolific_id, store, pp, hub(request).study_key)
+            if hub(request).admin.blocked.intersection(same):  # a blocked person with a fresh browser
                 return turned_away(request, "blocked")
-            if seen is not None and study.prolific is not None and study.prolific.block_repeat:
+            others = tuple(f"{kind}:{n}" for n in study.exclude_participants_of for kind in ("live", "static"))
+            before = others and await asyncio.to_thread(admin_log.same_prolific_id, store, pp, None, others)
+            if (same and study.prolific is not None and study.prolific.block_repeat) or before:
                 return ending(request, "screened_out", "You have taken part already",
                               "This study takes each person once, and you have started it before. Thank you for your interest.")
         gate = hub(request).admin.gate(None)
@@ -232,7 +240,8 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
             if isinstance(ids, Response):
                 return ids
             # a GET (a link on any site) creates nobody and sets no cookie: the page's button POSTs
-            mine = await returning(request.app.state.store, ids["prolific_pid"], request.cookies.get(COOKIE))
+            mine = await returning(request.app.state.store, ids["prolific_pid"], request.cookies.get(COOKIE),
+                                   hub(request).study_key)
             if mine is not None:
                 return RedirectResponse(f"/p/{mine}", status_code=303)
             refused = await arrival_refused(request, ids)
@@ -260,7 +269,8 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
         if wait:
             return too_many_starts(request, message, wait)
         if not bot:
-            mine = await returning(request.app.state.store, ids.get("prolific_pid"), request.cookies.get(COOKIE)) \
+            mine = await returning(request.app.state.store, ids.get("prolific_pid"), request.cookies.get(COOKIE),
+                                   hub(request).study_key) \
                 if ids.get("prolific_pid") else None
             refused = None if mine is not None else await arrival_refused(request, ids)
             if refused is not None:

@@ -59,7 +59,8 @@ def add_demo(app: FastAPI, page, message, forged) -> None:  # noqa: ANN001
         now = int(time.time() * 1000)
         ids = {}
         for role in ROLES:
-            ids[role] = await asyncio.to_thread(h.store.create_participant, label=DEMO_LABEL, consent_ms=now, t_ms=now)
+            ids[role] = await asyncio.to_thread(h.store.create_participant, label=DEMO_LABEL, consent_ms=now, t_ms=now,
+                                                study=h.study_key)
             h.room.pinned[ids[role]] = role
         sets[ids["interrogator"]] = ids
         return RedirectResponse(f"/demo/set/{ids['interrogator']}", status_code=303)

@@ -96,8 +96,9 @@ class TokenBucket:
         return False
 
 
-async def returning(store: Store, prolific_pid: str, cookie: str | None) -> str | None:
-    """The participant of this browser's cookie when it came with the same Prolific id, else None."""
+async def returning(store: Store, prolific_pid: str, cookie: str | None, study: str | None = None) -> str | None:
+    """The participant of this browser's cookie when it came with the same Prolific id (and, given
+    `study`, belongs to that study), else None."""
     if not cookie or not (1 <= len(cookie) <= 40 and cookie.isascii() and cookie.isalnum()):
         return None
     from turinglab.store.api import UnknownId
@@ -105,5 +106,7 @@ async def returning(store: Store, prolific_pid: str, cookie: str | None) -> str 
     try:
         mine = await asyncio.to_thread(store.get_participant, cookie)
     except UnknownId:
+        return None
+    if study is not None and mine.study not in (None, study):
         return None
     return mine.id if mine.prolific_pid == prolific_pid else None

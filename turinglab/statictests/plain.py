@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from turinglab.plugins.manager import static_tasks
+from turinglab.statictests.images import image_problem
 from turinglab.statictests.zhang import ImportProblem, Parsed, _fv_payload, _slug, rename_agents
 from turinglab.store.static import ResponseIn, StimulusIn
 
@@ -131,9 +132,9 @@ def parse_plain(rows: list[tuple[str, dict[str, Any]]], task: str, images: Path 
             if not isinstance(image, str) or not image:
                 problems.append(f"{at}: field 'image' is missing; give the image file name (in --images)")
                 continue
-            if Path(image).name != image or not (images / image).is_file():
-                problems.append(f"{at}: field 'image' is {image!r}, not a file in {images}; put the picture there "
-                                "or fix the name")
+            why = image_problem(images, image)
+            if why:
+                problems.append(f"{at}: field 'image' {image!r} {why}")
                 continue
         elif spec.needs_text and not (isinstance(text, str) and text):
             problems.append(f"{at}: field 'text' is missing; give the stimulus text (the cue word)")

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from turinglab.statictests.images import image_problem
 from turinglab.statictests.topics import ZHANG_TOPICS, known_topic, topic_fields
 from turinglab.store.static import ImportTrial, JudgeIn, ResponseIn, StimulusIn
 
@@ -97,8 +98,11 @@ def parse_responses(data: Any, task: str, source: str = "<responses>", images: P
         image = None
         if task not in ("word", "conversation"):
             if images is not None:
-                if (images / stim).is_file():
+                why = image_problem(images, stim)
+                if why is None:
                     image = stim
+                elif "outside" in why:  # a link out of --images is refused, as a path with '..' would be
+                    problems.append(f"{where}: the image {why}")
                 else:
                     missing_images += 1
         fields: dict[str, Any] = {"index": idx}

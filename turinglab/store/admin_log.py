@@ -10,10 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import or_, select
 
+from turinglab.store.counting import not_counting
 from turinglab.store.db import StoreError
-from turinglab.store.models import AdminActionRow, GameRow, GameSeatRow
+from turinglab.store.models import AdminActionRow, GameRow, GameSeatRow, ParticipantRow
 
 ACTIONS = ("end_game", "remove", "block", "unblock", "pause", "resume")
 MAX_REASON = 500
@@ -58,13 +59,46 @@ def actions(store: Any, study_id: int, after_id: int = 0) -> list[AdminAction]:
         return [_info(r) for r in rows]
 
 
-def counts(store: Any, study_id: int) -> tuple[int, set[str]]:
-    """The study's games (bot games left out) and the participants who played in them (any seat):
-    what the study file's `stop_after` quotas count."""
+def same_prolific_id(store: Any, prolific_pid: str, study: str | None = None,
+                     studies: tuple[str, ...] | None = None) -> list[str]:
+    """Every participant id with this Prolific id, oldest first (a second browser is a new
+    participant); `study`: of that study only (and those stored before participants had one);
+    `studies`: of any of those studies."""
+    q = select(ParticipantRow.id).where(ParticipantRow.prolific_pid == prolific_pid)
+    if study is not None:
+        q = q.where(or_(ParticipantRow.study == study, ParticipantRow.study.is_(None)))
+    if studies is not None:
+        q = q.where(ParticipantRow.study.in_(studies))
+    with store._tx() as s:
+        return list(s.scalars(q.order_by(ParticipantRow.created_ms, ParticipantRow.id)))
+
+
+def belongs(participant: Any, study: str) -> bool:
+    """Whether a participant may use the pages of `study` ("live:NAME"): created by its link, or
+    stored before participants had a study."""
+    return participant.study is None or participant.study == study
+
+
+def blocked(store: Any, study_id: int) -> set[str]:
+    """The participants the study's researchers blocked (and did not unblock since)."""
+    out: set[str] = set()
+    for r in actions(store, study_id):
+        if r.action == "block" and r.target:
+            out.add(r.target)
+        elif r.action == "unblock" and r.target:
+            out.discard(r.target)
+    return out
+
+
+def counts(store: Any, study_id: int, rule: tuple[int, float] = (1, 0.0)) -> tuple[int, set[str]]:
+    """The study's games that count (turinglab/store/counting.py: games in progress included, bot,
+    demo, researcher-ended and too short games left out) and the participants who played in them
+    (any seat): what the study file's `stop_after` quotas count."""
+    skip = not_counting(store, study_id, rule)
     with store._tx() as s:
         games = [(gid, flags, i) for gid, flags, i in s.execute(
             select(GameRow.id, GameRow.flags, GameRow.interrogator_id).where(GameRow.study_id == study_id))
-            if not (flags or {}).get("bot")]
+            if gid not in skip]
         ids = {gid for gid, _, _ in games}
         people = {i for _, _, i in games if i}
         seats = s.execute(select(GameSeatRow.game_id, GameSeatRow.participant_id)

@@ -91,6 +91,7 @@ class ParticipantInfo:
     consent_ms: int | None
     demographics: dict[str, Any]
     created_ms: int
+    study: str | None = None  # "live:NAME" / "static:NAME": the study whose link created them (None: any)
 
 
 @dataclass(frozen=True)
@@ -205,14 +206,14 @@ class Store(StaticMixin):
     def create_participant(self, *, label: str | None = None, prolific_pid: str | None = None,
                            prolific_study_id: str | None = None, prolific_session_id: str | None = None,
                            consent_ms: int | None = None, demographics: Mapping[str, Any] | None = None,
-                           t_ms: int | None = None) -> str:
-        """A new pseudonymous participant id."""
+                           t_ms: int | None = None, study: str | None = None) -> str:
+        """A new pseudonymous participant id (`study`: the study whose link created them)."""
         pid = "p" + secrets.token_hex(8)
         with self._tx() as s:
             s.add(ParticipantRow(id=pid, label=label, prolific_pid=prolific_pid,
                                  prolific_study_id=prolific_study_id, prolific_session_id=prolific_session_id,
                                  consent_ms=consent_ms, demographics=dict(demographics or {}),
-                                 created_ms=t_ms if t_ms is not None else now_ms()))
+                                 created_ms=t_ms if t_ms is not None else now_ms(), study=study))
         return pid
 
     def get_participant(self, participant_id: str) -> ParticipantInfo:
@@ -608,7 +609,7 @@ def _study_info(r: StudyRow) -> StudyInfo:
 
 def _participant_info(r: ParticipantRow) -> ParticipantInfo:
     return ParticipantInfo(r.id, r.label, r.prolific_pid, r.prolific_study_id, r.prolific_session_id,
-                           r.consent_ms, dict(r.demographics), r.created_ms)
+                           r.consent_ms, dict(r.demographics), r.created_ms, r.study)
 
 
 def _verdict_info(r: VerdictRow) -> VerdictInfo:

@@ -42,6 +42,8 @@ class ParticipantRow(Base):
     consent_ms: Mapped[int | None] = mapped_column(BigInteger)
     demographics: Mapped[dict[str, Any]] = mapped_column(JSON)
     created_ms: Mapped[int] = mapped_column(BigInteger)
+    # the study whose link created them: "live:NAME" / "static:NAME" (migration 0006; NULL: any)
+    study: Mapped[str | None] = mapped_column(String(210), index=True)
 
 
 class GameRow(Base):

@@ -30,3 +30,25 @@ def setting_once(store: "Store", name: str, make: Callable[[], str]) -> str:
     except IntegrityError:
         with store._tx() as s:
             return s.get(SettingRow, name).value
+
+
+def read_setting(store: "Store", name: str) -> str | None:
+    """The stored value of `name`, None when it was never set."""
+    with store._tx() as s:
+        row = s.get(SettingRow, name)
+        return None if row is None else row.value
+
+
+def set_setting(store: "Store", name: str, value: str) -> None:
+    """Store `value` under `name`, replacing the value before (e.g. an account's session generation)."""
+    for _ in range(3):  # two processes inserting at once: the second updates
+        try:
+            with store._tx() as s:
+                row = s.get(SettingRow, name)
+                if row is None:
+                    s.add(SettingRow(name=name, value=value, created_ms=int(time.time() * 1000)))
+                else:
+                    row.value = value
+            return
+        except IntegrityError:
+            continue

@@ -6,6 +6,7 @@ code and sends the browser on to the study's redirect with it. Then the bonus fi
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import html
 import re
 
@@ -26,8 +27,13 @@ PROLIFIC = Prolific(completion_codes=CODES, redirect=REDIRECT, block_repeat=True
                     bonus_per_correct=0.25)
 
 
+def hexid(name: str) -> str:
+    """A Prolific-shaped id (24 lowercase hex) for a short name."""
+    return hashlib.sha256(name.encode()).hexdigest()[:24]
+
+
 def q(pid: str) -> str:
-    return f"?PROLIFIC_PID={pid}&STUDY_ID=st1&SESSION_ID=se-{pid}"
+    return f"?PROLIFIC_PID={hexid(pid)}&STUDY_ID=st1&SESSION_ID=se-{pid}"
 
 
 def check_code(r: httpx.Response, outcome: str) -> None:
@@ -101,7 +107,7 @@ async def test_each_outcome_shows_its_code_and_redirects(sqlite_url, tmp_path):
         out = tmp_path / "bonus.csv"
         r = await asyncio.to_thread(CliRunner().invoke, cli, ["admin", "bonus", str(out), "--db", sqlite_url])
         assert r.exit_code == 0, r.output
-        assert out.read_text() == "pA,0.75\n"
+        assert out.read_text() == f"{hexid('pA')},0.75\n"
 
 
 async def test_waiting_alone_times_out_with_its_code(sqlite_url):

@@ -204,24 +204,14 @@ def payment_ids(store, out_file: str | Path, study_id: int | None = None) -> int
 
 
 def bonuses(store, study_id: int, per_game: float, per_correct: float) -> list[tuple[str, float]]:
-    """Prolific bonuses of a study (issue 27): per participant with a Prolific id, `per_game` for
-    each game they played in any seat (bot games left out) plus `per_correct` for each of their
-    verdicts as interrogator that was right. One (Prolific id, amount) per Prolific id, amounts
-    rounded to the penny, zero amounts left out, in Prolific id order."""
-    games = [g for g in store.games(study_id) if not (g.flags or {}).get("bot")]
-    amount: dict[str, float] = {}
-    for g in games:
-        for pid in {g.interrogator_id, *(i.participant_id for i in g.seats.values())} - {None}:
-            amount[pid] = amount.get(pid, 0.0) + per_game
-        if g.verdict is not None and g.verdict.correct and g.interrogator_id:
-            amount[g.interrogator_id] = amount.get(g.interrogator_id, 0.0) + per_correct
-    per_pid: dict[str, float] = {}
-    for p in store.get_participants(sorted(amount)):
-        if p.prolific_pid:
-            per_pid[p.prolific_pid] = per_pid.get(p.prolific_pid, 0.0) + amount[p.id]
-    return [(k, round(v, 2)) for k, v in sorted(per_pid.items()) if round(v, 2) > 0]
+    """Prolific bonuses of a study: (Prolific id, amount) per paid line (turinglab/store/payments.py)."""
+    from turinglab.store.payments import payments
+
+    return [(x.prolific_pid, x.cents / 100) for x in payments(store, study_id, per_game, per_correct).paid]
 
 
 def bonus_csv(rows: list[tuple[str, float]]) -> str:
-    """Prolific's bulk-bonus text: `participant id,amount` per line, no header, amounts like 0.50."""
-    return "".join(f"{pid},{amt:.2f}\n" for pid, amt in rows)
+    """Prolific's bulk-bonus text, written and checked by turinglab/store/payments.py."""
+    from turinglab.store.payments import Line, Payments, prolific_csv
+
+    return prolific_csv(Payments([Line(pid, cents=round(amt * 100)) for pid, amt in rows], []))

@@ -42,14 +42,22 @@ from turinglab.plugins.manager import static_tasks
 from turinglab.server.guards import HealthLog, PerAddress, returning, too_many_starts
 from turinglab.server.judging.trial_writer import TrialWriter
 from turinglab.game.static_config import StaticStudy
+from turinglab.statictests.fill import fill_problem
 from turinglab.statictests.images import IMAGE_TYPES, safe_image
 from turinglab.statictests.speakers import speaker_truths
+from turinglab.store import admin_log
 from turinglab.store.api import Store
 from turinglab.store.db import StoreError, UnknownId
 from turinglab.store.static import ItemInfo, JudgeSessionInfo, TrialIn
 
 log = logging.getLogger("turinglab.server")
 DUPLICATE_PID = "duplicate_prolific_pid"
+
+
+class NotReady(StoreError):
+    """The study's items cannot deal a judge a session (statictests/fill.py says why at start)."""
+
+
 GENDERS = ("female", "male")  # Zhang et al. asked "male or female" for each speaker
 DEFAULT_DISPLAY_NAME = "Human or machine? A short study"
 DEFAULT_CONSENT = (
@@ -154,6 +162,10 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
         store.close()
         raise StoreError(f"static study {study.name!r} has no items yet; add them first with "
                          "`turinglab static import --study NAME ...` (or `turinglab demo-data --static`)")
+    study_key = f"static:{study.name}"  # judges belong to the study whose link made them
+    not_ready = fill_problem(all_items, study)
+    if not_ready:  # one line at start; each judge then sees "not ready", no traceback
+        log.error("static study %r is not ready: %s", study.name, not_ready)
     now = clock_ms or (lambda: int(time.time() * 1000))
     image_dir = Path(study.image_dir).expanduser().resolve() if study.image_dir else None
     seeds = random.Random(rng_seed)
@@ -178,6 +190,13 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
 
     app = FastAPI(title=f"turinglab: {study.name}", lifespan=lifespan, docs_url=None, redoc_url=None)
     app.state.study, app.state.store, app.state.static_study_id = study, store, study_id
+    app.state.not_ready = not_ready
+
+    @app.exception_handler(NotReady)
+    async def unready(request: Request, exc: NotReady) -> Response:
+        log.error("cannot deal a judge a session: %s", exc)
+        return message(request, "The study is not ready", "This study cannot show items right now. "
+                       "Please try again later.", 503)
     app.state.trial_writer = writer
     csrf = app.state.csrf = Csrf(secret, trusted_origins)
     signer = Signer(csrf.secret)
@@ -204,6 +223,8 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
             p = await asyncio.to_thread(store.get_participant, token)
         except UnknownId:
             return None
+        if not admin_log.belongs(p, study_key):  # another study's link opens nothing here
+            return None
         if p.consent_ms is not None:
             consented[token] = p  # only the survey changes it from here (it drops the cached copy)
         return p
@@ -217,9 +238,9 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
             mine = await judge(request.cookies.get(COOKIE) or "")
             if mine is not None and mine.prolific_pid == pp:
                 return mine.id
-            if await asyncio.to_thread(store.find_participant, prolific_pid=pp) is not None:
+            if await asyncio.to_thread(admin_log.same_prolific_id, store, pp, study_key):
                 label = DUPLICATE_PID
-        return await asyncio.to_thread(store.create_participant, t_ms=now(), label=label, **pro)
+        return await asyncio.to_thread(store.create_participant, t_ms=now(), label=label, study=study_key, **pro)
 
     def to_judge(pid: str) -> RedirectResponse:
         r = RedirectResponse(f"/p/{pid}", status_code=303)
@@ -234,8 +255,11 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
             lock = session_locks[pid] = asyncio.Lock()
         async with lock:  # one session per judge even when two tabs open the link at once
             if fresh or pid not in sessions:
-                sess = await asyncio.to_thread(store.start_judge_session, study_id, pid, seed=seeds.getrandbits(64),
-                                               items=all_items, study=study)
+                try:
+                    sess = await asyncio.to_thread(store.start_judge_session, study_id, pid,
+                                                   seed=seeds.getrandbits(64), items=all_items, study=study)
+                except StoreError as exc:
+                    raise NotReady(str(exc)) from None
                 if fresh:  # the stored count, read again (e.g. another process stored an answer)
                     sess = await asyncio.to_thread(store.judge_session, sess.id)
                 sessions[pid] = sess
@@ -257,7 +281,7 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
         q = request.url.query
         pp = request.query_params.get("PROLIFIC_PID")
         if pp:  # a GET (a link on any site) creates nobody and sets no cookie: the page's button POSTs
-            mine = await returning(store, pp[:64], request.cookies.get(COOKIE))
+            mine = await returning(store, pp[:64], request.cookies.get(COOKIE), study_key)
             if mine is not None:
                 return RedirectResponse(f"/p/{mine}", status_code=303)
             return page(request, "judge_landing.html", query=f"?{q}", intro=static_tasks()[study.task].intro)
@@ -283,12 +307,7 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
             resp = page(request, "consent.html", token=p.id, csrf=csrf.token(p.id),
                         consent_text=study.consent_text or DEFAULT_CONSENT, no_consent=bool(study.no_consent_url))
         else:
-            try:
-                sess = await session(p.id)
-            except StoreError as exc:
-                log.error("cannot deal judge %s a session: %s", p.id, exc)
-                return message(request, "The study is not ready", "This study cannot show items right now. "
-                               "Please try again later.", 503)
+            sess = await session(p.id)  # NotReady: the "not ready" page (unready)
             if sess.done < len(sess.items):
                 resp = await item_page(request, p.id, sess, sess.done)
             elif not p.demographics:
@@ -545,4 +564,5 @@ def add_static_admin(app: FastAPI, password: str | None, message, accounts_file:
         return templates.TemplateResponse(request, "admin_static.html", {
             "study_name": info.study.display_name or info.name, "info": info, "n_items": len(items),
             "n_trials": len(trials), "phases": dict(phases), "judges": judges, "agents": agents,
-            "n_sessions": len(sessions), "n_complete": sum(1 for s in sessions if s.completed_ms)})
+            "n_sessions": len(sessions), "n_complete": sum(1 for s in sessions if s.completed_ms),
+            "logout_token": app.state.admin_logout_token(request.state.admin)})

@@ -593,6 +593,7 @@ class ClusterHub(RedisOutage, Hub):
         the players connected here, and to the others when Redis is back."""
         self.live.pop(s.id, None)
         self.finished += 1
+        await self.admin.ended(s)
         if s.game.verdict is not None:
             self.counted.add(s.id)
         try:

@@ -31,6 +31,7 @@ from turinglab.server.content_filter import ComposedFilter
 from turinglab.server.live.host import SeatInfo, StoreAway
 from turinglab.server.live.recruitment import Recruitment
 from turinglab.server.live.session import GameSession
+from turinglab.store import admin_log
 from turinglab.server.live.pgwriter import PgWriter
 from turinglab.server.live.sqlwriter import Writer
 from turinglab.store.api import NewGame, Store, UnknownId
@@ -110,6 +111,7 @@ class Hub:
                  initial_ai_wait_s: float = 10.0, writers: int | None = None,
                  study_id: int | None = None, admin_poll_s: float = 1.0) -> None:
         self.study = study
+        self.study_key = f"live:{study.name}"  # participants belong to the study whose link made them
         self.demo = demo  # `serve --demo`: every game is flagged demo (never part of a study's data)
         self.store = store
         self.now: Clock = clock or wall_clock
@@ -174,6 +176,8 @@ class Hub:
         verdicts, the games each participant has played (in any seat), and the three-player role
         rotation (how often each participant has been the interrogator)."""
         for g in self.store.games(self.study_id):
+            if (g.flags or {}).get("demo") and not self.demo:  # `serve --demo` games are not the study's
+                continue
             for pid in {g.interrogator_id, *(i.participant_id for i in g.seats.values())} - {None}:
                 self.played[pid] = self.played.get(pid, 0) + 1
             if g.format == "three-player" and g.interrogator_id:
@@ -277,6 +281,8 @@ class Hub:
             info = await asyncio.to_thread(self.store.get_participant, token)
         except UnknownId:
             return None
+        if not admin_log.belongs(info, self.study_key):  # another study's link opens nothing here
+            return None
         return self._known(info)
 
     async def people_of(self, pids: Iterable[str]) -> None:
@@ -302,7 +308,8 @@ class Hub:
         a Prolific id already in use gets a new participant, labelled `DUPLICATE_PID` (kept for
         payment and for the analysis to exclude), never the existing participant's token."""
         if bot:  # the caller checked the study's bot token; a bot never takes over a participant
-            pid = await asyncio.to_thread(self.store.create_participant, t_ms=self.now(), label=BOT_LABEL)
+            pid = await asyncio.to_thread(self.store.create_participant, t_ms=self.now(), label=BOT_LABEL,
+                                          study=self.study_key)
             self.bots.add(pid)
             return pid
         pp = prolific.get("prolific_pid")
@@ -313,14 +320,15 @@ class Hub:
                     mine = await asyncio.to_thread(self.store.get_participant, cookie)
                 except UnknownId:
                     mine = None
-                if mine is not None and mine.prolific_pid == pp:
+                if mine is not None and mine.prolific_pid == pp and admin_log.belongs(mine, self.study_key):
                     return mine.id
-            found = await asyncio.to_thread(self.store.find_participant, prolific_pid=pp)
-            if found is not None:
+            found = await asyncio.to_thread(admin_log.same_prolific_id, self.store, pp, self.study_key)
+            if found:
                 label = DUPLICATE_PID
                 log.warning("Prolific id seen again from a client without its participant's cookie: "
                             "a new participant, labelled %s", DUPLICATE_PID)
-        return await asyncio.to_thread(self.store.create_participant, t_ms=self.now(), label=label, **prolific)
+        return await asyncio.to_thread(self.store.create_participant, t_ms=self.now(), label=label,
+                                       study=self.study_key, **prolific)
 
     async def consent(self, pid: str) -> None:
         await asyncio.to_thread(self.store.update_participant, pid, consent_ms=self.now())
@@ -656,6 +664,7 @@ class Hub:
         if self.live.pop(s.id, None) is not None:
             self._release(seat.identity for seat in s.seats.values())
         self.finished += 1
+        await self.admin.ended(s)
         for pid in s.participants():
             self.played[pid] = self.played.get(pid, 0) + 1
             if pid in self.people:

@@ -16,6 +16,7 @@ from typing import Any
 
 from turinglab.game.engine import End
 from turinglab.store import admin_log
+from turinglab.store.counting import min_rule, too_short
 
 log = logging.getLogger("turinglab.server")
 RESEARCHER_END = "researcher"  # the end reason of a game a researcher ended
@@ -50,13 +51,14 @@ class Recruitment:
         self._sync_lock = asyncio.Lock()
         self.pending: dict[str, admin_log.AdminAction] = {}  # end requests of games not running here
         self._asked: dict[str, float] = {}
+        self.outcomes: dict[int, str] = {}  # action id -> what happened here, when not simply applied (/admin says it)
         self._counted = time.monotonic()
         wall = time.time_ns() // 1_000_000
         for r in self._read(admin_log.actions(hub.store, hub.study_id)):  # the state before this start
             if r.action == "end_game" and r.target and wall - r.t_ms < PENDING_S * 1000:
                 self.pending[r.target] = r  # a game of a dead worker this one may take over
                 self._asked[r.target] = time.monotonic() - (wall - r.t_ms) / 1000
-        self._count(*admin_log.counts(hub.store, hub.study_id))
+        self._count(*admin_log.counts(hub.store, hub.study_id, min_rule(hub.study)))
         self.task = asyncio.create_task(self._loop())
 
     # ---- the state ---------------------------------------------------------------
@@ -72,8 +74,10 @@ class Recruitment:
         return rows
 
     def _count(self, games: int, people: set[str]) -> None:
-        self.games = max(self.games, games)
-        self.people |= people
+        """The store's counts: games that count or may still (store/counting.py), so a game that
+        ended too short (an instant verdict) frees its place in the quota again."""
+        self.games = games
+        self.people = set(people)
 
     def full(self, pid: str | None = None) -> bool:
         """The study's quota is reached for `pid` (None: a new arrival). A participant who has
@@ -101,6 +105,17 @@ class Recruitment:
         if self.hub.study.stop_after is not None:
             asyncio.create_task(self._turn_away())
 
+    async def ended(self, s: Any) -> None:
+        """A game ended here that does not count (store/counting.py: a researcher ended it, or too
+        short: an instant verdict, or below the study's `counting`) frees its place in the quota at
+        once; the store's next count agrees (the rule reads the log, no flag is written)."""
+        g, hub = s.game, self.hub
+        if g.ended_ms is None or hub.demo or set(s.participants()) & hub.bots:  # never counted (`started`)
+            return
+        asked = sum(m.sender == "interrogator" for c in g.conversations.values() for m in c.messages)
+        if g.end_reason == RESEARCHER_END or too_short(asked, g.started_ms, g.ended_ms, min_rule(hub.study)):
+            self.games = max(0, self.games - 1)
+
     # ---- reading the actions ---------------------------------------------------------
     async def _loop(self) -> None:
         while True:
@@ -118,12 +133,21 @@ class Recruitment:
                                                       self.last_id))
             if self.hub.study.stop_after is not None and time.monotonic() >= self._counted + COUNT_EVERY_S:
                 self._counted = time.monotonic()  # games started here are counted at once (`started`)
-                self._count(*await asyncio.to_thread(admin_log.counts, self.hub.store, self.hub.study_id))
-            for r in rows:
-                await self._apply(r)
+                self._count(*await asyncio.to_thread(admin_log.counts, self.hub.store, self.hub.study_id,
+                                                     min_rule(self.hub.study)))
+            for r in rows:  # one failing action never stops the ones after it
+                try:
+                    await self._apply(r)
+                except Exception as exc:  # noqa: BLE001 - stored: reported, and kept by the recruitment state
+                    log.exception("applying researcher action %s (%s) failed", r.id, r.action)
+                    self._said(r.id, f"stored, but applying it here failed ({type(exc).__name__}); its block, "
+                               "pause or resume holds all the same")
             for gid in [g for g in self.pending if g in self.hub.live]:  # taken over here since the request
                 r = self.pending.pop(gid)
-                await end_session(self.hub.live[gid], r.reason or "", r.researcher)
+                try:
+                    await end_session(self.hub.live[gid], r.reason or "", r.researcher)
+                except Exception:  # noqa: BLE001 - the next request or the game's own end
+                    log.exception("ending game %s for researcher action %s failed", gid, r.id)
             now = time.monotonic()
             self.pending = {g: r for g, r in self.pending.items() if now - self._asked[g] < PENDING_S}
             self._asked = {g: t for g, t in self._asked.items() if g in self.pending}
@@ -138,6 +162,9 @@ class Recruitment:
         elif r.action == "end_game" and r.target:  # another worker's game, or one that may come here
             self.pending[r.target] = r  # (a takeover): ended here if it does, within PENDING_S
             self._asked[r.target] = time.monotonic()
+        elif r.action in ("remove", "block", "unblock") and r.target and r.target not in hub.people:
+            self._said(r.id, "the participant is not on this server now (another worker, another study, or not "
+                             "connected since it started): the action holds wherever they come back")
         elif r.action in ("remove", "block") and r.target:
             await hub._unqueue(r.target)
             s = hub.session_of.get(r.target)
@@ -148,6 +175,11 @@ class Recruitment:
             await hub.send_state(r.target)
         elif r.action == "unblock" and r.target:
             await hub.send_state(r.target)
+
+    def _said(self, action_id: int, text: str) -> None:
+        self.outcomes[action_id] = text
+        while len(self.outcomes) > 100:  # kept for the /admin answer only
+            self.outcomes.pop(next(iter(self.outcomes)))
 
     async def _turn_away(self) -> None:
         """After a pause, a resume or a quota reached: the waiting leave the room (paused or full)
