@@ -9,6 +9,8 @@ from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 
 from turinglab.textnorm import Seen, key_of, see
+from turinglab.witnesses import personal_data
+from turinglab.witnesses.filter_rules import readings
 
 DEFAULT_LIST = Path(__file__).with_name("blocked_words.txt")
 
@@ -21,11 +23,15 @@ def load_words(path: Path = DEFAULT_LIST) -> list[str]:
     return [w.strip().lower() for w in lines if w.strip() and not w.lstrip().startswith("#")]
 
 
-# After `textnorm.key_of`: letters a digit or symbol may still stand for (ambiguous ones)
-_LETTER = {"i": "i1l!|", "l": "l1i!|", "a": "a4@", "e": "e3", "o": "o0", "s": "s5$", "t": "t7+", "g": "g9",
-           "b": "b8", "u": "uv"}
+# After `textnorm.key_of`: what a digit, symbol or letter group may still stand for (the
+# ambiguous ones, and swaps of more than one character a reader still reads as the letter)
+_LETTER = {"a": ["a", "4", "@", "∆", "/\\", "^"], "b": ["b", "8", "|3"], "c": ["c", "(", "<", "k"],
+           "e": ["e", "3"], "f": ["f", "ph"], "g": ["g", "9", "6"], "h": ["h", "#"], "i": ["i", "1", "l", "!", "|"],
+           "k": ["k", "|<"], "l": ["l", "1", "i", "!", "|"], "o": ["o", "0", "()", "ø"], "r": ["r", "®"],
+           "s": ["s", "5", "$", "§"], "t": ["t", "7", "+"], "u": ["u", "v", "|_|"]}
 _SEP = r"[^a-z0-9]{0,3}"  # dots, stars, dashes, spaces between letters: f.u.c.k, f u c k
 _GAP = r"[^a-z0-9,;:?]{0,3}"  # between the words of a phrase: not across a clause ("go, die hard")
+REVERSED_MIN = 4  # letters a listed word needs before its reversal is looked for
 
 
 def _pattern(word: str) -> str:
@@ -36,11 +42,21 @@ def _pattern(word: str) -> str:
     for n, c in enumerate(chars):
         if c == " ":
             continue
-        allowed = _LETTER.get(c, c) + ("*" if 0 < n < len(chars) - 1 else "")
+        alts = list(_LETTER.get(c, [c])) + (["*"] if 0 < n < len(chars) - 1 else [])
         if n:
             out += _GAP if chars[n - 1] == " " else _SEP
-        out += "[" + re.escape(allowed) + "]{1,2}" if c.isalnum() else re.escape(c)
+        if c.isalnum():
+            out += "(?:" + "|".join(re.escape(a) for a in sorted(alts, key=len, reverse=True)) + "){1,2}"
+        else:
+            out += re.escape(c)
     return out
+
+
+def _whole(patterns: list[str]) -> re.Pattern | None:
+    """One regex of whole words only (so "class" is not blocked by "ass"); phrases allowed."""
+    if not patterns:
+        return None
+    return re.compile(r"(?<![a-z])(?:" + "|".join(f"(?:{p})" for p in patterns) + r")(?![a-z])")
 
 
 class ContentFilter:
@@ -49,20 +65,26 @@ class ContentFilter:
         self.words = sorted(set(all_words))
         self.hook = hook
         self._words = [(w, re.compile(_pattern(w))) for w in self.words if key_of(w).strip()]
-        alternatives = "|".join(f"(?:{p.pattern})" for _, p in self._words)
-        # whole words only (so "class" is not blocked by "ass"); phrases allowed
-        self._re = re.compile(rf"(?<![a-z])(?:{alternatives})(?![a-z])") if self._words else None
+        self._re = _whole([p.pattern for _, p in self._words])
+        long = [p.pattern for w, p in self._words if sum(c.isalpha() for c in key_of(w)) >= REVERSED_MIN]
+        self._re_reversed = _whole(long)
 
     def rule(self, seen: Seen) -> str | None:
         """Why the word list or the normalisation refuses text already seen, else None."""
         if seen.problem:
             return seen.problem
-        if self._re is not None:
-            m = self._re.search(seen.key)
+        if self._re is None or seen.empty:
+            return None
+        for name, key in readings(seen.shown):
+            m = (self._re_reversed if name == "reversed" else self._re).search(key)
             if m:
                 word = next((w for w, p in self._words if p.fullmatch(m.group(0))), m.group(0))
-                return f"word list: {word!r}"
+                return f"word list: {word!r}" + ("" if name == "text" else f" ({name})")
         return None
+
+    def mask(self, text: str) -> str | None:
+        """`text` with its personal data masked (personal_data.mask), or None when it has none."""
+        return personal_data.mask(text)[0]
 
     async def check(self, text: "str | Seen") -> str | None:
         """None if the text may be relayed, else why it was blocked (for the log). `text` may be
@@ -81,7 +103,9 @@ class ContentFilter:
 
 def verdict(text: str, words: Iterable[str] = (), use_default: bool = True) -> dict[str, str | None]:
     """What `turinglab filter check` prints: "empty", "blocked" or "ok", the normalised text (what
-    a reader sees, and the key the words are matched against) and the rule that decided."""
+    a reader sees, and the key the words are matched against), the rule that decided, and
+    `masked`: the text with its personal data masked (what the live server stores and relays),
+    or None when it has none (or the text is not sent at all)."""
     seen = see(text)
     flt = ContentFilter(words, use_default=use_default)
     rule = flt.rule(seen)
@@ -91,4 +115,7 @@ def verdict(text: str, words: Iterable[str] = (), use_default: bool = True) -> d
         result, rule = "empty", "nothing visible once invisible characters and blank glyphs are removed"
     else:
         result = "ok"
-    return {"verdict": result, "shown": seen.shown, "key": seen.key, "rule": rule}
+    masked, kinds = personal_data.mask(text) if result == "ok" else (None, [])
+    if masked is not None:
+        rule = "personal data masked: " + ", ".join(kinds)
+    return {"verdict": result, "shown": seen.shown, "key": seen.key, "rule": rule, "masked": masked}
