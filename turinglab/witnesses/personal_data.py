@@ -24,6 +24,8 @@ import re
 from email.errors import HeaderParseError
 from email.headerregistry import Address
 
+from turinglab.witnesses.filter_rules import scrub_ids
+
 LABELS = {"email": "[email hidden]", "phone": "[phone hidden]", "address": "[address hidden]",
           "handle": "[handle hidden]"}
 
@@ -88,6 +90,7 @@ def _digit_runs(text: str) -> list[tuple[int, int, str]]:
 def _phones(text: str) -> list[tuple[int, int]]:
     import phonenumbers
 
+    text = scrub_ids(text)  # a hash or UUID holds runs of digits that are no one's number
     spans = []
     for start, end, digits in _digit_runs(text):
         for region in ("GB", "US"):
