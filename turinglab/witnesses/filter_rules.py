@@ -4,6 +4,7 @@ leave alone (issue 36). Each rule says why it is there.
 Readings of one message (`readings`), all from what a reader sees (textnorm.see):
 - "text": the matching key (textnorm.key_of: look-alikes, accents, digit swaps folded) with ids
   and hex blanked first, because random hex read as digits-for-letters spelt slurs ("a3f9c0");
+  A second "text" reading drops the @ that starts a handle ("@name"), read as "a" otherwise;
 - "spaced": runs of single letters joined, whatever stands between them ("f . u . c . k",
   "n _ i _ g", "k      y      s"): a reader still reads one word;
 - "flipped": upside-down text ("ʞɔnɟ") turned the right way up (the glyphs mapped back and the
@@ -38,6 +39,7 @@ _IDS = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{1
                   r"|\b(?=\w*\d\w*\d\w*\d)(?=\w*[a-z])\w{16,}\b", re.I)
 _SINGLES = re.compile(r"(?<![a-z0-9])[a-z0-9](?:[^a-z0-9]+[a-z0-9](?![a-z0-9])){2,}")
 _NOT_LETTER = re.compile(r"[^a-z0-9]+")
+_HANDLE_AT = re.compile(r"(?<![^\s(\[,;:])@")
 
 ALLOWED = [(re.compile(p), why) for p, why in [
     (r"\bchink(?:s|ed|ing)?(?= (?:in|of)\b)", "'a chink in the armour', 'a chink of light': a gap, a sound"),
@@ -96,6 +98,8 @@ def readings(shown: str) -> list[tuple[str, str]]:
     clean = scrub_ids(shown)
     key = key_of(clean)
     out = [("text", allow(key))]
+    if "@" in clean:  # "@name": the @ of a handle is not the "a" of "r@pe"
+        out.append(("text", allow(key_of(_HANDLE_AT.sub(" ", clean)))))
     spaced = _collapse(key)
     if spaced != key:
         out.append(("spaced", allow(spaced)))

@@ -37,7 +37,7 @@ _SPELT_EMAIL = re.compile(rf"(?<![\w.])([\w+-]+(?:{_DOT}[\w+-]+)*)\s*(?:\(at\)|\
 _STREET = (r"(?:street|st|road|rd|lane|ln|avenue|ave|close|drive|dr|way|crescent|cres|terrace|place|pl|"
            r"gardens|court|ct|boulevard|blvd|grove|row|square|sq|mews|parade|walk|hill)")
 _ADDRESS = re.compile(rf"\b\d{{1,5}}[a-z]?,?\s+(?:(?!(?:and|or|of|the|in|on|at|to|for|a|an)\b)[A-Za-z][\w'-]*\s+){{1,3}}"
-                      rf"{_STREET}\b\.?(?:,\s*[A-Z][a-z]+)?", re.I)
+                      rf"{_STREET}\b\.?(?-i:,\s*[A-Z][a-z]+\b)?", re.I)
 _POSTCODE = re.compile(r"\b[A-Z]{1,2}\d[A-Z\d]?\s*\d[ABD-HJLNP-UW-Z]{2}\b")
 _AT_HANDLE = re.compile(r"(?<![\w@.])@(?=[\w.]*[A-Za-z])[A-Za-z0-9_][\w.]{1,29}\b")
 _PLATFORM = r"(?:insta(?:gram)?|ig|snap(?:chat)?|twitter|tiktok|discord|threads|facebook|fb|telegram|kik|twitch|reddit|x)"

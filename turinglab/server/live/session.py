@@ -54,6 +54,7 @@ class GameSession(StoredGame, Presence):
         self.ids: dict[int, str] = {}  # engine seq of a message -> its public id
         # (participant, client_id) -> (id, t_ms, text) of an acknowledged message
         self.acks: dict[tuple[str, str], tuple[str, int, str]] = {}
+        self.masked: set[tuple[str, str]] = set()  # (participant, client_id) whose text had personal data masked
         self.held: dict[str, Held] = {}
         self.typing_on: set[str] = set()
         self.typing_ms: dict[int, int] = {}  # question seq -> when its typing indicator shows (ms after it)
@@ -139,10 +140,23 @@ class GameSession(StoredGame, Presence):
         """Called under the game's lock before a message is handled: a resumed game (resumed.py)
         acknowledges again here what its dead owner had stored."""
 
+    def _ack(self, pid: str, client_id: str, mid: str, t_ms: int, text: str) -> dict[str, Any]:
+        """The sender's `ack`; with `masked` (the text as stored and relayed) when personal data
+        was masked, so the page shows the sender what the other side got."""
+        frame: dict[str, Any] = {"type": "ack", "client_id": client_id, "id": mid, "t_ms": t_ms}
+        if (pid, client_id) in self.masked:
+            frame["masked"] = text
+        return frame
+
     async def on_message(self, pid: str, f: proto.MessageIn) -> None:
         async with self.locked():
             seat = self.seat_of[pid]
             key = (pid, f.client_id)
+            seen = f.seen  # the filter judges what was typed; the rest of the server sees the masked text
+            if (masked := self.hub.filter.mask(f.text)) is not None:  # personal data: masked, not refused
+                f = f.model_copy(update={"text": masked})
+                f._seen = None
+                self.masked.add(key)
             self._known_resend(pid, f)
             if key in self.acks:  # a resend after a reconnect: acknowledge again, relay nothing
                 mid, t, text = self.acks[key]
@@ -150,14 +164,14 @@ class GameSession(StoredGame, Presence):
                     await self._send(pid, proto.error("client_id_reused", proto.TEXTS["client_id_reused"],
                                                       f.client_id))
                     return
-                await self._send(pid, {"type": "ack", "client_id": f.client_id, "id": mid, "t_ms": t})
+                await self._send(pid, self._ack(pid, f.client_id, mid, t, text))
                 return
             conv = (f.conv or "A") if seat == INTERROGATOR else seat
             now = self.hub.now()
             if seat != INTERROGATOR and conv in self.held and self.game.chat_open:
                 await self._send(pid, proto.error("not_your_turn", proto.TEXTS["not_your_turn"], f.client_id))
                 return
-            blocked = await self.hub.filter.check(f.seen)
+            blocked = await self.hub.filter.check(seen)
             if blocked:
                 await self._commit(self.game.refuse(Send(seat, f.text, conv), "blocked", blocked, now).events)
                 await self._send(pid, proto.error("blocked", proto.TEXTS["blocked"], f.client_id))
@@ -186,7 +200,7 @@ class GameSession(StoredGame, Presence):
         mid = self.ids[e.seq]
         self.acks[(pid, f.client_id)] = (mid, e.t_ms, f.text)
         self.typing_on.discard(conv)
-        await self._send(pid, {"type": "ack", "client_id": f.client_id, "id": mid, "t_ms": e.t_ms})
+        await self._send(pid, self._ack(pid, f.client_id, mid, e.t_ms, f.text))
         seat = self.seats[conv]
         if seat.identity.kind == "human":
             await self._send(seat.identity.participant_id, {"type": "message", "id": mid, "conv": conv,
@@ -242,13 +256,13 @@ class GameSession(StoredGame, Presence):
         h = Held(self._new_id(), f.text, out.events[-1].t_ms, release)
         self.held[conv] = h
         self.acks[(pid, f.client_id)] = (h.id, h.t_ms, f.text)
-        await self._send(pid, {"type": "ack", "client_id": f.client_id, "id": h.id, "t_ms": h.t_ms})
+        await self._send(pid, self._ack(pid, f.client_id, h.id, h.t_ms, f.text))
         self._spawn(self._release(conv, h))
 
     async def _acked_and_delivered(self, pid: str, conv: str, client_id: str, e: Event) -> None:
         mid = self.ids[e.seq]
         self.acks[(pid, client_id)] = (mid, e.t_ms, e.payload["text"])
-        await self._send(pid, {"type": "ack", "client_id": client_id, "id": mid, "t_ms": e.t_ms})
+        await self._send(pid, self._ack(pid, client_id, mid, e.t_ms, e.payload["text"]))
         await self._deliver(conv, e)
 
     async def _deliver(self, conv: str, e: Event) -> None:

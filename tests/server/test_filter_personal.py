@@ -1,0 +1,38 @@
+"""Issue 36: personal data in a live message is masked, not refused: the other side receives the
+masked text, the store keeps only the masked text, and the sender's ack says what was sent."""
+
+from __future__ import annotations
+
+from turinglab.store.api import Store
+from tests.server.live.test_server import in_game, players, running, say, study
+
+SECRET = ["07912 345678", "sam.brooks82@gmail.com", "14 Wellington Road", "@jamie_rocks99", "oh seven nine one"]
+
+
+async def test_the_other_side_receives_the_masked_text_and_the_original_is_not_stored(db_url):
+    with running(study(), db_url) as base:
+        seats = await in_game(await players(base, 2))
+        i, w = seats["interrogator"], seats["A"]
+        ack = await say(i, "text me on 07912 345678 or sam.brooks82@gmail.com")
+        assert ack["type"] == "ack" and ack["masked"] == "text me on [phone hidden] or [email hidden]"
+        got = await w.next("message")
+        assert got["text"] == "text me on [phone hidden] or [email hidden]"
+        ack = await say(w, "I live at 14 Wellington Road, add me @jamie_rocks99", conv=None)
+        assert ack["masked"] == "I live at [address hidden], add me [handle hidden]"
+        got = await i.next("message")
+        assert got["text"] == ack["masked"]
+        ack = await say(i, "my number is oh seven nine one two three four five six seven eight")
+        assert ack["masked"] == "my number is [phone hidden]"
+        assert (await w.next("message"))["text"] == "my number is [phone hidden]"
+        ack = await say(w, "nothing personal here", conv=None)
+        assert ack["type"] == "ack" and "masked" not in ack  # the ack keeps its shape
+        await i.next("message", text="nothing personal here")
+        # an abusive word inside a handle is still refused: the filter reads what was typed
+        err = await say(i, "add me @fuck_you_all")
+        assert err["type"] == "error" and err["code"] == "blocked"
+    with Store(db_url) as store:
+        (g,) = store.games()
+        stored = " ".join(str(e.payload) for e in store.events(g.id))
+        assert "[phone hidden]" in stored and "[handle hidden]" in stored
+        for s in SECRET:
+            assert s not in stored, s
