@@ -26,7 +26,7 @@ ABUSE = {
     "reversed": ["ffo kcuf", "draterr", "ynnart", "toggaf", "flesruoy llik og"],
     "spaced": ["f . u . c . k", "f    u c k", "s / l / u / t", "c--u--n--t", "w  h  o  r  e", "k , y , s",
                "f_____u_____c_____k"],
-    "symbols": ["phuck you", "fvcking hell", "c|_|nt", "|<ys", "wh()re", "$l|_|t", "r3t@rd", "m0th3rphuck3r"],
+    "symbols": ["f#ck off", "f_ck", "k%s", "phuck you", "fvcking hell", "c|_|nt", "|<ys", "wh()re", "$l|_|t", "r3t@rd", "m0th3rphuck3r"],
     "euphemism": ["unalive yourself", "go neck yourself", "just drink bleach", "kill urself", "hang yourself mate",
                   "why don't you kill yourself", "k.y.s", "jump off a bridge"],
 }
@@ -45,6 +45,8 @@ ORDINARY = {
             "#ff0055", "sha 9e107d9d372bb6826bd81d3542a419d6", "token k9x2m4p7q1z8w3r5t6y0"],
     "reversed_ordinary": ["stressed is desserts reversed", "a man a plan a canal panama", "live evil", "gnikool"],
     "flipped_ordinary": ["ɥǝllo ʇɥǝɹǝ", "ʇɐɥʍ"],
+    # the dictionary words (wbritish + wamerican, 106 160) the readings once refused
+    "dictionary": ["clips", "Kip's", "Tull's", "goodie bag", "who're you", "the CIPS exam"],
 }
 
 

@@ -31,18 +31,20 @@ _LETTER = {"a": ["a", "4", "@", "∆", "/\\", "^"], "b": ["b", "8", "|3", "l3"],
            "s": ["s", "5", "$", "§"], "t": ["t", "7", "+"], "u": ["u", "v", "|_|", "l_l"]}  # the confusables table reads "|" as "l"
 _SEP = r"[^a-z0-9]{0,3}"  # dots, stars, dashes, spaces between letters: f.u.c.k, f u c k
 _GAP = r"[^a-z0-9,;:?]{0,3}"  # between the words of a phrase: not across a clause ("go, die hard")
+_MASKS = "*#%_"  # what may stand for a letter inside a word: f*ck, f#ck, f_ck
 REVERSED_MIN = 4  # letters a listed word needs before its reversal is looked for
+NOT_REVERSED = {"spic": "read backwards it is CIPS, a professional body"}
 
 
 def _pattern(word: str) -> str:
     """The regex of one listed word: each letter may be repeated once, swapped for a digit or
-    symbol, or (inside the word) masked by `*`; up to three separators between letters."""
+    symbol, or (inside the word) masked by one of `_MASKS`; up to three separators between letters."""
     chars = key_of(word).strip()
     out = ""
     for n, c in enumerate(chars):
         if c == " ":
             continue
-        alts = list(_LETTER.get(c, [c])) + (["*"] if 0 < n < len(chars) - 1 else [])
+        alts = list(_LETTER.get(c, [c])) + (list(_MASKS) if 0 < n < len(chars) - 1 else [])
         if n:
             out += _GAP if chars[n - 1] == " " else _SEP
         if c.isalnum():
@@ -66,8 +68,12 @@ class ContentFilter:
         self.hook = hook
         self._words = [(w, re.compile(_pattern(w))) for w in self.words if key_of(w).strip()]
         self._re = _whole([p.pattern for _, p in self._words])
-        long = [p.pattern for w, p in self._words if sum(c.isalpha() for c in key_of(w)) >= REVERSED_MIN]
-        self._re_reversed = _whole(long)
+        # reversed text is plain letters read backwards: no swaps or separators inside a word there
+        # (with them, "clips" read backwards was "spic")
+        long = [key_of(w).strip() for w in self.words
+                if sum(c.isalpha() for c in key_of(w)) >= REVERSED_MIN and w not in NOT_REVERSED]
+        self._re_reversed = _whole([r"\s+".join("".join(re.escape(c) + "{1,2}" for c in part) for part in w.split())
+                                    for w in long])
 
     def rule(self, seen: Seen) -> str | None:
         """Why the word list or the normalisation refuses text already seen, else None."""

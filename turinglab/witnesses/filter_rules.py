@@ -64,6 +64,8 @@ ALLOWED = [(re.compile(p), why) for p, why in [
     (r"\bgo die[- ]?hard\b|\bdie[- ]hard\b|\bdie another day\b|\bgo die on that hill\b", "Die Hard, die-hard fans"),
     (r"\bchink santana\b", "a name (the rapper)"),
     (r"\bgo rope (?:climbing|swinging|skipping|jumping|walking)\b", "rope sports"),
+    (r"\bgoodies?\b", "'goodie' holds 'go die' with no space (phrases may be run together)"),
+    (r"\bwho're\b", "'who are', not 'whore'"),
     (r"\bslut[- ]?(?:shaming|shame|shamed|walk)", "slut-shaming, SlutWalk: speech against abuse"),
     (r"\bwhore of babylon\b|\bpity she'?s a whore\b", "titles: the Bible, Ford's play"),
 ]]
