@@ -39,7 +39,8 @@ _STREET = (r"(?:street|st|road|rd|lane|ln|avenue|ave|close|drive|dr|way|crescent
 _ADDRESS = re.compile(rf"\b\d{{1,5}}[a-z]?,?\s+(?:(?!(?:and|or|of|the|in|on|at|to|for|a|an)\b)[A-Za-z][\w'-]*\s+){{1,3}}"
                       rf"{_STREET}\b\.?(?-i:,\s*[A-Z][a-z]+\b)?", re.I)
 _POSTCODE = re.compile(r"\b[A-Z]{1,2}\d[A-Z\d]?\s*\d[ABD-HJLNP-UW-Z]{2}\b")
-_AT_HANDLE = re.compile(r"(?<![\w@.])@(?=[\w.]*[A-Za-z])[A-Za-z0-9_][\w.]{1,29}\b")
+# "@name(" is a formula or a call (@SUM(1+1)), not a handle
+_AT_HANDLE = re.compile(r"(?<![\w@.])@(?=[\w.]*[A-Za-z])[A-Za-z0-9_][\w.]{1,29}\b(?![.\w]*\()")
 _PLATFORM = r"(?:insta(?:gram)?|ig|snap(?:chat)?|twitter|tiktok|discord|threads|facebook|fb|telegram|kik|twitch|reddit|x)"
 _HANDLE_CUE = re.compile(
     rf"(?:\b{_PLATFORM}\s*(?:[:=]|-(?=\s)|\bhandle\b|\bname\b)|\bmy\s+{_PLATFORM}\s+(?:is|=)|"
