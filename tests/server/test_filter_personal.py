@@ -3,8 +3,12 @@ masked text, the store keeps only the masked text, and the sender's ack says wha
 
 from __future__ import annotations
 
+import pytest
+
+from turinglab.game.config import Allocation, Study
 from turinglab.store.api import Store
 from tests.server.live.test_server import in_game, players, running, say, study
+from tests.server.test_browser import RULES, join, last_theirs, newcomer, role, type_send, world
 
 SECRET = ["07912 345678", "sam.brooks82@gmail.com", "14 Wellington Road", "@jamie_rocks99", "oh seven nine one"]
 
@@ -36,3 +40,27 @@ async def test_the_other_side_receives_the_masked_text_and_the_original_is_not_s
         assert "[phone hidden]" in stored and "[handle hidden]" in stored
         for s in SECRET:
             assert s not in stored, s
+
+
+@pytest.mark.browser
+async def test_the_page_shows_the_sender_the_masked_text_and_says_why(chromium_path, sqlite_url):
+    """In Chromium: two people; the interrogator types a phone number and an email; their own
+    bubble turns into the masked text, a notice says personal details were hidden, and the
+    witness's page shows only the masked text."""
+    s = Study(name="b-mask", rules=RULES.model_copy(update={"time_limit_s": 60}), allocation=Allocation(human_ratio=1.0))
+    async with world(chromium_path, s, sqlite_url) as (base, browser):
+        a, b = await newcomer(browser, base), await newcomer(browser, base)
+        await join(a)
+        await join(b)
+        pages = {await role(a): a, await role(b): b}
+        i, w = pages["interrogator"], pages["witness"]
+        await type_send(i, "hi, I'm on 07912 345678, or jo.smith@example.org")
+        await i.wait_for_selector(".msg.mine.sent", timeout=15000)
+        assert await i.text_content(".msg.mine") == "hi, I'm on [phone hidden], or [email hidden]"
+        assert "Personal details" in await i.text_content("#toast") and await i.is_visible("#toast")
+        assert await last_theirs(w) == "hi, I'm on [phone hidden], or [email hidden]"
+        assert "07912" not in await w.content() and "jo.smith" not in await w.content()
+        await i.reload()  # the page rebuilt from the server's state: still the masked text
+        await i.wait_for_selector(".msg.mine.sent", timeout=15000)
+        assert await i.text_content(".msg.mine") == "hi, I'm on [phone hidden], or [email hidden]"
+        assert i.js_errors == [] and w.js_errors == []
