@@ -27,7 +27,8 @@ ABUSE = {
     "spaced": ["f . u . c . k", "f    u c k", "s / l / u / t", "c--u--n--t", "w  h  o  r  e", "k , y , s",
                "f_____u_____c_____k"],
     "symbols": ["f#ck off", "f_ck", "k%s", "phuck you", "fvcking hell", "c|_|nt", "|<ys", "wh()re", "$l|_|t", "r3t@rd", "m0th3rphuck3r"],
-    "euphemism": ["unalive yourself", "go neck yourself", "just drink bleach", "kill urself", "hang yourself mate",
+    "plurals_and_compounds": ["you niggers", "dumb faggots", "sluts", "trannies", "fuckface", "dumbfuck", "fuckwit"],
+    "euphemism": ["kill yo self", "neck urself", "go commit sudoku", "unalive yourself", "go neck yourself", "just drink bleach", "kill urself", "hang yourself mate",
                   "why don't you kill yourself", "k.y.s", "jump off a bridge"],
 }
 ORDINARY = {
@@ -46,7 +47,9 @@ ORDINARY = {
     "reversed_ordinary": ["stressed is desserts reversed", "a man a plan a canal panama", "live evil", "gnikool"],
     "flipped_ordinary": ["ɥǝllo ʇɥǝɹǝ", "ʇɐɥʍ"],
     # the dictionary words (wbritish + wamerican, 106 160) the readings once refused
-    "dictionary": ["clips", "Kip's", "Tull's", "goodie bag", "who're you", "the CIPS exam"],
+    "dictionary": ["clips", "Kip's", "Tull's", "goodie bag", "who're you", "the CIPS exam", "spices", "spikes",
+                   "splices", "phages", "sniggered", "niggardly", "Spicer", "spiced rum", "Faggs Manor Road"],
+    "allowed_plurals": ["I had faggots for dinner", "a packet of fags", "chinks in the wall"],
 }
 
 
@@ -65,6 +68,13 @@ def test_ordinary_speech_holding_a_listed_string_passes(family, text):
                                   "you're retarded", "fuck you, a chink in the armour"])
 def test_the_allow_list_is_about_the_phrase_not_the_word(text):
     assert refused(text)
+
+
+def test_a_studys_own_words_are_matched_as_written_the_shipped_ones_with_their_plural():
+    f = ContentFilter(["pineapple"])
+    assert asyncio.run(f.check("I love pineapples")) is None
+    assert asyncio.run(f.check("I love pineapple"))
+    assert asyncio.run(f.check("sluts"))
 
 
 def test_every_allowed_phrase_has_a_reason_and_flipped_text_is_turned_the_right_way_up():

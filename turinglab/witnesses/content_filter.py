@@ -61,13 +61,31 @@ def _whole(patterns: list[str]) -> re.Pattern | None:
     return re.compile(r"(?<![a-z])(?:" + "|".join(f"(?:{p})" for p in patterns) + r")(?![a-z])")
 
 
+# The shipped words are nouns and insults whose plural is as abusive ("niggers", "sluts"): an
+# "s" or "z" may follow them ("es" may not: "spices" would read "spic" + "es"). A study's own
+# words are matched as written.
+PLURAL = r"(?:s|z)?"
+# Found inside a longer word too ("fuckface", "dumbfuck"): no ordinary English word holds it
+# (checked on the 106 160 words of wbritish + wamerican)
+INSIDE = re.compile(r"f{1,2}[u*v]{1,2}c{1,2}k{1,2}")
+# Ways of writing "yourself" a reader still reads as it; each listed phrase with it gets them all
+YOURSELF = ("yourself", "urself", "ur self", "your self", "yoself", "yo self", "yaself", "ya self", "yourselves")
+
+
+def _variants(word: str) -> list[str]:
+    return [word.replace("yourself", v) for v in YOURSELF] if "yourself" in word else [word]
+
+
 class ContentFilter:
     def __init__(self, words: Iterable[str] = (), hook: ModerationHook | None = None, use_default: bool = True):
-        all_words = (load_words() if use_default else []) + [w.lower() for w in words if w.strip()]
-        self.words = sorted(set(all_words))
+        shipped = {v for w in (load_words() if use_default else []) for v in _variants(w)}
+        own = {v for w in words if w.strip() for v in _variants(w.lower())}
+        self.words = sorted(shipped | own)
         self.hook = hook
-        self._words = [(w, re.compile(_pattern(w))) for w in self.words if key_of(w).strip()]
+        self._words = [(w, re.compile(_pattern(w) + (PLURAL if w in shipped and w not in own else "")))
+                       for w in self.words if key_of(w).strip()]
         self._re = _whole([p.pattern for _, p in self._words])
+        self._inside = INSIDE if shipped else None
         # reversed text is plain letters read backwards: no swaps or separators inside a word there
         # (with them, "clips" read backwards was "spic")
         long = [key_of(w).strip() for w in self.words
@@ -83,6 +101,8 @@ class ContentFilter:
             return None
         for name, key in readings(seen.shown):
             m = (self._re_reversed if name == "reversed" else self._re).search(key)
+            if m is None and self._inside is not None and name != "reversed":
+                m = self._inside.search(key)
             if m:
                 word = next((w for w, p in self._words if p.fullmatch(m.group(0))), m.group(0))
                 return f"word list: {word!r}" + ("" if name == "text" else f" ({name})")

@@ -52,6 +52,10 @@ ALLOWED = [(re.compile(p), why) for p, why in [
     (r"\bfags? ?-?(?:end|ends|break|breaks|packet|packets|ash|lighter|paper|papers)\b", "a cigarette (British)"),
     (r"\b(?:for|have|had|having|need|want|smoke|smoking|quick|bum|nick|light|roll|rolled|lit|got) (?:a |another )?"
      r"fags?\b(?! (?:you|u)\b)", "a cigarette (British)"),
+    (r"\bfaggs manor\b", "a place (Faggs Manor Road, Feltham)"),
+    (r"\b(?:packet|pack|box|carton|twenty|ten|load) of fags\b", "cigarettes (British)"),
+    (r"\bfaggots? for (?:tea|dinner|lunch|supper)\b|\b(?:ate|had|eat|cook|cooked|love) faggots\b",
+     "faggots: a meatball dish"),
     (r"\bfaggots? (?:and|with|in|of) (?:mushy |garden )?(?:peas|gravy|mash|onions?|sticks|wood|twigs)",
      "faggots: a meatball dish, a bundle of sticks"),
     (r"\ba faggot of\b", "a bundle of sticks"),
