@@ -26,9 +26,10 @@ ABUSE = {
     "reversed": ["ffo kcuf", "draterr", "ynnart", "toggaf", "flesruoy llik og"],
     "spaced": ["f . u . c . k", "f    u c k", "s / l / u / t", "c--u--n--t", "w  h  o  r  e", "k , y , s",
                "f_____u_____c_____k"],
-    "symbols": ["f#ck off", "f_ck", "k%s", "phuck you", "fvcking hell", "c|_|nt", "|<ys", "wh()re", "$l|_|t", "r3t@rd", "m0th3rphuck3r"],
+    "symbols": ["f#ck off", "f_ck", "k%s", "phuck you", "fvcking hell", "c|_|nt", "|<ys", "wh()re", "$l|_|t",
+                "r3t@rd", "m0th3rphuck3r", "|\\|igger", "vvhore", "фuck"],
     "plurals_and_compounds": ["you niggers", "dumb faggots", "sluts", "trannies", "fuckface", "dumbfuck", "fuckwit"],
-    "euphemism": ["kill yo self", "neck urself", "go commit sudoku", "unalive yourself", "go neck yourself", "just drink bleach", "kill urself", "hang yourself mate",
+    "euphemism": ["kill yo self", "neck urself", "go commit sudoku", "kil urself", "unalive yourself", "go neck yourself", "just drink bleach", "kill urself", "hang yourself mate",
                   "why don't you kill yourself", "k.y.s", "jump off a bridge"],
 }
 ORDINARY = {

@@ -92,7 +92,8 @@ def _default_eliza() -> Witness:
 
 class AISeat:
     """One AI witness's answers. `content_filter`: an object with `async check(text) -> str | None`
-    (the blocked word) and maybe `mask(text) -> str | None` (personal data masked); `fallback`: `async (history, ctx) -> str`; `capacity`: the matchmaking
+    (the blocked word) and maybe `mask(text) -> str | None` (personal data masked); `fallback`:
+    `async (history, ctx) -> str`; `capacity`: the matchmaking
     `Capacity` that learns the model's speed (None: not measured); `now`: the caller's clock in ms
     (the question's time `asked_ms` is on it); `game`, `seat`: names for the log only."""
 

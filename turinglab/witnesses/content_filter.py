@@ -24,11 +24,13 @@ def load_words(path: Path = DEFAULT_LIST) -> list[str]:
 
 
 # After `textnorm.key_of`: what a digit, symbol or letter group may still stand for (the
-# ambiguous ones, and swaps of more than one character a reader still reads as the letter)
+# ambiguous ones, and swaps of more than one character a reader still reads as the letter; the
+# confusables table reads "|" as "l", so both spellings are listed)
 _LETTER = {"a": ["a", "4", "@", "∆", "/\\", "^"], "b": ["b", "8", "|3", "l3"], "c": ["c", "(", "<", "k"],
-           "e": ["e", "3"], "f": ["f", "ph"], "g": ["g", "9", "6"], "h": ["h", "#"], "i": ["i", "1", "l", "!", "|"],
-           "k": ["k", "|<", "l<"], "l": ["l", "1", "i", "!", "|"], "o": ["o", "0", "()", "ø"], "r": ["r", "®"],
-           "s": ["s", "5", "$", "§"], "t": ["t", "7", "+"], "u": ["u", "v", "|_|", "l_l"]}  # the confusables table reads "|" as "l"
+           "e": ["e", "3"], "f": ["f", "ph", "ф"], "g": ["g", "9", "6"], "h": ["h", "#"],
+           "i": ["i", "1", "l", "!", "|"], "k": ["k", "|<", "l<"], "n": ["n", "|\\|", "l\\l", "/\\/"],
+           "w": ["w", "vv", "\\/\\/"], "l": ["l", "1", "i", "!", "|"], "o": ["o", "0", "()", "ø"],
+           "r": ["r", "®"], "s": ["s", "5", "$", "§"], "t": ["t", "7", "+"], "u": ["u", "v", "|_|", "l_l"]}
 _SEP = r"[^a-z0-9]{0,3}"  # dots, stars, dashes, spaces between letters: f.u.c.k, f u c k
 _GAP = r"[^a-z0-9,;:?]{0,3}"  # between the words of a phrase: not across a clause ("go, die hard")
 _MASKS = "*#%_"  # what may stand for a letter inside a word: f*ck, f#ck, f_ck
