@@ -29,7 +29,8 @@ ABUSE = {
     "symbols": ["f#ck off", "f_ck", "k%s", "phuck you", "fvcking hell", "c|_|nt", "|<ys", "wh()re", "$l|_|t",
                 "r3t@rd", "m0th3rphuck3r", "|\\|igger", "vvhore", "фuck"],
     "plurals_and_compounds": ["you niggers", "dumb faggots", "sluts", "trannies", "fuckface", "dumbfuck", "fuckwit"],
-    "euphemism": ["kill yo self", "neck urself", "go commit sudoku", "kil urself", "unalive yourself", "go neck yourself", "just drink bleach", "kill urself", "hang yourself mate",
+    "euphemism": ["kill yo self", "neck urself", "go commit sudoku", "kil urself", "unalive yourself",
+                  "go neck yourself", "just drink bleach", "kill urself", "hang yourself mate",
                   "why don't you kill yourself", "k.y.s", "jump off a bridge"],
 }
 ORDINARY = {
@@ -107,7 +108,8 @@ def test_personal_data_is_masked(text, masked, kinds):
 @pytest.mark.parametrize("text", [
     "I was born in 1994", "it cost £12.50", "meet @ the pub at 8", "I'm on instagram too much", "room 101",
     "we live on a quiet street", "page 214", "the 7 45 train", "email me later", "one or two of them",
-    "2014 to 2016", "my email is broken", "50 Oak trees", "she is at home", "the hash 2770254efd656a32eba84c177de52b0514312386",
+    "2014 to 2016", "my email is broken", "50 Oak trees", "she is at home",
+    "the hash 2770254efd656a32eba84c177de52b0514312386",
 ])
 def test_ordinary_numbers_and_words_are_not_personal_data(text):
     assert personal_data.mask(text) == (None, [])
