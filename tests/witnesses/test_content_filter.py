@@ -96,6 +96,10 @@ PERSONAL = [
     ("postcode LS6 2AB", "postcode [address hidden]", ["address"]),
     ("my insta is lucy.bakes", "my insta is [handle hidden]", ["handle"]),
     ("snap: tommo_99 or @tommo", "snap: [handle hidden] or [handle hidden]", ["handle"]),
+    ("hmu on insta lucyxo", "hmu on insta [handle hidden]", ["handle"]),
+    ("call me at five five five, one two three four", "call me at [phone hidden]", ["phone"]),
+    ("Apt 2, 350 5th Avenue", "Apt 2, [address hidden]", ["address"]),
+    ("my postcode is sw1a 1aa", "my postcode is [address hidden]", ["address"]),
 ]
 
 
@@ -108,7 +112,8 @@ def test_personal_data_is_masked(text, masked, kinds):
 @pytest.mark.parametrize("text", [
     "I was born in 1994", "it cost £12.50", "meet @ the pub at 8", "I'm on instagram too much", "room 101",
     "we live on a quiet street", "page 214", "the 7 45 train", "email me later", "one or two of them",
-    "2014 to 2016", "my email is broken", "50 Oak trees", "she is at home",
+    "2014 to 2016", "my email is broken", "one two three four five six seven eight nine ten",
+    "I'm on insta as well", "my snap is dead", "twitter: the worst", "@SUM(1+1)", "50 Oak trees", "she is at home",
     "the hash 2770254efd656a32eba84c177de52b0514312386",
 ])
 def test_ordinary_numbers_and_words_are_not_personal_data(text):

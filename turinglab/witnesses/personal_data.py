@@ -11,7 +11,9 @@ Each rule and its reason:
 - phone: `phonenumbers` (libphonenumber's metadata) finds numbers valid for the UK or the US in
   the text, and in runs of digits and number words ("oh seven seven double nine ...", seven
   digits or more) read as digits, so a number read aloud is found like one typed; a run of ten
-  digits or more that libphonenumber calls possible counts too (pagers, island ranges);
+  digits or more that libphonenumber calls possible counts too (pagers, island ranges), and so
+  do seven digits or more read aloud (nobody spells out a long number that is not one to call;
+  counting "one two three four ..." excepted);
 - address: a house number, one to three words and a street type ("14 Wellington Road", "221b
   Baker St"), and UK postcodes ("LS6 2AB"): enough to find someone's door;
 - handle: `@name` (not an email), and a platform named with a cue ("insta: name",
@@ -36,15 +38,19 @@ _SPELT_EMAIL = re.compile(rf"(?<![\w.])([\w+-]+(?:{_DOT}[\w+-]+)*)\s*(?:\(at\)|\
                           rf"([a-z0-9-]+(?:{_DOT}[a-z0-9-]+)*{_DOT}{_TLD})\b", re.I)
 _STREET = (r"(?:street|st|road|rd|lane|ln|avenue|ave|close|drive|dr|way|crescent|cres|terrace|place|pl|"
            r"gardens|court|ct|boulevard|blvd|grove|row|square|sq|mews|parade|walk|hill)")
-_ADDRESS = re.compile(rf"\b\d{{1,5}}[a-z]?,?\s+(?:(?!(?:and|or|of|the|in|on|at|to|for|a|an)\b)[A-Za-z][\w'-]*\s+){{1,3}}"
+_ADDRESS = re.compile(rf"\b\d{{1,5}}[a-z]?,?\s+(?:(?!(?:and|or|of|the|in|on|at|to|for|a|an)\b)[A-Za-z0-9][\w'-]*\s+){{1,3}}"
                       rf"{_STREET}\b\.?(?-i:,\s*[A-Z][a-z]+\b)?", re.I)
-_POSTCODE = re.compile(r"\b[A-Z]{1,2}\d[A-Z\d]?\s*\d[ABD-HJLNP-UW-Z]{2}\b")
+_POSTCODE = re.compile(r"\b[A-Z]{1,2}\d[A-Z\d]?\s*\d[ABD-HJLNP-UW-Z]{2}\b", re.I)
 # "@name(" is a formula or a call (@SUM(1+1)), not a handle
 _AT_HANDLE = re.compile(r"(?<![\w@.])@(?=[\w.]*[A-Za-z])[A-Za-z0-9_][\w.]{1,29}\b(?![.\w]*\()")
 _PLATFORM = r"(?:insta(?:gram)?|ig|snap(?:chat)?|twitter|tiktok|discord|threads|facebook|fb|telegram|kik|twitch|reddit|x)"
+# ordinary words after a cue ("I'm on insta as well", "my snap is dead"): not a name
+_NOT_HANDLE = (r"(?:well|usual|always|normal|often|much|too|and|or|but|the|this|that|it|is|was|so|very|really|"
+               r"down|dead|broken|private|same|fine|good|bad|new|old|off|on|my|your|not|just|me|you)")
 _HANDLE_CUE = re.compile(
     rf"(?:\b{_PLATFORM}\s*(?:[:=]|-(?=\s)|\bhandle\b|\bname\b)|\bmy\s+{_PLATFORM}\s+(?:is|=)|"
-    rf"\b(?:find|add|follow|dm|message)\s+me\s+on\s+{_PLATFORM}\s*,?)\s*@?([\w.#-]{{2,32}}\w)", re.I)
+    rf"\b(?:(?:find|add|follow|dm|message|text)\s+me|hmu|hit\s+me\s+up)\s+on\s+{_PLATFORM}\s*,?|"
+    rf"\bon\s+{_PLATFORM}\s+as)\s*@?(?!{_NOT_HANDLE}\b)([\w.#-]{{2,32}}\w)", re.I)
 
 _NUMBER_WORDS = {"zero": "0", "oh": "0", "o": "0", "nought": "0", "one": "1", "two": "2", "three": "3", "four": "4",
                  "five": "5", "six": "6", "seven": "7", "eight": "8", "nine": "9"}
@@ -52,11 +58,11 @@ _TOKEN = re.compile(r"[A-Za-z]+|\d+|\+")
 _FILL = re.compile(r"[\s,.\-()]*")
 
 
-def _digit_runs(text: str) -> list[tuple[int, int, str]]:
+def _digit_runs(text: str) -> list[tuple[int, int, str, bool]]:
     """Runs of number words and digits (with "double"/"triple") that spell 7 digits or more:
-    (start, end, digits) in `text`."""
+    (start, end, digits, whether any was a word) in `text`."""
     runs, cur, start, end, pending = [], "", -1, -1, 1
-    pos = 0
+    pos, spoken = 0, False
     for m in _TOKEN.finditer(text):
         word = m.group(0).lower()
         gap_ok = start >= 0 and _FILL.fullmatch(text[pos:m.start()]) is not None
@@ -70,13 +76,14 @@ def _digit_runs(text: str) -> list[tuple[int, int, str]]:
             part = mult = None
         if part is None and mult is None or (start >= 0 and not gap_ok):
             if len(re.sub(r"\D", "", cur)) >= 7:
-                runs.append((start, end, cur))
-            cur, start, pending = "", -1, 1
+                runs.append((start, end, cur, spoken))
+            cur, start, pending, spoken = "", -1, 1, False
             if part is None and mult is None:
                 pos = m.end()
                 continue
         if start < 0:
             start = m.start()
+        spoken = spoken or not (word.isdigit() or word == "+")
         if mult:
             pending = mult
         else:
@@ -84,8 +91,14 @@ def _digit_runs(text: str) -> list[tuple[int, int, str]]:
             pending = 1
         end = pos = m.end()
     if len(re.sub(r"\D", "", cur)) >= 7:
-        runs.append((start, end, cur))
+        runs.append((start, end, cur, spoken))
     return runs
+
+
+def _counting(digits: str) -> bool:
+    """1 2 3 4 5 6 7 ...: counting, not a number to call."""
+    d = [int(c) for c in digits if c.isdigit()]
+    return all(b - a == 1 for a, b in zip(d, d[1:]))
 
 
 def _phones(text: str) -> list[tuple[int, int]]:
@@ -93,7 +106,10 @@ def _phones(text: str) -> list[tuple[int, int]]:
 
     text = scrub_ids(text)  # a hash or UUID holds runs of digits that are no one's number
     spans = []
-    for start, end, digits in _digit_runs(text):
+    for start, end, digits, spoken in _digit_runs(text):
+        if spoken and not _counting(digits):  # seven digits or more read aloud: a local number at least
+            spans.append((start, end))
+            continue
         for region in ("GB", "US"):
             try:
                 n = phonenumbers.parse(digits, region)
