@@ -98,7 +98,7 @@ PERSONAL = [
     ("snap: tommo_99 or @tommo", "snap: [handle hidden] or [handle hidden]", ["handle"]),
     ("hmu on insta lucyxo", "hmu on insta [handle hidden]", ["handle"]),
     ("call me at five five five, one two three four", "call me at [phone hidden]", ["phone"]),
-    ("Apt 2, 350 5th Avenue", "Apt 2, [address hidden]", ["address"]),
+    ("Apt 2, 350 5th Avenue", "Apt [address hidden]", ["address"]),  # the flat number too
     ("my postcode is sw1a 1aa", "my postcode is [address hidden]", ["address"]),
 ]
 
