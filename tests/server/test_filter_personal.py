@@ -10,7 +10,7 @@ from turinglab.store.api import Store
 from tests.server.live.test_server import in_game, players, running, say, study
 from tests.server.test_browser import RULES, join, last_theirs, newcomer, role, type_send, world
 
-SECRET = ["07912 345678", "sam.brooks82@gmail.com", "14 Wellington Road", "@jamie_rocks99", "oh seven nine one"]
+SECRET = ["07700 900123", "07912 345678", "sam.brooks82@gmail.com", "14 Wellington Road", "@jamie_rocks99", "oh seven nine one"]
 
 
 async def test_the_other_side_receives_the_masked_text_and_the_original_is_not_stored(db_url):
@@ -34,6 +34,9 @@ async def test_the_other_side_receives_the_masked_text_and_the_original_is_not_s
         # an abusive word inside a handle is still refused: the filter reads what was typed
         err = await say(i, "add me @fuck_you_all")
         assert err["type"] == "error" and err["code"] == "blocked"
+        # too long: refused by the engine, and the start it keeps is masked too
+        err = await say(i, "ring 07700 900123 " + "la " * 200)
+        assert err["type"] == "error" and err["code"] == "too_long"
     with Store(db_url) as store:
         (g,) = store.games()
         stored = " ".join(str(e.payload) for e in store.events(g.id))

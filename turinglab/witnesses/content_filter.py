@@ -49,18 +49,28 @@ def _pattern(word: str) -> str:
         alts = list(_LETTER.get(c, [c])) + (list(_MASKS) if 0 < n < len(chars) - 1 else [])
         if n:
             out += _GAP if chars[n - 1] == " " else _SEP
-        if c.isalnum():
-            out += "(?:" + "|".join(re.escape(a) for a in sorted(alts, key=len, reverse=True)) + "){1,2}"
+        if c.isalnum():  # one character class, and groups only for the swaps of several characters
+            one = "[" + "".join(re.escape(a) for a in alts if len(a) == 1) + "]"
+            many = [re.escape(a) for a in alts if len(a) > 1]
+            out += ("(?:" + "|".join(many + [one]) + ")" if many else one) + "{1,2}"
         else:
             out += re.escape(c)
     return out
 
 
-def _whole(patterns: list[str]) -> re.Pattern | None:
-    """One regex of whole words only (so "class" is not blocked by "ass"); phrases allowed."""
+def _whole(patterns: list[str], firsts: str = "") -> re.Pattern | None:
+    """One regex of whole words only (so "class" is not blocked by "ass"); phrases allowed.
+    `firsts`: every character a match can start with, looked at first (a long message is then
+    not tried against every word at every position)."""
     if not patterns:
         return None
-    return re.compile(r"(?<![a-z])(?:" + "|".join(f"(?:{p})" for p in patterns) + r")(?![a-z])")
+    ahead = "(?=[" + "".join(re.escape(c) for c in sorted(set(firsts))) + "])" if firsts else ""
+    return re.compile(r"(?<![a-z])" + ahead + "(?:" + "|".join(f"(?:{p})" for p in patterns) + r")(?![a-z])")
+
+
+def _firsts(words: Iterable[str]) -> str:
+    """The characters a listed word's pattern can start with."""
+    return "".join(a[0] for w in words if key_of(w).strip() for a in _LETTER.get(key_of(w).strip()[0], [key_of(w).strip()[0]]))
 
 
 # The shipped words are nouns and insults whose plural is as abusive ("niggers", "sluts"): an
@@ -86,14 +96,14 @@ class ContentFilter:
         self.hook = hook
         self._words = [(w, re.compile(_pattern(w) + (PLURAL if w in shipped and w not in own else "")))
                        for w in self.words if key_of(w).strip()]
-        self._re = _whole([p.pattern for _, p in self._words])
+        self._re = _whole([p.pattern for _, p in self._words], _firsts(w for w, _ in self._words))
         self._inside = INSIDE if shipped else None
         # reversed text is plain letters read backwards: no swaps or separators inside a word there
         # (with them, "clips" read backwards was "spic")
         long = [key_of(w).strip() for w in self.words
                 if sum(c.isalpha() for c in key_of(w)) >= REVERSED_MIN and w not in NOT_REVERSED]
         self._re_reversed = _whole([r"\s+".join("".join(re.escape(c) + "{1,2}" for c in part) for part in w.split())
-                                    for w in long])
+                                    for w in long], "".join(w[0] for w in long))
 
     def rule(self, seen: Seen) -> str | None:
         """Why the word list or the normalisation refuses text already seen, else None."""

@@ -17,7 +17,8 @@ from typing import Any, Callable
 import numpy as np
 
 from turinglab.game import events as ev
-from turinglab.game.engine import Belief, Game, GiveVerdict, Hold, Paste, ReportAbuse, Send, Tick, Typing
+from turinglab.game.engine import (MAX_REFUSED_TEXT, Belief, Game, GiveVerdict, Hold, Paste, ReportAbuse, Send, Tick,
+                                   Typing)
 from turinglab.game.events import INTERROGATOR, Event
 from turinglab.server.live import protocol as proto
 from turinglab.witnesses.ai_seat import AISeat, Refusal
@@ -29,6 +30,7 @@ from turinglab.server.live.view import participant_view, verdict_correct
 from turinglab.witnesses import timing
 from turinglab.witnesses.base import GameContext, Turn
 
+MASK_AT_MOST = 2 * MAX_REFUSED_TEXT  # characters of a too-long message masked (the engine keeps MAX_REFUSED_TEXT)
 log = logging.getLogger("turinglab.server")
 
 
@@ -153,8 +155,12 @@ class GameSession(StoredGame, Presence):
             seat = self.seat_of[pid]
             key = (pid, f.client_id)
             seen = f.seen  # the filter judges what was typed; the rest of the server sees the masked text
-            if (masked := self.hub.filter.mask(f.text)) is not None:  # personal data: masked, not refused
-                f = f.model_copy(update={"text": masked})
+            # a text over the study's limit is refused by the engine (too_long), which keeps only its
+            # start: only that start is masked, and the word filter does not read it (bounded work)
+            too_long = len(f.text) > self.rules.max_chars
+            head = f.text[:MASK_AT_MOST] if too_long else f.text
+            if (masked := self.hub.filter.mask(head)) is not None:  # personal data: masked, not refused
+                f = f.model_copy(update={"text": masked + f.text[len(head):]})
                 f._seen = None
                 self.masked.add(key)
             self._known_resend(pid, f)
@@ -171,7 +177,7 @@ class GameSession(StoredGame, Presence):
             if seat != INTERROGATOR and conv in self.held and self.game.chat_open:
                 await self._send(pid, proto.error("not_your_turn", proto.TEXTS["not_your_turn"], f.client_id))
                 return
-            blocked = await self.hub.filter.check(seen)
+            blocked = None if too_long else await self.hub.filter.check(seen)
             if blocked:
                 await self._commit(self.game.refuse(Send(seat, f.text, conv), "blocked", blocked, now).events)
                 await self._send(pid, proto.error("blocked", proto.TEXTS["blocked"], f.client_id))
