@@ -126,3 +126,28 @@ def test_verdict_keeps_its_shape_and_adds_masked():
                  "rule": "personal data masked: email", "masked": "email me: [email hidden]"}
     assert verdict("fuck you ana@example.org")["masked"] is None  # refused, so nothing is sent
     assert verdict("hello")["masked"] is None
+
+
+@pytest.mark.parametrize("name", ["labelled.tsv", "heldout.tsv"])
+def test_the_labelled_sets_meet_the_targets(name):
+    """benchmarks/filter (issue 36 item 6): recall >= 95 % (abusive refused, personal masked or
+    refused), false refusals <= 1 % on the development set (the held-out slice is small: at most
+    one), and the sets keep their size."""
+    import csv
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "filter" / name
+    with path.open(encoding="utf-8", newline="") as f:
+        rows = list(csv.DictReader(f, delimiter="\t"))
+    pos = [r for r in rows if r["label"] in ("abusive", "personal")]
+    neg = [r for r in rows if r["label"] == "ordinary"]
+    assert {r["label"] for r in rows} == {"abusive", "personal", "ordinary"}
+    assert (len(pos), len(neg)) >= ((200, 500) if name == "labelled.tsv" else (30, 60))
+
+    def blocked(text):
+        return FILTER.rule(see(text)) is not None  # what verdict() decides, without compiling the list again
+
+    hits = sum(blocked(r["text"]) or (r["label"] == "personal" and FILTER.mask(r["text"]) is not None) for r in pos)
+    refused = [r["text"] for r in neg if blocked(r["text"])]
+    assert hits >= 0.95 * len(pos)
+    assert len(refused) <= (0.01 * len(neg) if name == "labelled.tsv" else 1), refused
