@@ -45,8 +45,6 @@ def rate(k: int, n: int) -> str:
 def report(name: str, rows: list[dict[str, str]], misses: bool) -> dict[str, tuple[int, int]]:
     got = [(r, outcome(r["text"])) for r in rows]
     hit = lambda r, o: o == "blocked" if r["label"] == "abusive" else o != "ok"  # noqa: E731
-    bad = [(r, o) for r, o in got if (r["label"] == "ordinary") == (o != "ok" if r["label"] != "ordinary" else False)
-           or (r["label"] != "ordinary" and not hit(r, o))]
     pos = [(r, o) for r, o in got if r["label"] != "ordinary"]
     neg = [(r, o) for r, o in got if r["label"] == "ordinary"]
     totals = {"recall": (sum(hit(r, o) for r, o in pos), len(pos)),
@@ -74,7 +72,6 @@ def report(name: str, rows: list[dict[str, str]], misses: bool) -> dict[str, tup
             wrong = (o != "ok") if r["label"] == "ordinary" else not hit(r, o)
             if wrong:
                 print(f"  MISS {r['label']}/{r['family']}: {o}: {r['text']}")
-    del bad
     return totals
 
 
