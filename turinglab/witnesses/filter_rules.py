@@ -61,7 +61,8 @@ ALLOWED = [(re.compile(p), why) for p, why in [
     (r"\ba faggot of\b", "a bundle of sticks"),
     (r"\btranny (?:fluid|oil|box|cooler|mount|van|radio|rebuild|shop|is slipping|on)\b|\bthe tranny on\b|"
      r"\btranny is old slang for a transistor", "a car's transmission, a transistor radio"),
-    (r"\bretard(?:s|ed|ing)? (?:the|its|their|his|her|timing|spark|ignition|growth|progress|by)\b|\bto retard\b",
+    (r"\bretard(?:s|ed|ing)? (?:the|its|their|his|her|timing|spark|ignition|growth|progress|by|potentials?|time|"
+     r"flow|valve)\b|\bto retard\b",
      "the verb: to slow or delay"),
     (r"(?<!why )\b(?:don'?t|do not|never|dont) kill yourself\b|\bkill yourself (?:laughing|over|trying|working|for)\b",
      "'don't kill yourself over it', 'kill yourself laughing': idioms of care"),
