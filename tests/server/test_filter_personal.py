@@ -7,6 +7,7 @@ import pytest
 
 from turinglab.game.config import Allocation, Study
 from turinglab.store.api import Store
+from tests.server.live.test_protocol_schema import check_frames
 from tests.server.live.test_server import in_game, players, running, say, study
 from tests.server.test_browser import RULES, join, last_theirs, newcomer, role, type_send, world
 
@@ -19,6 +20,7 @@ async def test_the_other_side_receives_the_masked_text_and_the_original_is_not_s
         i, w = seats["interrogator"], seats["A"]
         ack = await say(i, "text me on 07912 345678 or sam.brooks82@gmail.com")
         assert ack["type"] == "ack" and ack["masked"] == "text me on [phone hidden] or [email hidden]"
+        check_frames([ack])  # docs/protocol_schema.json knows the field
         got = await w.next("message")
         assert got["text"] == "text me on [phone hidden] or [email hidden]"
         ack = await say(w, "I live at 14 Wellington Road, add me @jamie_rocks99", conv=None)
