@@ -27,7 +27,7 @@ from turinglab.server.live.presence import Presence
 from turinglab.server.live.stored_game import StoredGame
 from turinglab.server.live.reply_timing import designed_delay, not_before
 from turinglab.server.live.view import participant_view, verdict_correct
-from turinglab.witnesses import timing
+from turinglab.witnesses import personal_data, timing
 from turinglab.witnesses.base import GameContext, Turn
 
 MASK_AT_MOST = 2 * MAX_REFUSED_TEXT  # characters of a too-long message masked (the engine keeps MAX_REFUSED_TEXT)
@@ -142,6 +142,12 @@ class GameSession(StoredGame, Presence):
         """Called under the game's lock before a message is handled: a resumed game (resumed.py)
         acknowledges again here what its dead owner had stored."""
 
+    def _mask(self, text: str) -> str | None:
+        """`text` with its personal data masked, or None: the filter's own `mask` (a filter
+        object without one still gets the shipped rules, so no wrapper turns masking off)."""
+        mask = getattr(self.hub.filter, "mask", None)
+        return mask(text) if callable(mask) else personal_data.mask(text)[0]
+
     def _ack(self, pid: str, client_id: str, mid: str, t_ms: int, text: str) -> dict[str, Any]:
         """The sender's `ack`; with `masked` (the text as stored and relayed) when personal data
         was masked, so the page shows the sender what the other side got."""
@@ -159,7 +165,7 @@ class GameSession(StoredGame, Presence):
             # start: only that start is masked, and the word filter does not read it (bounded work)
             too_long = len(f.text) > self.rules.max_chars
             head = f.text[:MASK_AT_MOST] if too_long else f.text
-            if (masked := self.hub.filter.mask(head)) is not None:  # personal data: masked, not refused
+            if (masked := self._mask(head)) is not None:  # personal data: masked, not refused
                 f = f.model_copy(update={"text": masked + f.text[len(head):]})
                 f._seen = None
                 self.masked.add(key)
