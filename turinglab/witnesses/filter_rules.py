@@ -31,11 +31,14 @@ FLIP = {"ɐ": "a", "q": "b", "ɔ": "c", "p": "d", "ǝ": "e", "ɟ": "f", "ƃ": "g
 _FLIP_ONLY = frozenset("ɐɔǝɟƃɥᴉɾʞɯɹʇʌʍʎⅎ∀Ǝ⅁˥Ԁᴚ⊥∩Λ⅄ꞁ")
 _FLIP_TABLE = str.maketrans(FLIP)
 
-# Ids and hex: a UUID; six or more hex digits with at least two digits and one letter, maybe
-# after a one- or two-letter prefix (the server's "p3fa9..." participant ids, git hashes, colours);
-# long tokens mixing letters and digits (keys, tokens)
+# Ids and hex: a UUID; a colour (#fa9, #ff0055); six or more hex digits with at least two digits
+# and one letter, maybe after a one-letter prefix (the server's "p3fa9..." participant ids, git
+# hashes); long tokens mixing letters and digits (keys, tokens). Shorter hex is left to the
+# word list: "d13" and "f46" are as likely "die" and "fag" as an id. Slurs spelt with digits keep
+# a letter that is not hex ("n1gg3r") or are short ("fa9"), so they are not taken for ids.
 _IDS = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"
-                  r"|(?<![\w])#?[a-z_]{0,2}(?=[0-9a-f]*\d[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{6,}\b"
+                  r"|(?<![\w#])#[0-9a-f]{3,8}\b"  # a colour
+                  r"|(?<![\w])[a-z_]?(?=[0-9a-f]*\d[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{6,}\b"
                   r"|\b(?=\w*\d\w*\d\w*\d)(?=\w*[a-z])\w{16,}\b", re.I)
 _SINGLES = re.compile(r"(?<![a-z0-9])[a-z0-9](?:[^a-z0-9]+[a-z0-9](?![a-z0-9])){2,}")
 _NOT_LETTER = re.compile(r"[^a-z0-9]+")

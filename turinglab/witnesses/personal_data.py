@@ -40,7 +40,8 @@ _STREET = (r"(?:street|st|road|rd|lane|ln|avenue|ave|close|drive|dr|way|crescent
            r"gardens|court|ct|boulevard|blvd|grove|row|square|sq|mews|parade|walk|hill)")
 _ADDRESS = re.compile(rf"\b\d{{1,5}}[a-z]?,?\s+(?:(?!(?:and|or|of|the|in|on|at|to|for|a|an)\b)[A-Za-z0-9][\w'-]*\s+){{1,3}}"
                       rf"{_STREET}\b\.?(?-i:,\s*[A-Z][a-z]+\b)?", re.I)
-_POSTCODE = re.compile(r"\b[A-Z]{1,2}\d[A-Z\d]?\s*\d[ABD-HJLNP-UW-Z]{2}\b", re.I)
+# in capitals, or in small letters with its space ("sw1a 1aa"; "p66fe" is an id)
+_POSTCODE = re.compile(r"\b[A-Z]{1,2}\d[A-Z\d]?\s*\d[ABD-HJLNP-UW-Z]{2}\b|(?i:\b[a-z]{1,2}\d[a-z\d]?\s+\d[abd-hjlnp-uw-z]{2}\b)")
 # "@name(" is a formula or a call (@SUM(1+1)), not a handle
 _AT_HANDLE = re.compile(r"(?<![\w@.])@(?=[\w.]*[A-Za-z])[A-Za-z0-9_][\w.]{1,29}\b(?![.\w]*\()")
 _PLATFORM = r"(?:insta(?:gram)?|ig|snap(?:chat)?|twitter|tiktok|discord|threads|facebook|fb|telegram|kik|twitch|reddit|x)"
@@ -146,6 +147,7 @@ def _emails(text: str) -> list[tuple[int, int]]:
 def find(text: str) -> list[tuple[int, int, str]]:
     """The personal-data spans of `text`: (start, end, kind), in order, not overlapping."""
     found = [(s, e, "email") for s, e in _emails(text)]
+    text = scrub_ids(text)  # same length: ids and hex hold digits that are no number or address
     if any(c.isdigit() for c in text) or re.search(r"\b(?:one|two|three|four|five|six|seven|eight|nine|zero|oh)\b",
                                                    text, re.I):
         found += [(s, e, "phone") for s, e in _phones(text)]
