@@ -70,7 +70,8 @@ def _whole(patterns: list[str], firsts: str = "") -> re.Pattern | None:
 
 def _firsts(words: Iterable[str]) -> str:
     """The characters a listed word's pattern can start with."""
-    return "".join(a[0] for w in words if key_of(w).strip() for a in _LETTER.get(key_of(w).strip()[0], [key_of(w).strip()[0]]))
+    heads = [key_of(w).strip()[0] for w in words if key_of(w).strip()]
+    return "".join(a[0] for c in heads for a in _LETTER.get(c, [c]))
 
 
 # The shipped words are nouns and insults whose plural is as abusive ("niggers", "sluts"): an
