@@ -11,7 +11,9 @@ With --workers N > 1 the study is served by N worker processes sharing the datab
 sit on different workers); 1 worker is the single-process server. Lists run every combination
 and end with a table side by side.
 
-The server runs in its own process (uvicorn, loopback); scripted players run here. Designed
+The server runs in its own process (uvicorn, loopback); scripted players run here. Messages are
+ordinary chat lines (`chat_line`: no ids or hex; any the content filter refuses are counted as
+`refused_by_filter`). Designed
 delays are off (human timing None, no typing indicator), so the figures are the server's own
 relay latency: from a player's send to the partner's receipt, through engine, store (every event
 committed before it is relayed) and websocket. Prints p50/p99 latency, messages per second and
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import os
 import random
@@ -54,6 +57,55 @@ def serve(port: int, db: str, redis: str | None = None, prefix: str | None = Non
                 backlog=4096, ws_max_queue=10_000, ws_per_message_deflate=False)
 
 
+# Realistic chat (issue 36): every message is an ordinary line people type, made unique by its
+# three parts (23 x 29 x 31 lists: the n-th message has parts n mod 23, 29, 31, all different
+# for n < 20 677), with no ids, hex or digits in it; the filter must refuse none of them.
+OPEN_Q = ["hey", "hi there", "ok so", "right then", "hello", "morning", "quick one", "go on then", "so tell me",
+          "alright", "good evening", "yo", "hmm", "ok next", "fair enough", "cool", "haha ok", "nice one", "sure",
+          "got it", "lovely", "interesting", "oh really"]
+ASK = ["where did you grow up?", "what did you have for breakfast?", "do you prefer tea or coffee?",
+       "what's the last film you watched?", "have you ever been to Scunthorpe?", "what do you do for work?",
+       "cats or dogs?", "what's your favourite band?", "did you see the match last night?",
+       "what's the weather like where you are?", "what are you reading at the moment?",
+       "what would you cook for a first date?", "which season do you like best?", "can you drive?",
+       "what's the best holiday you've had?", "do you play any instruments?", "what annoys you most on trains?",
+       "have you seen Moby Dick or Die Hard?", "what's a cocktail you'd order?", "do you like shiitake mushrooms?",
+       "what did you study?", "who is your favourite comedian?", "what's your go-to takeaway?",
+       "do you ever kill time on your phone?", "what's your favourite word?", "what's the capital of Peru?",
+       "how do you take your eggs?", "what's the Battle of Hastings famous for?", "what's in your fridge?"]
+CLOSE = ["", " just curious", " be honest", " no wrong answers", " lol", " go on", " take your time", " :)",
+         " I'll go next", " if you don't mind", " quick answer", " first thing that comes to mind", " haha",
+         " tell me more", " I'm nosy", " don't overthink it", " for science", " short answer is fine",
+         " in a few words", " no pressure", " if you like", " seriously", " for real", " asking for a friend",
+         " thanks", " cheers", " mate", " pal", " please", " ok?", " yeah?"]
+OPEN_R = ["honestly", "um", "ha", "well", "oh", "right", "ok", "hmm", "good question", "easy", "ooh", "yeah",
+          "ahh", "let me think", "tough one", "oof", "no idea really", "funny you ask", "so", "ah", "gosh", "blimey",
+          "to be fair"]
+SAY = ["a small town near the coast", "toast and marmalade", "tea, always tea", "some rom com on the telly",
+       "never been, heard it's fine", "I work in a shop", "dogs every time", "probably Radiohead",
+       "missed it, was asleep", "grey and drizzly as usual", "a crime novel, pretty gripping",
+       "pasta, can't go wrong", "autumn for sure", "yes but badly", "Cornwall with my family", "a bit of guitar",
+       "people eating loudly", "Die Hard is a Christmas film", "a mojito probably", "love them in a stir fry",
+       "history at uni", "someone dry and British", "a curry from down the road", "all the time, too much",
+       "probably serendipity", "Lima I think", "scrambled on toast", "the year everyone forgets except 1066 lol",
+       "cheese and sad lettuce"]
+END_R = ["", " you?", " what about you?", " haha", " anyway", " lol", " if I'm honest", " I reckon", " ha",
+         " why do you ask?", " and you?", " your turn", " :)", " ngl", " tbh", " I guess", " innit", " y'all?",
+         " same as everyone", " nothing exciting", " boring I know", " classic", " right?", " obviously",
+         " mostly", " usually", " these days", " as you do", " sort of", " kind of", " basically"]
+_N = {False: itertools.count(), True: itertools.count()}  # questions, replies
+_CID = itertools.count()
+
+
+def chat_line(witness: bool) -> str:
+    """A unique, ordinary chat line (a question, or a reply when `witness`)."""
+    n = next(_N[witness])
+    if n >= 23 * 29 * 31:
+        raise SystemExit("bench: more messages than unique chat lines (20 677 of each kind)")
+    a, b, c = (OPEN_R, SAY, END_R) if witness else (OPEN_Q, ASK, CLOSE)
+    return f"{a[n % 23]} {b[n % 29]}{c[n % 31]}"
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -61,8 +113,10 @@ def free_port() -> int:
 
 
 class Player:
-    def __init__(self, pid: str, rounds: int, sent: dict, lat: list, got: dict, think: float) -> None:
+    def __init__(self, pid: str, rounds: int, sent: dict, lat: list, got: dict, think: float,
+                 refused: list | None = None) -> None:
         self.pid, self.rounds, self.sent, self.lat, self.got = pid, rounds, sent, lat, got
+        self.refused = refused if refused is not None else []
         self.think = think
         self.done = asyncio.Event()
         self.role = None
@@ -89,7 +143,7 @@ class Player:
                     if self.role == "interrogator":
                         if self.think:  # games do not all start typing in the same millisecond
                             await asyncio.sleep(self.think * random.random())
-                        await self._say(f"{self.pid} q{k}")
+                        await self._say(chat_line(False))
                 elif t == "message" and f["from"] == "them":
                     now = time.perf_counter()
                     self.got[f["text"]] = self.got.get(f["text"], 0) + 1
@@ -98,22 +152,24 @@ class Player:
                     if self.think:  # a player's reading and typing time (uniform around --think)
                         await asyncio.sleep(self.think * (0.5 + random.random()))
                     if self.role == "witness":
-                        await self._say(f"{self.pid} r{f['text'].rsplit(' ', 1)[1]}")
+                        await self._say(chat_line(True))
                     else:
                         k += 1
                         if k < self.rounds:
-                            await self._say(f"{self.pid} q{k}")
+                            await self._say(chat_line(False))
                         else:
                             await ws.send(json.dumps({"type": "verdict", "choice": "human", "confidence": 50}))
                 elif t == "state" and f["phase"] == "reveal":
                     break
                 elif t == "error":
+                    if f.get("code") == "blocked":
+                        self.refused.append(f.get("client_id"))
                     print("error frame:", f, file=sys.stderr)
         self.done.set()
 
     async def _say(self, text: str) -> None:
         self.sent[text] = time.perf_counter()
-        await self.ws.send(json.dumps({"type": "message", "conv": "A", "text": text, "client_id": text}))
+        await self.ws.send(json.dumps({"type": "message", "conv": "A", "text": text, "client_id": f"c{next(_CID)}"}))
 
 
 def cpu_times(pid: int) -> tuple[float, float]:
@@ -187,7 +243,8 @@ async def level(n_games: int, rounds: int, db: str | None, timeout: float, think
         sent: dict[str, float] = {}
         got: dict[str, int] = {}
         lat: list[float] = []
-        players = [Player(p, rounds, sent, lat, got, think) for p in pids]
+        refused: list = []
+        players = [Player(p, rounds, sent, lat, got, think, refused) for p in pids]
         start, joined, opened = asyncio.Event(), [], []
         tasks = [asyncio.create_task(p.run(bases[i % workers].replace("http", "ws", 1), start, joined, opened))
                  for i, p in enumerate(players)]
@@ -217,7 +274,7 @@ async def level(n_games: int, rounds: int, db: str | None, timeout: float, think
         steady = np.array([x for t, x in lat if t > all_in]) * 1000  # sent after every game started
         burst = np.array([x for t, x in lat if t <= all_in]) * 1000  # sent while games were still starting
         return {"games": n_games, "workers": workers, "messages": expected, "sent": len(sent), "delivered": delivered,
-                "lost": expected - delivered, "duplicates": dupes, "unfinished": len(pending),
+                "lost": expected - delivered, "refused_by_filter": len(refused), "duplicates": dupes, "unfinished": len(pending),
                 "client_errors": len(errors), "seconds": round(elapsed, 2),
                 "msgs_per_s": round(delivered / elapsed, 1) if elapsed else 0.0,
                 "p50_ms": round(float(np.percentile(ms, 50)), 2) if len(ms) else None,

@@ -5,7 +5,8 @@ check share (issue 24). `see(text)` gives
   characters, variation selectors, Hangul fillers, the Braille blank, marks with no letter to sit
   on), white space collapsed to single spaces;
 - `key`: what word lists are matched against: `shown` lower-cased, folded to its Unicode TR39
-  confusable skeleton (the `disarm` library's tables), accents removed, common digit and symbol
+  confusable skeleton (the `disarm` library's tables; flag letters read as letters), accents
+  removed, common digit and symbol
   swaps undone, runs of one character cut to two;
 - `problem`: why the text is refused whatever it says (a bidi override or embedding, which can
   make a reader see other words than were written), or None.
@@ -24,6 +25,9 @@ BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u206
 BLANK_GLYPHS = frozenset("\u3164\u115f\u1160\uffa0\u2800\u17b4\u17b5\u034f")
 # Unambiguous digit and symbol swaps; 1 ! | (i or l) and * (any letter) are left to the patterns
 LEET = str.maketrans({"0": "o", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s", "€": "e"})
+# Regional-indicator symbols (flag letters 🇦-🇿) read as the letters they show; NFKC and the
+# confusables table leave them alone
+REGIONAL = str.maketrans({chr(0x1F1E6 + i): chr(0x61 + i) for i in range(26)})
 _RUNS = re.compile(r"(.)\1{2,}")
 
 
@@ -73,7 +77,7 @@ def key_of(shown: str) -> str:
     if not low.isascii():
         from disarm import skeleton_key  # TR39 skeleton (confusables.txt), kept lower-case
 
-        low = skeleton_key(low).lower()
+        low = skeleton_key(low.translate(REGIONAL)).lower()
         low = unicodedata.normalize("NFKD", low)
         low = "".join(c for c in low if unicodedata.category(c)[0] != "M")
     return _RUNS.sub(r"\1\1", low.translate(LEET))

@@ -91,9 +91,16 @@ def test_the_moderation_hook_judges_what_a_reader_sees():
 def test_filter_check_prints_verdict_normalised_text_and_rule(tmp_path):
     r = CliRunner().invoke(app, ["filter", "check", "f\ufe0fuck", "--json"])
     assert r.exit_code == 1
-    assert json.loads(r.output) == {"verdict": "blocked", "shown": "fuck", "key": "fuck", "rule": "word list: 'fuck'"}
+    assert json.loads(r.output) == {"verdict": "blocked", "shown": "fuck", "key": "fuck", "rule": "word list: 'fuck'",
+                                    "masked": None}
+    r = CliRunner().invoke(app, ["filter", "check", "call me on 07912 345678", "--json"])
+    assert r.exit_code == 0  # sent, with the number hidden
+    assert json.loads(r.output) == {"verdict": "ok", "shown": "call me on 07912 345678",
+                                    "key": "call me on ot912 eas6t8",
+                                    "rule": "personal data masked: phone", "masked": "call me on [phone hidden]"}
     r = CliRunner().invoke(app, ["filter", "check", "hello  there"])
     assert r.exit_code == 0 and "verdict: ok" in r.output and "shown: hello there" in r.output
+    assert "masked: -" in r.output
     r = CliRunner().invoke(app, ["filter", "check", "\u3164\u2800", "--json"])
     assert r.exit_code == 1 and json.loads(r.output)["verdict"] == "empty"
     r = CliRunner().invoke(app, ["filter", "check", "\u202ekcuf", "--json"])

@@ -89,6 +89,14 @@ async def test_a_blocked_reply_names_the_word_and_the_next_try_is_shown():
     assert out.refusals[0].detail  # the blocked word, for the record
 
 
+async def test_personal_data_in_a_model_reply_is_masked_as_in_a_persons_message():
+    model = Scripted(["sure, text me on 07700 900123 or find me on insta: jo.bakes"])
+    out = await llm_seat(model).answer(ask("can I get your number?"), ctx(), asked_ms=wall_ms(),
+                                       deadline_ms=wall_ms() + 60_000)
+    assert out.text == "sure, text me on [phone hidden] or find me on insta: [handle hidden]"
+    assert out.refusals == [] and not out.fallback
+
+
 async def test_after_the_tries_the_fallback_answers_and_a_refused_fallback_gives_the_last_resort():
     model = Scripted([BREAK])  # never stops breaking
     eliza_said: list[str] = []

@@ -20,7 +20,8 @@ def filter_check(
     no_default: bool = typer.Option(False, "--no-default", help="without the shipped word list"),
     as_json: bool = typer.Option(False, "--json", help="one JSON object instead of lines"),
 ) -> None:
-    """Print the verdict (ok, blocked, empty), the normalised text and the rule. Exit 1 when not ok."""
+    """Print the verdict (ok, blocked, empty), the normalised text, the rule and the text with its
+    personal data masked (as the server would relay it; '-' when there is none). Exit 1 when not ok."""
     import json
 
     from turinglab.server.content_filter import verdict
@@ -37,7 +38,7 @@ def filter_check(
     if as_json:
         typer.echo(json.dumps(v, ensure_ascii=False))
     else:
-        for k in ("verdict", "shown", "key", "rule"):
+        for k in ("verdict", "shown", "key", "rule", "masked"):
             typer.echo(f"{k}: {v[k] if v[k] is not None else '-'}")
     if v["verdict"] != "ok":
         raise typer.Exit(1)

@@ -22,6 +22,7 @@ from typing import Any
 
 from turinglab.witnesses import timing
 from turinglab.witnesses.base import GameContext, Turn, Witness
+from turinglab.witnesses import personal_data
 from turinglab.witnesses.guard import task
 
 log = logging.getLogger(__name__)
@@ -92,7 +93,9 @@ def _default_eliza() -> Witness:
 
 class AISeat:
     """One AI witness's answers. `content_filter`: an object with `async check(text) -> str | None`
-    (the blocked word); `fallback`: `async (history, ctx) -> str`; `capacity`: the matchmaking
+    (the blocked word) and maybe `mask(text) -> str | None` (personal data masked; without it
+    the shipped personal_data rules mask); `fallback`:
+    `async (history, ctx) -> str`; `capacity`: the matchmaking
     `Capacity` that learns the model's speed (None: not measured); `now`: the caller's clock in ms
     (the question's time `asked_ms` is on it); `game`, `seat`: names for the log only."""
 
@@ -155,7 +158,10 @@ class AISeat:
             if await self.guard(text, question):
                 text = LAST_RESORT
             break
-        out.text = text
+        # personal data is masked as in a person's message (a model's made-up number shown whole
+        # where a person's would be hidden would tell them apart)
+        mask = getattr(self.filter, "mask", None)
+        out.text = (mask(text) if callable(mask) else personal_data.mask(text)[0]) or text
         return out
 
     async def _fall_back(self, history: list[Turn], ctx: GameContext, task_kind: str | None, question: str) -> str:

@@ -17,7 +17,8 @@ from typing import Any, Callable
 import numpy as np
 
 from turinglab.game import events as ev
-from turinglab.game.engine import Belief, Game, GiveVerdict, Hold, Paste, ReportAbuse, Send, Tick, Typing
+from turinglab.game.engine import (MAX_REFUSED_TEXT, Belief, Game, GiveVerdict, Hold, Paste, ReportAbuse, Send, Tick,
+                                   Typing)
 from turinglab.game.events import INTERROGATOR, Event
 from turinglab.server.live import protocol as proto
 from turinglab.witnesses.ai_seat import AISeat, Refusal
@@ -26,9 +27,10 @@ from turinglab.server.live.presence import Presence
 from turinglab.server.live.stored_game import StoredGame
 from turinglab.server.live.reply_timing import designed_delay, not_before
 from turinglab.server.live.view import participant_view, verdict_correct
-from turinglab.witnesses import timing
+from turinglab.witnesses import personal_data, timing
 from turinglab.witnesses.base import GameContext, Turn
 
+MASK_AT_MOST = 2 * MAX_REFUSED_TEXT  # characters of a too-long message masked (the engine keeps MAX_REFUSED_TEXT)
 log = logging.getLogger("turinglab.server")
 
 
@@ -54,6 +56,7 @@ class GameSession(StoredGame, Presence):
         self.ids: dict[int, str] = {}  # engine seq of a message -> its public id
         # (participant, client_id) -> (id, t_ms, text) of an acknowledged message
         self.acks: dict[tuple[str, str], tuple[str, int, str]] = {}
+        self.masked: set[tuple[str, str]] = set()  # (participant, client_id) whose text had personal data masked
         self.held: dict[str, Held] = {}
         self.typing_on: set[str] = set()
         self.typing_ms: dict[int, int] = {}  # question seq -> when its typing indicator shows (ms after it)
@@ -139,10 +142,33 @@ class GameSession(StoredGame, Presence):
         """Called under the game's lock before a message is handled: a resumed game (resumed.py)
         acknowledges again here what its dead owner had stored."""
 
+    def _mask(self, text: str) -> str | None:
+        """`text` with its personal data masked, or None: the filter's own `mask` (a filter
+        object without one still gets the shipped rules, so no wrapper turns masking off)."""
+        mask = getattr(self.hub.filter, "mask", None)
+        return mask(text) if callable(mask) else personal_data.mask(text)[0]
+
+    def _ack(self, pid: str, client_id: str, mid: str, t_ms: int, text: str) -> dict[str, Any]:
+        """The sender's `ack`; with `masked` (the text as stored and relayed) when personal data
+        was masked, so the page shows the sender what the other side got."""
+        frame: dict[str, Any] = {"type": "ack", "client_id": client_id, "id": mid, "t_ms": t_ms}
+        if (pid, client_id) in self.masked:
+            frame["masked"] = text
+        return frame
+
     async def on_message(self, pid: str, f: proto.MessageIn) -> None:
         async with self.locked():
             seat = self.seat_of[pid]
             key = (pid, f.client_id)
+            seen = f.seen  # the filter judges what was typed; the rest of the server sees the masked text
+            # a text over the study's limit is refused by the engine (too_long), which keeps only its
+            # start: only that start is masked, and the word filter does not read it (bounded work)
+            too_long = len(f.text) > self.rules.max_chars
+            head = f.text[:MASK_AT_MOST] if too_long else f.text
+            if (masked := self._mask(head)) is not None:  # personal data: masked, not refused
+                f = f.model_copy(update={"text": masked + f.text[len(head):]})
+                f._seen = None
+                self.masked.add(key)
             self._known_resend(pid, f)
             if key in self.acks:  # a resend after a reconnect: acknowledge again, relay nothing
                 mid, t, text = self.acks[key]
@@ -150,14 +176,14 @@ class GameSession(StoredGame, Presence):
                     await self._send(pid, proto.error("client_id_reused", proto.TEXTS["client_id_reused"],
                                                       f.client_id))
                     return
-                await self._send(pid, {"type": "ack", "client_id": f.client_id, "id": mid, "t_ms": t})
+                await self._send(pid, self._ack(pid, f.client_id, mid, t, text))
                 return
             conv = (f.conv or "A") if seat == INTERROGATOR else seat
             now = self.hub.now()
             if seat != INTERROGATOR and conv in self.held and self.game.chat_open:
                 await self._send(pid, proto.error("not_your_turn", proto.TEXTS["not_your_turn"], f.client_id))
                 return
-            blocked = await self.hub.filter.check(f.seen)
+            blocked = None if too_long else await self.hub.filter.check(seen)
             if blocked:
                 await self._commit(self.game.refuse(Send(seat, f.text, conv), "blocked", blocked, now).events)
                 await self._send(pid, proto.error("blocked", proto.TEXTS["blocked"], f.client_id))
@@ -186,7 +212,7 @@ class GameSession(StoredGame, Presence):
         mid = self.ids[e.seq]
         self.acks[(pid, f.client_id)] = (mid, e.t_ms, f.text)
         self.typing_on.discard(conv)
-        await self._send(pid, {"type": "ack", "client_id": f.client_id, "id": mid, "t_ms": e.t_ms})
+        await self._send(pid, self._ack(pid, f.client_id, mid, e.t_ms, f.text))
         seat = self.seats[conv]
         if seat.identity.kind == "human":
             await self._send(seat.identity.participant_id, {"type": "message", "id": mid, "conv": conv,
@@ -242,13 +268,13 @@ class GameSession(StoredGame, Presence):
         h = Held(self._new_id(), f.text, out.events[-1].t_ms, release)
         self.held[conv] = h
         self.acks[(pid, f.client_id)] = (h.id, h.t_ms, f.text)
-        await self._send(pid, {"type": "ack", "client_id": f.client_id, "id": h.id, "t_ms": h.t_ms})
+        await self._send(pid, self._ack(pid, f.client_id, h.id, h.t_ms, f.text))
         self._spawn(self._release(conv, h))
 
     async def _acked_and_delivered(self, pid: str, conv: str, client_id: str, e: Event) -> None:
         mid = self.ids[e.seq]
         self.acks[(pid, client_id)] = (mid, e.t_ms, e.payload["text"])
-        await self._send(pid, {"type": "ack", "client_id": client_id, "id": mid, "t_ms": e.t_ms})
+        await self._send(pid, self._ack(pid, client_id, mid, e.t_ms, e.payload["text"]))
         await self._deliver(conv, e)
 
     async def _deliver(self, conv: str, e: Event) -> None:

@@ -107,12 +107,14 @@
       const i = outbox.findIndex((m) => m.client_id === f.client_id);
       if (i < 0) return;
       const m = outbox.splice(i, 1)[0]; saveOutbox();
-      const msg = { id: f.id, conv: m.conv, from: "you", text: m.text, t_ms: f.t_ms };
+      // `masked`: personal data (an email, a number, an address, a handle) was hidden before it was sent
+      const msg = { id: f.id, conv: m.conv, from: "you", text: f.masked || m.text, t_ms: f.t_ms };
       const known = st && st.game && st.game.messages.some((x) => x.id === f.id);
       if (st && st.game && !known) st.game.messages.push(msg);
       const b = document.querySelector('[data-cid="' + m.client_id + '"]');
       if (b && known) b.remove();  // already shown from the snapshot
-      else if (b) { b.removeAttribute("data-cid"); stamp(b, msg); }
+      else if (b) { b.removeAttribute("data-cid"); if (f.masked) b.textContent = f.masked; stamp(b, msg); }
+      if (f.masked) toast("Personal details (an email, phone number, address or username) were hidden from your message.");
       if (st && st.game) { st.game.your_turn[m.conv] = false; updateCompose(m.conv); }
     } else if (f.type === "typing") {
       if (st && st.game && !st.game.typing.includes(f.conv)) st.game.typing.push(f.conv);
