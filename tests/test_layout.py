@@ -44,3 +44,19 @@ def test_no_merge_leftovers_are_tracked():
     assert len(tracked) > 100, "git ls-files listed too few files; is this a checkout?"
     assert leftovers(tracked) == [], f"merge or editor leftovers tracked in git (git rm them): {leftovers(tracked)}"
     assert leftovers(["a/static.py.orig", "b.py.rej", "c.md~", "d.py", "orig.py"]) == ["a/static.py.orig", "b.py.rej", "c.md~"]
+
+
+def test_the_walks_in_the_architecture_doc_name_real_functions():
+    """Issue 34: docs/architecture.md walks a live message and a static trial through the code; every
+    `name()` it names is defined in turinglab/ (a renamed function fails here until the walk follows)."""
+    import re
+
+    root = Path(__file__).resolve().parents[1]
+    doc = (root / "docs" / "architecture.md").read_text(encoding="utf-8")
+    walk = doc[doc.index("## Two walks"):doc.index("## Shared vocabulary")]
+    names = set(re.findall(r"`(?:[\w./]+ )?(?:\w+\.)?(\w+)\(\)`", walk))
+    assert len(names) >= 20, names
+    source = "\n".join(p.read_text(encoding="utf-8") for p in (root / "turinglab").rglob("*.py"))
+    source += (root / "turinglab" / "server" / "static" / "game.js").read_text(encoding="utf-8")
+    missing = sorted(n for n in names if not re.search(rf"(def|function) {n}\b", source))
+    assert not missing, missing
