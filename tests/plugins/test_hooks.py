@@ -121,6 +121,37 @@ async def test_content_filters_compose_and_the_strictest_wins():
     assert await ComposedFilter().check("pineapple") is None
 
 
+def test_masking_filters_compose_and_masking_is_never_off():
+    """A plugin's mask runs after the built-in one; with every masking filter gone the shipped rules
+    still mask (no wrapper turns personal-data masking off)."""
+    from turinglab.witnesses.filters import ComposedFilter
+
+    class Names:
+        def check(self, text):
+            return None
+
+        def mask(self, text):
+            return text.replace("Gertrude", "[name hidden]") if "Gertrude" in text else None
+
+    class NamesPlugin:
+        @hookimpl
+        def turinglab_content_filters(self):
+            return [ContentFilterKind("names", lambda words, use_default: Names())]
+
+    pm = plugin_manager()
+    plugin = NamesPlugin()
+    pm.register(plugin, name="test-names")
+    try:
+        out = ComposedFilter().mask("I'm Gertrude, mail me at gertie@example.org")
+        assert "Gertrude" not in out and "gertie@example.org" not in out and "[name hidden]" in out
+        assert ComposedFilter().mask("nothing personal here") is None
+    finally:
+        pm.unregister(plugin)
+    bare = ComposedFilter()
+    bare.filters = []
+    assert "gertie@example.org" not in bare.mask("write to gertie@example.org")
+
+
 def test_a_name_given_twice_is_an_error_naming_both():
     pm = make_manager(entry_points=False)
 

@@ -7,6 +7,7 @@ import inspect
 from collections.abc import Iterable
 
 from turinglab.plugins.manager import content_filters
+from turinglab.witnesses import personal_data
 from turinglab.textnorm import Seen, see
 
 
@@ -15,6 +16,17 @@ class ComposedFilter:
         words = list(words)
         self.filters = [(name, k.make(words, use_default)) for name, k in content_filters().items()]
         self.hook = hook  # hook(text) -> None when fine, else a short reason; sync or async
+
+    def mask(self, text: str) -> str | None:
+        """`text` with personal data masked by every filter that masks, in turn; None when nothing was
+        masked. With no masking filter registered the shipped rules (personal_data.py) still mask."""
+        maskers = [m for _, flt in self.filters if callable(m := getattr(flt, "mask", None))]
+        if not maskers:
+            return personal_data.mask(text)[0]
+        out = text
+        for m in maskers:
+            out = m(out) or out
+        return out if out != text else None
 
     async def check(self, text: "str | Seen") -> str | None:
         """None if the text may be relayed, else why it was blocked (for the log)."""
