@@ -104,7 +104,7 @@ def test_a_person_is_claimed_once_under_races(redis_url):
 
     import redis
 
-    from turinglab.server.live.cluster import CLAIM
+    from turinglab.server.live.cluster_redis import CLAIM
 
     r = redis.Redis.from_url(redis_url, decode_responses=True)
     pre = prefix()
@@ -230,7 +230,7 @@ def test_an_ended_game_is_never_taken_over_nor_renewed(redis_url):
     began before it ended; an unheld open game is taken, a held one is not."""
     import redis
 
-    from turinglab.server.live.cluster import ENDED_MS, RENEW, TAKE
+    from turinglab.server.live.cluster_redis import ENDED_MS, RENEW, TAKE
 
     pre = prefix()
     r = redis.Redis.from_url(redis_url, decode_responses=True)
