@@ -110,7 +110,7 @@ def test_serve_a_folder_serves_each_study_under_its_path(tmp_path):
         index = served(proc, base + "/").text
         assert '<a href="/s/chat-with-us/">Chat with us</a> (live)' in index
         assert '<a href="/s/words-judged/">Human or machine? (word)</a> (static, word)' in index
-        assert httpx.get(base + "/s/chat-with-us/healthz").json() == {"ok": True, "database": "ok"}
+        assert httpx.get(base + "/s/chat-with-us/healthz").json() == {"ok": True, "database": "ok", "writes": "none", "disk": "ok"}
         chat = httpx.get(base + "/s/chat-with-us/").text
         assert 'action="/s/chat-with-us/start"' in chat and 'href="/s/chat-with-us/static/style.css"' in chat
         assert 'action="/s/words-judged/start"' in httpx.get(base + "/s/words-judged/").text

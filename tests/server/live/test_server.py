@@ -713,7 +713,7 @@ async def test_healthz_is_up_down_only_and_checks_the_database(sqlite_url, tmp_p
             await p.send({"type": "join"})
             await p.phase("waiting")
             r = await c.get("/healthz")
-            assert r.status_code == 200 and r.json() == empty == {"ok": True, "database": "ok"}
+            assert r.status_code == 200 and r.json() == empty == {"ok": True, "database": "ok", "writes": "none", "disk": "ok"}
             assert "Waiting room (1)" in (await c.get("/admin", auth=AdminLogin("pw"))).text
             real = app.state.store
             app.state.store = SimpleNamespace(engine=create_engine(f"sqlite:///{tmp_path}/no/such/dir/x.db"))

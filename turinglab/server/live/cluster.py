@@ -27,14 +27,17 @@ import contextlib
 import json
 import logging
 import secrets
+import time
 from typing import Any
+
+from redis.exceptions import RedisError
 
 from starlette.websockets import WebSocket
 
 from turinglab.matchmaking import Match
 from turinglab.server.live import protocol as proto
 from turinglab.server.live.cluster_leases import Leases
-from turinglab.server.live.cluster_outage import LEASE_MS, RedisOutage
+from turinglab.server.live.cluster_outage import LEASE_MS, RECONNECT_MAX_S, RedisOutage, expected_reply_s, hold_for_test
 from turinglab.server.live.cluster_redis import CLAIM, HOLD, RELEASE, RENEW, TAKE, match_from_json, waiting_from_json
 from turinglab.server.live.cluster_room import SharedRoom
 from turinglab.server.live.hub import Hub, lone_frame
@@ -43,6 +46,8 @@ from turinglab.server.live.session import GameSession
 log = logging.getLogger("turinglab.cluster")
 
 GAME_FRAMES = {"message", "paste", "verdict", "belief", "report"}
+REDIS_POOL = 128  # Redis connections per worker, at most
+REDIS_POOL_WAIT_S = 10.0  # how long a command waits for a free connection of the pool
 
 class ClusterHub(RedisOutage, Leases, SharedRoom, Hub):
     """A `Hub` whose waiting room, relay and game ownership are shared through Redis."""
@@ -52,15 +57,15 @@ class ClusterHub(RedisOutage, Leases, SharedRoom, Hub):
 
         self.me = "w" + secrets.token_hex(6)
         self.prefix = prefix
-        # a roomy pool: with 64 connections, a burst of joins and starts left some sends waiting
-        # seconds for a connection (the stragglers of the start burst)
         from redis.backoff import NoBackoff
         from redis.exceptions import ConnectionError as RedisConnectionError
         from redis.retry import Retry
 
-        # one retry on a connection error: after a Redis restart a pooled connection is stale once
-        pool = aioredis.BlockingConnectionPool.from_url(redis_url, decode_responses=True, max_connections=512,
-                                                         timeout=20, retry=Retry(NoBackoff(), 1),
+        # one bounded pool per worker: at most REDIS_POOL connections (the subscription's among them);
+        # a command waits up to REDIS_POOL_WAIT_S for one, then the handshake answers "busy, retrying".
+        # One retry on a connection error: after a Redis restart a pooled connection is stale once
+        pool = aioredis.BlockingConnectionPool.from_url(redis_url, decode_responses=True, max_connections=REDIS_POOL,
+                                                         timeout=REDIS_POOL_WAIT_S, retry=Retry(NoBackoff(), 1),
                                                          retry_on_error=[RedisConnectionError])
         self.r = aioredis.Redis(connection_pool=pool)
         self.claim = self.r.register_script(CLAIM)
@@ -82,7 +87,13 @@ class ClusterHub(RedisOutage, Leases, SharedRoom, Hub):
         self.waiting_here: dict[str, str] = {}  # participants who joined the room here: their entries
         self.unsynced: dict[str, GameSession] = {}  # games that ended here while Redis was away
         self.bg: list[asyncio.Task] = []
+        self.joined = False  # `start` is done: subscribed, loops running
+        self.busy_refused = 0  # handshakes answered "busy, retrying"
+        self._busy_logged = 0.0
+        self.last_out: dict[str, float] = {}  # participant -> when a frame last reached them here (monotonic)
+        self.in_game: set[str] = set()  # participants connected here whose last state was of a game
         super().__init__(*args, **kw)
+        self.reply_wait_s = expected_reply_s(self.study, self.human_timing)  # the watchdog's silence
         if self.room.capacity is not None and self.room.capacity.estimates:
             # games at once are counted per process; several workers would each count their own
             log.warning("capacity limits (allocation.capacity) are not enforced with several workers: "
@@ -104,22 +115,47 @@ class ClusterHub(RedisOutage, Leases, SharedRoom, Hub):
                 self.counted.add(g.id)
 
     async def start(self) -> None:
-        """Connect to Redis, subscribe, and start the background loops (before the first request)."""
+        """Join the cluster (before the first request). Redis away at start: the worker serves
+        anyway, `degraded` on /healthz and "busy" to websockets, and joins with back-off (0.5 s
+        doubling to 5 s) once Redis answers: never a failed start that stops the other workers."""
+        await hold_for_test()
         try:
-            self.verdict_cursor = max(0, await self.r.llen(self.k("verdicts")) - 10_000)
-        except Exception as exc:
-            raise RuntimeError(f"Redis is not reachable ({exc}): start redis-server or fix --redis") from None
-        if await self.r.set(self.k("played_init"), "1", nx=True):
-            if self.played:  # a full restart: the tallies come back from the store
-                await self.r.hset(self.k("played"), mapping=self.played)
-            if self.room.interrogated:
-                await self.r.hset(self.k("interrogated"), mapping=self.room.interrogated)
-        self.pubsub = self.r.pubsub()
-        await self.pubsub.subscribe(self.k(f"w:{self.me}"), self.k("wake"))
+            await self._join_cluster()
+        except Exception as exc:  # noqa: BLE001 - Redis away: retried in the background
+            log.warning("worker %s: Redis is not reachable at start (%s: %s); serving as degraded and "
+                        "retrying", self.me, type(exc).__name__, exc)
+            self.bg.append(asyncio.create_task(self._join_later()))
+
+    async def _join_later(self) -> None:
+        wait = 0.5
+        while True:
+            await asyncio.sleep(wait)
+            try:
+                await self._join_cluster()
+            except Exception:  # noqa: BLE001 - still away
+                wait = min(RECONNECT_MAX_S, wait * 2)
+                continue
+            log.warning("worker %s: Redis answers: joined the cluster %s late", self.me, self.prefix)
+            return
+
+    async def _join_cluster(self) -> None:
+        """Connect to Redis, subscribe, and start the background loops."""
+        self.verdict_cursor = max(0, await self.r.llen(self.k("verdicts")) - 10_000)
+        await self._seed()
+        ps = self.r.pubsub()
+        try:
+            await ps.subscribe(*self._channels())
+        except Exception:
+            with contextlib.suppress(Exception):
+                await ps.aclose()
+            raise
+        self.pubsub = ps
         await self.r.set(self.k(f"alive:{self.me}"), "1", px=LEASE_MS)
+        await self.r.set(self.k(f"mark:{self.me}"), "1", ex=86400)  # gone: Redis lost its keys (the renewal looks)
         await self._adopt_open()
-        self.bg = [asyncio.create_task(self._listen()), asyncio.create_task(self._renew_loop()),
-                   asyncio.create_task(self._takeover_loop())]
+        self.bg += [asyncio.create_task(self._listen()), asyncio.create_task(self._renew_loop()),
+                    asyncio.create_task(self._takeover_loop()), asyncio.create_task(self._watchdog())]
+        self.joined = True
         log.info("worker %s joined the cluster %s", self.me, self.prefix)
 
     async def close(self) -> None:
@@ -139,7 +175,7 @@ class ClusterHub(RedisOutage, Leases, SharedRoom, Hub):
     async def redis_ok(self) -> bool:
         """/healthz: does Redis answer (a worker without it can neither match nor relay)? At once
         False while the subscription is being restored."""
-        if self.redis_down_since is not None:
+        if self.redis_down_since is not None or not self.joined:
             return False
         try:
             return bool(await asyncio.wait_for(self.r.ping(), 1.0))
@@ -151,6 +187,8 @@ class ClusterHub(RedisOutage, Leases, SharedRoom, Hub):
         origin, _, frame = data.partition("|")
         if origin == self.me:
             return
+        if self.conns.get(pid):
+            self._sent(pid, frame)
         for ws in list(self.conns.get(pid, ())):
             asyncio.create_task(self._ws_send(pid, ws, frame))
 
@@ -186,6 +224,8 @@ class ClusterHub(RedisOutage, Leases, SharedRoom, Hub):
         if not pid:
             return
         data = json.dumps(frame)
+        if self.conns.get(pid):
+            self._sent(pid, data)
         await self._send_here(pid, data)
         if pid in self.local_only:
             return
@@ -217,14 +257,29 @@ class ClusterHub(RedisOutage, Leases, SharedRoom, Hub):
 
     # ---- connections ---------------------------------------------------------------
     async def connect(self, pid: str, ws: WebSocket) -> None:
+        """Raises `proto.Busy` (the client is told and retries) when the worker has not joined its
+        cluster yet, Redis is away and the game is not mine, or no pooled connection came in time."""
+        if not self.joined:
+            self._busy(pid, "still joining the cluster")
         first = await self._add_connection(pid, ws)
         try:
             await self._connected(pid, ws, first)
-        except Exception:  # Redis away and the game is not mine: the socket closes (no stale entry stays)
+        except Exception as exc:  # the socket closes (no stale entry stays)
             if self._forget_socket(pid, ws):
                 with contextlib.suppress(Exception):
                     await self.pubsub.unsubscribe(self.k(f"p:{pid}"))
+            if isinstance(exc, (RedisError, OSError, asyncio.TimeoutError)):
+                self._busy(pid, f"{type(exc).__name__}: {exc}")
             raise
+
+    def _busy(self, pid: str, why: str) -> None:
+        """Refuse a handshake with "busy, retrying"; logged in one line at most every 10 s."""
+        self.busy_refused += 1
+        now = time.monotonic()
+        if now - self._busy_logged > 10:
+            self._busy_logged = now
+            log.warning("worker %s: %d handshakes answered busy so far (last: %s)", self.me, self.busy_refused, why)
+        raise proto.Busy(why)
 
     async def _connected(self, pid: str, ws: WebSocket, first: bool) -> None:
         try:
@@ -236,14 +291,18 @@ class ClusterHub(RedisOutage, Leases, SharedRoom, Hub):
                 raise
         s = self._owns(pid)
         if s is not None:
-            await ws.send_text(json.dumps(self.state_frame(pid)))
+            data = json.dumps(self.state_frame(pid))
+            self._sent(pid, data)
+            await ws.send_text(data)
             if first and s.game.connected.get(s.seat_of[pid]) is False:
                 await s.on_connection(pid, True)
             return
         gid, owner, live = await self._route(pid)
         if owner and owner != self.me and await self._to_owner(owner, {"op": "conn", "pid": pid, "up": True}):
             return
-        await ws.send_text(json.dumps(await self._shared_state(pid)))
+        data = json.dumps(await self._shared_state(pid))
+        self._sent(pid, data)
+        await ws.send_text(data)
 
     async def _remote_conn(self, pid: str, up: bool) -> None:
         s = self._owns(pid)

@@ -10,7 +10,7 @@ import logging
 from typing import Any
 
 from turinglab.game.events import judged_human
-from turinglab.server.live.cluster_outage import LEASE_MS, RENEW_S
+from turinglab.server.live.cluster_outage import LEASE_MS, RECHECK_EVERY, RENEW_S
 from turinglab.server.live.cluster_redis import ENDED_MS, match_from_json
 from turinglab.server.live.resumed import ResumedSession
 from turinglab.server.live.session import GameSession
@@ -113,10 +113,19 @@ class Leases:
         self.counted.update(json.loads(raw)[0] for raw in new)
 
     async def _renew_loop(self) -> None:
+        n = 0
         while True:
             await asyncio.sleep(RENEW_S)
+            n += 1
             try:
-                await self.r.set(self.k(f"alive:{self.me}"), "1", px=LEASE_MS)
+                async with self.r.pipeline(transaction=False) as pipe:  # my mark, set at join: gone if Redis lost its keys
+                    pipe.set(self.k(f"alive:{self.me}"), "1", px=LEASE_MS)
+                    pipe.set(self.k(f"mark:{self.me}"), "1", ex=86400, get=True)
+                    _, mark = await pipe.execute()
+                if mark is None and self.redis_down_since is None:
+                    await self._keys_lost()  # Redis lost its keys while it stayed up (FLUSHALL)
+                if n % RECHECK_EVERY == 0 and self.redis_down_since is None:
+                    await self._recheck_local_only()
                 if self.unsynced and self.redis_down_since is None:  # left over by a rebuild that failed
                     await self._sync_ended()
                 gids = list(self.live) + list(self.pending)
