@@ -91,7 +91,7 @@ class ClusterHub(RedisOutage, Leases, SharedRoom, Hub):
         self.busy_refused = 0  # handshakes answered "busy, retrying"
         self._busy_logged = 0.0
         self.last_out: dict[str, float] = {}  # participant -> when a frame last reached them here (monotonic)
-        self.in_game: set[str] = set()  # participants connected here whose last state was of a game
+        self.in_game: set[str] = set()  # participants connected here waiting for something in a game (watchdog)
         super().__init__(*args, **kw)
         self.reply_wait_s = expected_reply_s(self.study, self.human_timing)  # the watchdog's silence
         if self.room.capacity is not None and self.room.capacity.estimates:

@@ -7,8 +7,8 @@ Healing (issue 43): a worker subscribed again says so on the channel `back`, and
 sends the full state to the players of its games, so a worker that came back last still gets
 them; Redis losing its keys while it stays up (FLUSHALL) is noticed by the renewal (the worker's
 `mark` gone) and rebuilt the same way; a player marked local-only is re-checked every few seconds; and
-a watchdog sends a player in a game the full state when nothing reached them for longer than a
-reply is expected to take."""
+a watchdog sends a player waiting in a game (not their turn) the full state when nothing reached
+them for longer than a reply is expected to take."""
 
 from __future__ import annotations
 
@@ -173,17 +173,27 @@ class RedisOutage:
                 await self.send_state(pid)
 
     def _sent(self, pid: str, data: str) -> None:
-        """Note that a frame reached the player's connections here (for the watchdog)."""
+        """Note that a frame reached the player's connections here, and whether they now wait for
+        something (for the watchdog): in a game and not their turn (they asked, or wait to be asked),
+        or a witness waiting for the verdict. Never while they may type: a state redraws the page."""
         self.last_out[pid] = time.monotonic()
         if data.startswith('{"type": "state"'):
-            if '"phase": "game"' in data or '"phase": "verdict"' in data:
+            st = json.loads(data)
+            g = st.get("game") or {}
+            if (st["phase"] == "game" and g and not any(g["your_turn"].values())) or (
+                    st["phase"] == "verdict" and g.get("role") == "witness"):
                 self.in_game.add(pid)
             else:
                 self.in_game.discard(pid)
+        elif data.startswith('{"type": "ack"'):  # they sent a message: now they wait for its reply
+            self.in_game.add(pid)
+        elif data.startswith('{"type": "message"') and '"from": "them"' in data:  # their turn (JSON text escapes quotes)
+            self.in_game.discard(pid)
 
     async def _watchdog(self) -> None:
-        """Every player in a game connected here gets the full state when nothing reached them for
-        longer than a reply is expected to take (a relay lost in an outage heals by itself)."""
+        """Every player connected here who waits for something in a game gets the full state when
+        nothing reached them for longer than a reply is expected to take (a relay lost in an outage
+        heals by itself)."""
         while True:
             await asyncio.sleep(1.0)
             now = time.monotonic()

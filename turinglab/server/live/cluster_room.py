@@ -195,7 +195,10 @@ class SharedRoom:
         try:
             await self._start_in_turn(m, gid)
         except BaseException as exc:  # noqa: BLE001 - one bad start must not stop the worker
-            log.error("starting game %s failed", gid, exc_info=exc)
+            if getattr(self.writer, "stopped", False):  # shutting down: its players start again elsewhere
+                log.warning("game %s was not started: this worker is stopping", gid)
+            else:
+                log.error("starting game %s failed", gid, exc_info=exc)
             await self._start_failed(m, gid, await self._forget(gid, m.participants))
         finally:
             self.pending.pop(gid, None)
