@@ -379,6 +379,8 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
                     continue
                 try:
                     await h.handle(p.id, raw)
+                except proto.Busy:  # back-pressure: the sender may send it again
+                    await h.send(p.id, proto.error("busy", proto.TEXTS["busy"], proto.client_id_of(raw)))
                 except Exception:  # noqa: BLE001 - keep the connection; tell the sender
                     log.exception("handling a frame from %s failed", p.id)
                     await h.send(p.id, {"type": "error", "code": "server_error", "client_id": proto.client_id_of(raw),

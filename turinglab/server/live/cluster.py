@@ -378,6 +378,14 @@ class ClusterHub(RedisOutage, Leases, SharedRoom, Hub):
 
     # ---- frames in ---------------------------------------------------------------------
     async def handle(self, pid: str, raw: str, relayed: bool = False) -> None:
+        """A frame in; `proto.Busy` when Redis is away or no pooled connection came in time (the
+        sender is told "busy, retrying", no traceback)."""
+        try:
+            await self._handle(pid, raw, relayed)
+        except (RedisError, asyncio.TimeoutError) as exc:
+            self._busy(pid, f"a frame: {type(exc).__name__}: {exc}")
+
+    async def _handle(self, pid: str, raw: str, relayed: bool) -> None:
         try:
             f = proto.parse(raw)
         except proto.BadFrame as exc:
