@@ -88,7 +88,7 @@ class ClusterHub(RedisOutage, Leases, SharedRoom, Hub):
         self.unsynced: dict[str, GameSession] = {}  # games that ended here while Redis was away
         self.bg: list[asyncio.Task] = []
         self.joined = False  # `start` is done: subscribed, loops running
-        self.busy_refused = 0  # handshakes answered "busy, retrying"
+        self.busy_refused = 0  # handshakes and frames answered "busy, retrying"
         self._busy_logged = 0.0
         self.last_out: dict[str, float] = {}  # participant -> when a frame last reached them here (monotonic)
         self.in_game: set[str] = set()  # participants connected here waiting for something in a game (watchdog)
@@ -273,12 +273,12 @@ class ClusterHub(RedisOutage, Leases, SharedRoom, Hub):
             raise
 
     def _busy(self, pid: str, why: str) -> None:
-        """Refuse a handshake with "busy, retrying"; logged in one line at most every 10 s."""
+        """Refuse a handshake or a frame with "busy, retrying"; logged in one line at most every 10 s."""
         self.busy_refused += 1
         now = time.monotonic()
         if now - self._busy_logged > 10:
             self._busy_logged = now
-            log.warning("worker %s: %d handshakes answered busy so far (last: %s)", self.me, self.busy_refused, why)
+            log.warning("worker %s: %d handshakes or frames answered busy so far (last: %s)", self.me, self.busy_refused, why)
         raise proto.Busy(why)
 
     async def _connected(self, pid: str, ws: WebSocket, first: bool) -> None:

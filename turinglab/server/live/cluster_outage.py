@@ -99,8 +99,7 @@ class RedisOutage:
             await asyncio.sleep(wait)
             ps = self.r.pubsub()
             try:
-                await asyncio.wait_for(ps.subscribe(*self._channels(),
-                                                    *(self.k(f"p:{p}") for p in self.conns if self.conns[p])), 5)
+                await asyncio.wait_for(ps.subscribe(*self._channels()), 5)
                 break
             except asyncio.CancelledError:
                 raise
