@@ -175,7 +175,8 @@ async def test_a_redis_blip_while_the_second_worker_starts_stops_no_worker(postg
         (hold / "go").touch()  # the second worker goes on with its start-up, Redis away
         time.sleep(3)
         own = start_redis(port)
-        while "joined the cluster blip late" not in log.read_text():
+        since = len(log.read_text())  # the first worker's "Redis is back" from now on (both serve then)
+        while not ("joined the cluster blip late" in log.read_text() and "Redis is back" in log.read_text()[since:]):
             assert time.monotonic() < deadline + 60 and proc.poll() is None, log.read_text()[-3000:]
             time.sleep(0.3)
         text = log.read_text()

@@ -100,6 +100,8 @@ class RedisOutage:
             ps = self.r.pubsub()
             try:
                 await asyncio.wait_for(ps.subscribe(*self._channels()), 5)
+                await asyncio.wait_for(self.r.ping(), 5)  # a subscribe may pass on a half-open connection
+                await asyncio.wait_for(ps.ping(), 5)
                 break
             except asyncio.CancelledError:
                 raise
