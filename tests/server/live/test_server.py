@@ -266,9 +266,11 @@ async def test_three_player_game(sqlite_url):
     s = study(fmt="three-player", witnesses=(ELIZA,))
     with running(s, sqlite_url) as base:
         seats, i, hseat, aseat = await three_player_opening(base)
-        await i.next("message", conv=hseat, text="hi, human here")
-        ai = await i.next("message", conv=aseat)
-        assert ai["text"]
+        shown: dict[str, dict] = {}
+        while len(shown) < 2:  # the AI's reply may come before or after the human's
+            m = await i.next("message", **{"from": "them"})
+            shown[m["conv"]] = m
+        assert shown[hseat]["text"] == "hi, human here" and shown[aseat]["text"]
         await i.send({"type": "verdict", "choice": hseat, "confidence": 60})
         st = await i.phase("reveal")
         assert st["game"]["reveal"]["correct"] is True
