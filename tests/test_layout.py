@@ -60,3 +60,16 @@ def test_the_walks_in_the_architecture_doc_name_real_functions():
     source += (root / "turinglab" / "server" / "static" / "game.js").read_text(encoding="utf-8")
     missing = sorted(n for n in names if not re.search(rf"(def|function) {n}\b", source))
     assert not missing, missing
+
+
+def test_no_file_is_too_long_and_the_game_session_stays_small():
+    """Issue 34: no module of the package over 700 lines, and `GameSession`'s class body (its parts
+    live in mixins: stored_game.py, presence.py, witness_replies.py) at most 350 lines."""
+    import ast
+
+    pkg = Path(__file__).resolve().parents[1] / "turinglab"
+    long = {str(p.relative_to(pkg)): n for p in pkg.rglob("*.py") if (n := len(p.read_text().splitlines())) > 700}
+    assert not long, f"files over 700 lines: {long}"
+    tree = ast.parse((pkg / "server" / "live" / "session.py").read_text())
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "GameSession")
+    assert cls.end_lineno - cls.lineno + 1 <= 350, cls.end_lineno - cls.lineno + 1

@@ -126,3 +126,94 @@ async def test_serve_workers_2_plays_a_game_across_both_workers(postgres_url, re
         texts = [e.payload["text"] for e in st.events(g.id) if e.type == "message"]
     assert texts == ["hello 0", "hi back 0", "hello 1", "hi back 1"]
     assert "PicklingError" not in log.read_text()
+
+
+def test_serve_without_redis_exits_2_in_one_line(postgres_url, tmp_path):
+    """Issue 43: Redis is checked once, in the parent, before any worker starts."""
+    url = f"redis://127.0.0.1:{free_port()}/0"  # nobody listens there
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TURINGLAB_SECRET": "serve-test-secret"}
+    r = subprocess.run([sys.executable, "-m", "turinglab.cli", "serve", "--db", postgres_url, "--redis", url,
+                        "--workers", "2", "--port", str(free_port()), "--no-warm-up"],
+                       env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Redis" in lines[0] and url in lines[0], r.stderr
+    assert "Started server process" not in r.stdout + r.stderr
+
+
+async def test_a_redis_blip_while_the_second_worker_starts_stops_no_worker(postgres_url, tmp_path):
+    """Issue 43: Redis killed for 3 s while the second of two workers is held in its start-up (the test
+    hook $TURINGLAB_TEST_HOLD_START): it serves as degraded and joins once Redis is back, and the first
+    worker goes on; afterwards a game is played with one player on each worker."""
+    import shutil
+
+    import redis.asyncio as aioredis
+
+    from tests.server.live.test_redis_outage import start_redis
+
+    if shutil.which("redis-server") is None:
+        pytest.skip("redis-server not installed")
+    port = free_port()
+    own = start_redis(port)
+    url = f"redis://127.0.0.1:{port}/0"
+    study = tmp_path / "study.yaml"
+    study.write_text(STUDY)
+    hold = tmp_path / "hold"
+    hold.mkdir()
+    log = tmp_path / "serve.log"
+    proc, base = start_serve(["--study", str(study), "--db", postgres_url, "--redis", url, "--workers", "2"],
+                             {"TURINGLAB_REDIS_PREFIX": "blip", "TURINGLAB_TEST_HOLD_START": str(hold)}, log)
+    players: list[WsPlayer] = []
+    r = None
+    try:
+        deadline = time.monotonic() + 60
+        while not list(hold.glob("held-*")):
+            assert time.monotonic() < deadline and proc.poll() is None, log.read_text()[-2000:]
+            time.sleep(0.1)
+        own.kill()
+        own.wait()
+        (hold / "go").touch()  # the second worker goes on with its start-up, Redis away
+        time.sleep(3)
+        own = start_redis(port)
+        since = len(log.read_text())  # the first worker's "Redis is back" from now on (both serve then)
+        while not ("joined the cluster blip late" in log.read_text() and "Redis is back" in log.read_text()[since:]):
+            assert time.monotonic() < deadline + 60 and proc.poll() is None, log.read_text()[-3000:]
+            time.sleep(0.3)
+        text = log.read_text()
+        assert "Redis is not reachable at start" in text and "failed to start" not in text, text[-3000:]
+        r = aioredis.Redis.from_url(url, decode_responses=True)
+        p = await (await WsPlayer.create(base)).connect()
+        q = await (await WsPlayer.create(base)).connect()
+        players += [p, q]
+
+        async def worker_of(x: WsPlayer) -> str | None:
+            for _ in range(100):
+                if w := await r.get(f"blip:at:{x.pid}"):
+                    return w
+                await asyncio.sleep(0.05)
+            return None
+
+        for _ in range(40):  # the kernel spreads connections: reconnect q until it is on the other worker
+            if await worker_of(p) != await worker_of(q):
+                break
+            await q.close()
+            await r.delete(f"blip:at:{q.pid}")
+            await q.connect()
+        assert await worker_of(p) != await worker_of(q), "one worker took every connection"
+        for x in (p, q):
+            await x.send({"type": "join"})
+        sp, sq = await p.phase("game", 20), await q.phase("game", 20)
+        assert sp["game"]["game_id"] == sq["game"]["game_id"]
+        inter = p if sp["game"]["role"] == "interrogator" else q
+        await inter.send({"type": "verdict", "choice": "human", "confidence": 70})
+        await p.phase("reveal", 10)
+        await q.phase("reveal", 10)
+        assert (await asyncio.to_thread(httpx.get, base + "/healthz")).json()["redis"] == "ok"
+    finally:
+        for x in players:
+            await x.close()
+        if r is not None:
+            await r.aclose()
+        stop_serve(proc)
+        own.kill()
+        own.wait()

@@ -341,13 +341,17 @@ def add_admin(app: FastAPI, password: str | None, page, message, accounts_file: 
             for c, e in cap.estimates.items()]
         cap_counts = {} if cap is None else {"deferred": cap.deferred, "reallocated": cap.reallocated,
                                              "overflowed": cap.overflowed}
+        health = hub.write_health.admin()  # the same as /healthz, with the last write's age and error
+        if hasattr(hub, "redis_ok"):
+            health["redis"] = "ok" if await hub.redis_ok() else "down"
+        health["status"] = "degraded" if hub.write_health.degraded() or health.get("redis") == "down" else "ok"
         board = await asyncio.to_thread(leaderboard_rows, games)
         acts = (await asyncio.to_thread(shown_actions, store, hub.study_id, key))[:20]
         return templates.TemplateResponse(request, "admin.html", {
             "study_name": hub.study.name, "waiting": waiting, "live": live, "studies": studies,
             "witnesses": witnesses, "human_sr": human_sr, "n_human": len(humans), "flagged": flagged,
             "n_games": len(games), "tables": TABLES, "blocked_ai": blocked_ai, "recent": recent,
-            "capacity": capacity, "cap_counts": cap_counts, **board, **status_rows(hub), "actions": acts,
+            "capacity": capacity, "cap_counts": cap_counts, **board, **status_rows(hub), "actions": acts, "health": health,
             "form_token": request.app.state.admin_form_token(request),
             "logout_token": request.app.state.admin_logout_token(request.state.admin)})
 

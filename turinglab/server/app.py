@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hmac
+import json
 import logging
 import os
 from contextlib import asynccontextmanager
@@ -338,18 +340,25 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
 
     @app.get("/healthz")
     async def healthz(request: Request) -> Response:
-        """Public: up/down and whether the database answers. No counts: how many people wait
-        would tell a lone participant whether their partner is a human (counts are on /admin)."""
+        """Public: up/down, whether the database answers, whether the last write of a game went
+        through and the disk has room, and (a cluster worker) whether Redis answers; `degraded` when
+        one of the last three is not so. No counts (how many people wait would tell a lone
+        participant whether their partner is a human) and no time of a write: those are on /admin."""
         try:
             await asyncio.to_thread(_db_ping, request.app.state.store)
         except Exception as exc:  # noqa: BLE001 - any failure means the database is down for us
             health.failed(exc)
             return JSONResponse({"ok": False, "database": "down"}, status_code=503)
         health.ok()
-        redis_ping = getattr(request.app.state.hub, "redis_ok", None)  # a cluster worker: Redis too
-        if redis_ping is not None and not await redis_ping():  # my games go on; no matching or relay
-            return JSONResponse({"ok": True, "status": "degraded", "database": "ok", "redis": "down"})
-        return JSONResponse({"ok": True, "database": "ok", **({"redis": "ok"} if redis_ping else {})})
+        hub = request.app.state.hub
+        writes = hub.write_health
+        body: dict[str, Any] = {"ok": True, "database": "ok", **writes.public()}
+        redis_ping = getattr(hub, "redis_ok", None)  # a cluster worker: Redis too
+        if redis_ping is not None:  # away: my games go on; no matching or relay
+            body["redis"] = "ok" if await redis_ping() else "down"
+        if writes.degraded() or body.get("redis") == "down":
+            body["status"] = "degraded"
+        return JSONResponse(body)
 
     @app.websocket("/ws/{token}")
     async def ws(websocket: WebSocket, token: str) -> None:
@@ -363,7 +372,13 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
             await websocket.close(code=4404, reason="unknown participant link")
             return
         await websocket.accept()
-        await h.connect(p.id, websocket)
+        try:
+            await h.connect(p.id, websocket)
+        except proto.Busy:  # back-pressure: the browser reconnects after the close (1013: try again later)
+            with contextlib.suppress(Exception):
+                await websocket.send_text(json.dumps(proto.error("busy", proto.TEXTS["busy"])))
+                await websocket.close(code=1013, reason="busy, retrying")
+            return
         bucket = h.buckets.setdefault(p.id, TokenBucket(RATE_BURST, RATE_PER_S))
         try:
             while True:
@@ -379,6 +394,8 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
                     continue
                 try:
                     await h.handle(p.id, raw)
+                except proto.Busy:  # back-pressure: the sender may send it again
+                    await h.send(p.id, proto.error("busy", proto.TEXTS["busy"], proto.client_id_of(raw)))
                 except Exception:  # noqa: BLE001 - keep the connection; tell the sender
                     log.exception("handling a frame from %s failed", p.id)
                     await h.send(p.id, {"type": "error", "code": "server_error", "client_id": proto.client_id_of(raw),

@@ -110,3 +110,62 @@ async def returning(store: Store, prolific_pid: str, cookie: str | None, study: 
     if study is not None and mine.study not in (None, study):
         return None
     return mine.id if mine.prolific_pid == prolific_pid else None
+
+
+DISK_FULL = ("no space left", "disk is full", "disk full", "enospc", "could not extend file", "quota exceeded")
+
+
+class WriteHealth:
+    """The outcome of the last write of a live game, for /healthz and /admin (issue 43): a write
+    that failed, or a full disk (said by the failure, or an SQLite file's disk with under 1 MiB
+    free), makes the server `degraded`. /healthz shows no time of a successful write: when a game
+    writes tells what writes it (a human witness's held reply is written before it shows)."""
+
+    def __init__(self, db_url: str = "") -> None:
+        self.ok: bool | None = None  # None: nothing written yet
+        self.at = 0.0  # time.monotonic() of the last write
+        self.failed_since: float | None = None  # the first failure of the current run of failures
+        self.error = ""
+        self.folder = None
+        if db_url.startswith("sqlite:///") and ":memory:" not in db_url:
+            from pathlib import Path
+
+            self.folder = Path(db_url.removeprefix("sqlite:///")).resolve().parent
+
+    def wrote(self, exc: BaseException | None = None) -> None:
+        self.at = time.monotonic()
+        self.ok = exc is None
+        if exc is None:
+            self.failed_since, self.error = None, ""
+            return
+        self.error = " ".join(str(exc).split())[:300] or type(exc).__name__
+        if self.failed_since is None:
+            self.failed_since = self.at
+
+    def disk_full(self) -> bool:
+        if self.ok is False and any(w in self.error.lower() for w in DISK_FULL):
+            return True
+        if self.folder is not None:
+            import shutil
+
+            try:
+                return shutil.disk_usage(self.folder).free < 2**20
+            except OSError:
+                return False
+        return False
+
+    def public(self) -> dict:
+        """For /healthz: the outcome, and how long writes have been failing (never when one succeeded)."""
+        out: dict = {"writes": {None: "none", True: "ok", False: "failed"}[self.ok],
+                     "disk": "full" if self.disk_full() else "ok"}
+        if self.failed_since is not None:
+            out["failing_for_s"] = round(time.monotonic() - self.failed_since, 1)
+        return out
+
+    def degraded(self) -> bool:
+        return self.ok is False or self.disk_full()
+
+    def admin(self) -> dict:
+        """For /admin (researchers): also the last write's age and error."""
+        return {**self.public(), "last_write_age_s": None if self.ok is None else round(time.monotonic() - self.at, 1),
+                "error": self.error}

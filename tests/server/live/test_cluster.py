@@ -104,7 +104,7 @@ def test_a_person_is_claimed_once_under_races(redis_url):
 
     import redis
 
-    from turinglab.server.live.cluster import CLAIM
+    from turinglab.server.live.cluster_redis import CLAIM
 
     r = redis.Redis.from_url(redis_url, decode_responses=True)
     pre = prefix()
@@ -230,7 +230,7 @@ def test_an_ended_game_is_never_taken_over_nor_renewed(redis_url):
     began before it ended; an unheld open game is taken, a held one is not."""
     import redis
 
-    from turinglab.server.live.cluster import ENDED_MS, RENEW, TAKE
+    from turinglab.server.live.cluster_redis import ENDED_MS, RENEW, TAKE
 
     pre = prefix()
     r = redis.Redis.from_url(redis_url, decode_responses=True)
@@ -276,3 +276,44 @@ async def test_a_game_that_never_started_is_not_leased_again_nor_taken_over_twic
         assert lost == [] and await hub.r.get(f"{pre}:lease:gX") is None
         assert not await hub.r.sismember(f"{pre}:games", "gX")
         assert await hub.take(keys=[f"{pre}:games"], args=[hub.me, 4000, pre]) == []
+
+
+async def test_a_player_whose_relay_was_lost_gets_the_state_again(postgres_url, redis_url):
+    """Issue 43: the owner believes nobody else listens to the witness (`local_only`, as after a publish
+    that reached no subscriber during an outage), so the interrogator's message is not relayed. The
+    witness's own worker notices the silence (watchdog, longer than the expected reply time) and asks
+    for the state, which carries the message; with the watchdog slow, the owner's re-check of its
+    local-only players (PUBSUB NUMSUB, every 5 s) heals it too."""
+    s = Study(name="cl-heal", rules=RULES, allocation=Allocation(human_ratio=1.0))
+    a1, a2 = apps(s, postgres_url, redis_url, human_timing=FAST)
+    with serve_in_thread(a1) as b1, serve_in_thread(a2) as b2:
+        p = await (await WsPlayer.create(b1)).connect()
+        q = await (await WsPlayer.create(b2)).connect()
+        for x in (p, q):
+            await x.send({"type": "join"})
+        sp, sq = await p.phase("game"), await q.phase("game")
+        inter, wit = (p, q) if sp["game"]["role"] == "interrogator" else (q, p)
+        owner = next(a.state.hub for a in (a1, a2) if sp["game"]["game_id"] in a.state.hub.live)
+        other = next(a.state.hub for a in (a1, a2) if a.state.hub is not owner)
+        assert inter.pid in owner.session_of and wit.pid not in other.session_of
+        rechecks = owner._recheck_local_only
+
+        async def no_recheck() -> None:
+            return None
+        for k, (wait_s, recheck) in enumerate([(1.0, no_recheck), (600.0, rechecks)]):
+            other.reply_wait_s = wait_s
+            owner._recheck_local_only = recheck
+            owner.local_only.add(wit.pid)  # the relay to the witness is lost
+            t0 = time.monotonic()
+            await inter.send({"type": "message", "conv": "A", "text": f"lost {k}", "client_id": f"q{k}"})
+            await inter.next("ack", client_id=f"q{k}")
+            while True:  # the states until one carries the message
+                st = await wit.next("state", timeout=max(0.1, t0 + 8 - time.monotonic()), phase="game")
+                if f"lost {k}" in [m["text"] for m in st["game"]["messages"]]:
+                    break
+            healed = time.monotonic() - t0
+            assert healed < (3.0 if k == 0 else 8.0), healed
+            await wit.send({"type": "message", "text": f"found {k}", "client_id": f"w{k}"})
+            await inter.next("message", text=f"found {k}")
+        for x in (p, q):
+            await x.close()

@@ -1,7 +1,8 @@
-"""Redis lost mid-games (issue 23): two real `turinglab serve --redis` workers share PostgreSQL and a
-Redis of this test's own, which is killed for a while and started again in the middle of about
-50 games (80 players). /healthz answers within 2 s throughout (`degraded` meanwhile), every
-acknowledged message is stored, every game finishes."""
+"""Redis lost mid-games (issues 23, 43): two real `turinglab serve --redis` workers share PostgreSQL and
+a Redis of this test's own, which is killed for 3 s, 30 s or 120 s and started again empty (every key
+lost), or flushed (FLUSHALL) while it stays up, in the middle of about 50 games (80 players, half on
+each worker). /healthz answers within 2 s throughout (`degraded` meanwhile), every acknowledged
+message is stored, and every game ends by its verdict (the bots play each game on after Redis is back)."""
 
 from __future__ import annotations
 
@@ -47,7 +48,8 @@ def own_redis():
         box["proc"].wait()
 
 
-async def outage(postgres_url, own_redis, tmp_path, down_s: float, people: int) -> None:
+async def outage(postgres_url, own_redis, tmp_path, down_s: float, people: int, flush: bool = False) -> None:
+    """`down_s` seconds without Redis, then an empty Redis; `flush`: FLUSHALL instead, Redis staying up."""
     from turinglab.store.api import Store
 
     study = tmp_path / "outage.yaml"
@@ -81,11 +83,16 @@ async def outage(postgres_url, own_redis, tmp_path, down_s: float, people: int) 
         while sum(1 for bot in bots if bot.acked) < people // 3 and time.monotonic() - t0 < 60:
             await asyncio.sleep(0.2)
         in_flight = sum(1 for bot in bots if bot.gid and bot.reveal is None)
-        own_redis["proc"].kill()  # Redis lost
-        own_redis["proc"].wait()
         killed = time.monotonic()
-        await asyncio.sleep(down_s)
-        own_redis["proc"] = start_redis(own_redis["port"])  # back, empty
+        if flush:  # every key lost, the subscriptions kept
+            import redis
+
+            redis.Redis(port=own_redis["port"]).flushall()
+        else:
+            own_redis["proc"].kill()  # Redis lost
+            own_redis["proc"].wait()
+            await asyncio.sleep(down_s)
+            own_redis["proc"] = start_redis(own_redis["port"])  # back, empty
         back = time.monotonic()
         await asyncio.wait(tasks, timeout=max(1.0, deadline - time.monotonic()))
         stop.set()
@@ -105,10 +112,11 @@ async def outage(postgres_url, own_redis, tmp_path, down_s: float, people: int) 
     slowest = max(h[2] for h in health)
     assert slowest < 2.0, sorted(health, key=lambda h: -h[2])[:5]
     during = [h for h in health if killed + 0.5 < h[0] < back]
-    assert during and all(h[3] == "degraded" for h in during), during[:6]
+    assert flush or (during and all(h[3] == "degraded" for h in during)), during[:6]
     assert all(h[3] == "ok" for h in health if h[0] > back + 15), [h for h in health if h[0] > back + 15][:6]
     logs = (tmp_path / "a.log").read_text() + (tmp_path / "b.log").read_text()
-    assert logs.count("Redis is back") >= 2, logs[-3000:]
+    healed = "Redis lost its keys" if flush else "Redis is back"
+    assert logs.count(healed) >= 2, logs[-3000:]
     with Store(postgres_url) as st:
         games = {g.id: g for g in st.games()}
         stored = {gid: st.events(gid) for gid in games}
@@ -118,7 +126,7 @@ async def outage(postgres_url, own_redis, tmp_path, down_s: float, people: int) 
             assert text in texts, (bot.pid, text)
             assert [e.payload.get("text") for e in stored[bot.gid] if e.type == "message"].count(text) <= 1
     assert all(g.end_reason == "verdict" for g in games.values()), [g.end_reason for g in games.values()]
-    print(f"{down_s:g} s outage: {len(games)} games, {in_flight} players in a game at the kill, "
+    print(f"{'FLUSHALL' if flush else f'{down_s:g} s outage'}: {len(games)} games, {in_flight} players in a game at the kill, "
           f"slowest /healthz {slowest:.2f} s")
 
 
@@ -126,6 +134,17 @@ async def test_a_3_s_redis_outage_mid_games_loses_nothing(postgres_url, own_redi
     await outage(postgres_url, own_redis, tmp_path, down_s=3.0, people=80)
 
 
+async def test_redis_losing_every_key_mid_games_loses_nothing(postgres_url, own_redis, tmp_path):
+    """FLUSHALL with Redis up: no outage to notice; each worker sees its mark gone and rebuilds."""
+    await outage(postgres_url, own_redis, tmp_path, down_s=0.0, people=80, flush=True)
+
+
 @pytest.mark.slow
 async def test_a_30_s_redis_outage_mid_games_loses_nothing(postgres_url, own_redis, tmp_path):
     await outage(postgres_url, own_redis, tmp_path, down_s=30.0, people=80)
+
+
+@pytest.mark.slow
+async def test_a_120_s_redis_outage_mid_games_loses_nothing(postgres_url, own_redis, tmp_path):
+    """Longer than a game's designed chat time is long: games close and their verdicts wait for Redis."""
+    await outage(postgres_url, own_redis, tmp_path, down_s=120.0, people=80)

@@ -266,11 +266,11 @@ async def test_three_player_game(sqlite_url):
     s = study(fmt="three-player", witnesses=(ELIZA,))
     with running(s, sqlite_url) as base:
         seats, i, hseat, aseat = await three_player_opening(base)
-        got = {}  # the AI's reply may come before or after the person's: read both in either order
-        while len(got) < 2:
-            f = await i.next("message")
-            got[f["conv"]] = f["text"]
-        assert got[hseat] == "hi, human here" and got[aseat]
+        shown: dict[str, dict] = {}
+        while len(shown) < 2:  # the AI's reply may come before or after the human's
+            m = await i.next("message", **{"from": "them"})
+            shown[m["conv"]] = m
+        assert shown[hseat]["text"] == "hi, human here" and shown[aseat]["text"]
         await i.send({"type": "verdict", "choice": hseat, "confidence": 60})
         st = await i.phase("reveal")
         assert st["game"]["reveal"]["correct"] is True
@@ -715,7 +715,7 @@ async def test_healthz_is_up_down_only_and_checks_the_database(sqlite_url, tmp_p
             await p.send({"type": "join"})
             await p.phase("waiting")
             r = await c.get("/healthz")
-            assert r.status_code == 200 and r.json() == empty == {"ok": True, "database": "ok"}
+            assert r.status_code == 200 and r.json() == empty == {"ok": True, "database": "ok", "writes": "none", "disk": "ok"}
             assert "Waiting room (1)" in (await c.get("/admin", auth=AdminLogin("pw"))).text
             real = app.state.store
             app.state.store = SimpleNamespace(engine=create_engine(f"sqlite:///{tmp_path}/no/such/dir/x.db"))

@@ -41,6 +41,7 @@ class Host(Protocol):
 
     study: Any  # turinglab.game.config.Study: its rules
     writer: Any  # Writer or PgWriter: append / run, in game order
+    write_health: Any  # guards.WriteHealth: each commit's outcome (/healthz, /admin)
     filter: Any  # ContentFilter
     room: Any  # WaitingRoom: Thompson tallies and the AI witnesses' capacity
     human_timing: Any  # Timing | None: the human witnesses' designed delay ("equalised")

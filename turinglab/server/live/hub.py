@@ -28,6 +28,7 @@ from turinglab.matchmaking.capacity import Capacity, Estimate, shortest_delay_s
 from turinglab.server.live import protocol as proto
 from turinglab.witnesses.ai_seat import ElizaFallback, load_average
 from turinglab.server.content_filter import ComposedFilter
+from turinglab.server.guards import WriteHealth
 from turinglab.server.live.host import SeatInfo, StoreAway
 from turinglab.server.live.recruitment import Recruitment
 from turinglab.server.live.session import GameSession
@@ -149,6 +150,7 @@ class Hub:
             self.writer: Writer | PgWriter = Writer(store.url, writers or 1)
         else:  # group commit on the event loop, over async connections
             self.writer = PgWriter(store.url, writers or 1)
+        self.write_health = WriteHealth(store.url)  # the last write's outcome (/healthz, /admin)
         self.wake = asyncio.Event()
         self.task = asyncio.create_task(self._matchmaker())
         self._lone_tasks: set[asyncio.Task] = set()

@@ -196,4 +196,10 @@ TEXTS = {
                           "Your last action was not saved: please wait a moment and try again."),
     "client_id_reused": "This message id was already used for another message: reload the page and send it again.",
     "start_failed": "The game could not be started. Please press \"Find a game\" again.",
+    "busy": "busy, retrying: the server is catching up. Wait a moment; a message comes back to its box to send again.",
 }
+
+
+class Busy(Exception):
+    """The server cannot take this connection now (its Redis pool is exhausted, Redis is away, or the
+    worker is still joining its cluster): the client gets `error/busy` and a close it retries."""

@@ -45,7 +45,9 @@ class StoredGame:
             return
         try:
             await self.hub.writer.append(self.id, events)
+            self.hub.write_health.wrote()
         except Exception as exc:  # noqa: BLE001 - any failed write: undo, tell the players, retry later
+            self.hub.write_health.wrote(exc)
             kept = len(self.game.log) - len(events)
             assert self.game.log[kept:] == events, "a commit is always the tail of the log"
             if kept == 0:  # the game's start: it fails as a whole
