@@ -10,7 +10,7 @@ import hashlib
 import json
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 Format = Literal["two-player", "three-player"]
 WitnessKind = Literal["eliza", "llm", "local"]
@@ -229,6 +229,16 @@ class Study(_Strict):
     pass_decisions: Literal["holm", "per-witness"] | None = None
     stop_after: StopAfter | None = None  # quotas (issue 27)
     prolific: Prolific | None = None  # completion codes per outcome, repeat participants, bonuses (issue 27)
+    # the participant pages' language, a BCP 47 tag with a message catalogue (issue 39): pages, dates,
+    # numbers, the LLM witnesses' chat language and the content filter's word lists; ELIZA stays English
+    language: str = "en"
+
+    @field_validator("language")
+    @classmethod
+    def _known_language(cls, v: str) -> str:
+        from turinglab.i18n import check_language
+
+        return check_language(v)
 
     def completion_link(self, outcome: str) -> str | None:
         """Where a participant goes when their part ends with `outcome` (None: nowhere, a thank-you):
@@ -293,6 +303,8 @@ def canonical_json(study: BaseModel) -> str:
     for key in ("pass_decisions", "stop_after", "prolific"):  # unset: the hash of studies written before the key
         if key in data and data[key] is None:
             data.pop(key)
+    if data.get("language") == "en":  # English, the default: the hash of studies written before languages
+        data.pop("language")
     rules = data.get("rules")
     if isinstance(rules, dict) and rules.get("belief_tracking") is False:  # off: the hash of studies written before it
         rules.pop("belief_tracking")
