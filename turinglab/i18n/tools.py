@@ -13,7 +13,8 @@ ROOT = LOCALE_DIR.parents[1]  # the checkout: babel.cfg's paths start here
 CFG = ROOT / "babel.cfg"
 POT = LOCALE_DIR / f"{DOMAIN}.pot"
 KEYWORDS = {"_": None, "gettext": None, "ngettext": (1, 2), "pgettext": ((1, "c"), 2),
-            "N_": None, "NP_": ((1, "c"), 2), "t": None}
+            "N_": None, "NP_": ((1, "c"), 2)}
+JS_KEYWORDS = {"t": None}  # game.js, judge.js (in Python `t` is often a variable)
 PLACEHOLDER = re.compile(r"%\(\w+\)s|\{\w+\}")
 
 
@@ -32,10 +33,12 @@ def extract():  # noqa: ANN201 - a babel Catalog
     with CFG.open() as f:
         method_map, options_map = parse_mapping_cfg(f, str(CFG))
     cat = Catalog(project="turinglab", charset="utf-8", fuzzy=False)
-    for filename, lineno, message, comments, context in extract_from_dir(
-            str(ROOT), method_map, options_map, keywords=KEYWORDS, comment_tags=("TRANSLATORS:",),
-            strip_comment_tags=True):
-        cat.add(message, None, [(filename, lineno)], auto_comments=comments, context=context)
+    for js in (False, True):
+        methods = [(pattern, m) for pattern, m in method_map if (m == "javascript") == js]
+        for filename, lineno, message, comments, context in extract_from_dir(
+                str(ROOT), methods, options_map, keywords=JS_KEYWORDS if js else KEYWORDS,
+                comment_tags=("TRANSLATORS:",), strip_comment_tags=True):
+            cat.add(message, None, [(filename, lineno)], auto_comments=comments, context=context)
     return cat
 
 
