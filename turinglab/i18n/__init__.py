@@ -156,3 +156,21 @@ def language_name(lang: str | None, in_lang: str = SOURCE) -> str:
     from babel import Locale
 
     return Locale.parse(babel_locale(lang)).get_display_name(in_lang) or str(lang)
+
+
+def admin_notes(lang: str | None, witnesses: Any = (), filter_lists: str | None = None) -> list[str]:
+    """What /admin says about a study's language: the pages' language, the content filter's lists,
+    and that ELIZA answers in English whatever the study's language (its DOCTOR script is English)."""
+    lang = lang or SOURCE
+    notes = [f"Participant pages: {language_name(lang)} ({lang})."]
+    if filter_lists:
+        notes.append(f"Content filter {filter_lists}.")
+    if lang.split("-")[0] != SOURCE:
+        elizas = [w.codename for w in witnesses if getattr(w, "kind", None) == "eliza" and not getattr(w, "script", None)]
+        if elizas:
+            notes.append(f"ELIZA ({', '.join(elizas)}) answers in English: the shipped DOCTOR script is English "
+                         "only (docs/i18n.md says how to give it a script in the study's language).")
+        llms = [w.codename for w in witnesses if getattr(w, "kind", None) in ("llm", "local")]
+        if llms:
+            notes.append(f"LLM witnesses ({', '.join(llms)}) are told to chat in {language_name(lang)}.")
+    return notes

@@ -21,6 +21,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, Response
 
 from turinglab.game.events import MESSAGE
+from turinglab.i18n import admin_notes
 from turinglab.store.api import Store, UnknownId
 
 log = logging.getLogger("turinglab.server")
@@ -308,7 +309,8 @@ def add_admin(app: FastAPI, password: str | None, page, message, accounts_file: 
             "witnesses": witnesses, "human_sr": human_sr, "n_human": len(humans), "flagged": flagged,
             "n_games": len(games), "tables": TABLES, "blocked_ai": blocked_ai, "recent": recent,
             "capacity": capacity, "cap_counts": cap_counts, **board, **status_rows(hub), "actions": acts,
-            "form_token": request.app.state.admin_form_token(request)})
+            "form_token": request.app.state.admin_form_token(request),
+            "language_notes": admin_notes(hub.study.language, hub.study.witnesses, getattr(hub.filter, "lists", None))})
 
     @app.get("/admin/game/{game_id}", response_class=HTMLResponse)
     @guarded(guard)

@@ -123,7 +123,7 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
     async def lifespan(app: FastAPI):
         app.state.hub = hub_class(study, store, clock=clock, rng_seed=rng_seed, human_timing=human_timing,
                             witness_factory=witness_factory,
-                            content_filter=ContentFilter(study.content_filter, hook=moderation),
+                            content_filter=ContentFilter(study.content_filter, hook=moderation, language=study.language),
                             demo=demo,
                             waiting_grace_s=waiting_grace_s, initial_ai_wait_s=initial_ai_wait_s,
                             study_id=study_id, admin_poll_s=admin_poll_s, **hub_kw)

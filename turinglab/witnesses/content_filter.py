@@ -21,6 +21,19 @@ def load_words(path: Path = DEFAULT_LIST) -> list[str]:
     return [w.strip().lower() for w in lines if w.strip() and not w.lstrip().startswith("#")]
 
 
+def lists_for(language: str = "en") -> tuple[list[Path], str]:
+    """The shipped word lists of a study's language (English always, plus `blocked_words.<lang>.txt`)
+    and one line that says which are active; a language without a list falls back to English alone."""
+    lang = language.split("-")[0].lower()
+    own = DEFAULT_LIST.with_name(f"blocked_words.{lang}.txt")
+    if lang == "en":
+        return [DEFAULT_LIST], "word lists: English"
+    if own.is_file():
+        return [DEFAULT_LIST, own], f"word lists: English and {lang}"
+    return [DEFAULT_LIST], (f"word lists: English only (no shipped list for {lang!r}: add its words with the "
+                            "study's content_filter, or a moderation hook)")
+
+
 # After `textnorm.key_of`: letters a digit or symbol may still stand for (ambiguous ones)
 _LETTER = {"i": "i1l!|", "l": "l1i!|", "a": "a4@", "e": "e3", "o": "o0", "s": "s5$", "t": "t7+", "g": "g9",
            "b": "b8", "u": "uv"}
@@ -44,8 +57,10 @@ def _pattern(word: str) -> str:
 
 
 class ContentFilter:
-    def __init__(self, words: Iterable[str] = (), hook: ModerationHook | None = None, use_default: bool = True):
-        all_words = (load_words() if use_default else []) + [w.lower() for w in words if w.strip()]
+    def __init__(self, words: Iterable[str] = (), hook: ModerationHook | None = None, use_default: bool = True,
+                 language: str = "en"):
+        paths, self.lists = lists_for(language) if use_default else ([], "word lists: the study's own words only")
+        all_words = [w for p in paths for w in load_words(p)] + [w.lower() for w in words if w.strip()]
         self.words = sorted(set(all_words))
         self.hook = hook
         self._words = [(w, re.compile(_pattern(w))) for w in self.words if key_of(w).strip()]
