@@ -39,6 +39,10 @@
     // a new screen: keyboard focus goes to its heading, so the next Tab is inside it
     const h = was && was.id !== id ? document.querySelector("#" + id + " h1, #" + id + " h2") : null;
     if (h && id !== "s-game") { h.tabIndex = -1; h.focus({ preventScroll: true }); }
+    if (was && was.id !== id && id === "s-game") {  // into the chat: the message box of the open conversation
+      const box = document.querySelector(".conv.active textarea") || document.querySelector(".conv textarea");
+      if (box) box.focus({ preventScroll: true });
+    }
     document.body.classList.toggle("in-chat", id === "s-game");  // the chat fills the screen
     fit();
     if (id !== "s-game" && $("report-dialog").open) $("report-dialog").close();
