@@ -203,6 +203,7 @@
       : t("You are a witness. Convince the interrogator that you are human.");
     $("btn-verdict").hidden = g.role !== "interrogator";
     const box = $("convs");
+    const had = document.activeElement && document.activeElement.closest(".conv textarea") ? document.activeElement.closest(".conv").dataset.conv : null;
     box.replaceChildren();
     box.classList.toggle("two", g.convs.length > 1);
     $("s-game").classList.toggle("two", g.convs.length > 1);
@@ -251,6 +252,7 @@
         const b = addMessage({ conv: c, from: "you", text: m.text }); b.dataset.cid = m.client_id;
       }
       updateCompose(c);
+      if (had === c) ta.focus({ preventScroll: true });  // a rebuilt chat keeps the keyboard where it was
     }
     updateBelief(false);
   }
