@@ -20,7 +20,7 @@ from typing import Any
 LOCALE_DIR = Path(__file__).resolve().parents[1] / "locale"
 DOMAIN = "messages"
 SOURCE = "en"
-JS_SOURCES = (".js", "protocol.py")  # messages that game.js / judge.js look up in the page's JSON catalogue
+JS_SOURCES = (".js", "protocol.py", "view.py")  # messages that game.js / judge.js look up in the page's JSON catalogue
 
 
 def N_(message: str) -> str:  # noqa: N802 - the usual gettext name

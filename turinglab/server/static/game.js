@@ -432,7 +432,9 @@
   function whichAI(body, seat, who) {
     if (seat.kind !== "ai" || !seat.witness) return;
     const p = el("p", "which-ai", t("{who}: ", { who: who }));
-    p.append(el("b", "", seat.witness), document.createTextNode(seat.about ? " (" + seat.about + ")" : ""));
+    const lookup = t, model = /^language model (.+)$/.exec(seat.about || "");
+    const about = model ? t("language model {model}", { model: model[1] }) : lookup(seat.about || "");
+    p.append(el("b", "", seat.witness), document.createTextNode(about ? " (" + about + ")" : ""));
     body.append(p);
   }
   // the reveal in the participant's own terms: no seat letters they never saw
