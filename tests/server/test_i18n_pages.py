@@ -177,3 +177,23 @@ def test_every_judge_page_takes_its_text_from_the_catalogue(task, pseudo, sqlite
                 assert leftover(r.text, allowed + ["A", "B"]) == "", (task, name)
             assert f'<html lang="{PSEUDO}">' in r.text
     assert {"landing", "consent", "item 0", "incomplete 0", "feedback", "item 1", "survey", "done"} <= set(pages)
+
+
+async def test_admin_says_the_language_the_filter_lists_and_that_eliza_stays_english(sqlite_url):
+    import httpx
+
+    from turinglab.game.config import Timing, WitnessSpec
+    from turinglab.server.testing import AdminLogin, serve_in_thread
+
+    eliza = WitnessSpec(codename="Eliza", kind="eliza", fallback=None, timing=Timing(base_s=0.2))
+    for lang, says, not_said in (("de", ["Participant pages: German (de).", "word lists: English and de",
+                                         "ELIZA (Eliza) answers in English"], []),
+                                 ("en", ["Participant pages: English (en)."], ["ELIZA (Eliza) answers in English"])):
+        app = create_app(Study(name=f"admin-{lang}", language=lang, witnesses=(eliza,)), sqlite_url, admin_password="pw")
+        with serve_in_thread(app) as base:
+            async with httpx.AsyncClient(base_url=base) as c:
+                admin = (await c.get("/admin", auth=AdminLogin("pw"))).text
+                page = (await c.get("/")).text
+        note = re.search(r'<p class="small" id="language">(.*?)</p>', admin, re.S).group(1)
+        assert all(s in note for s in says) and not any(s in note for s in not_said), note
+        assert "ELIZA" not in page and "answers in English" not in page  # participants are not told
