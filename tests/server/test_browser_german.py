@@ -13,7 +13,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parents[1]))
-from a11y_helpers import DESKTOP, PHONE, RECORD_ANNOUNCEMENTS, said  # noqa: E402
+from a11y_helpers import DESKTOP, PHONE, RECORD_ANNOUNCEMENTS, axe_violations, said  # noqa: E402
 from static_judge_data import chromium_on, make_study, submit_item  # noqa: E402
 
 from turinglab.game.config import Allocation, Rules, Study, Timing, WitnessSpec  # noqa: E402
@@ -90,6 +90,7 @@ async def test_a_german_study_plays_in_german_from_start_to_end(chromium_path, s
 
             async def step(name: str) -> None:
                 await read_german(page, name)
+                assert await axe_violations(page) == [], name  # longer German text: still WCAG AA
                 checked.append(f"{name} @{vp['width']}")
 
             await page.goto(base + "/")

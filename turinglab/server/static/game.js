@@ -162,7 +162,7 @@
   };
   function errorText(f) {
     const lookup = t, own = lookup(f.message || "");
-    if (own !== (f.message || "") || lang === "en" || !lang) return own || t("That did not work; please try again.");
+    if (own !== (f.message || "") || !lang || lang.split("-")[0] === "en") return own || t("That did not work; please try again.");
     return ERRORS[f.code] || t("That did not work; please try again.");
   }
 
