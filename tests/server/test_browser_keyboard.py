@@ -22,6 +22,9 @@ from turinglab.store.api import Store  # noqa: E402
 pytestmark = pytest.mark.browser
 FAST = Timing(base_s=0.2, s_per_char=0.005, gamma_shape=2.0, gamma_scale=0.05)
 ELIZA = WitnessSpec(codename="Eliza", kind="eliza", fallback=None, timing=FAST)
+# replies at least 2.5 s after the question: a second message sent at once is refused, however busy the machine
+SLOW = Timing(base_s=2.5, s_per_char=0.005, gamma_shape=2.0, gamma_scale=0.05)
+ELIZA_SLOW = WitnessSpec(codename="Eliza", kind="eliza", fallback=None, timing=SLOW)
 
 
 async def keyboard_page(browser, viewport=DESKTOP):  # noqa: ANN201
@@ -49,9 +52,10 @@ async def to_instructions(page, base: str) -> None:
 
 
 async def test_keyboard_only_game_against_eliza_announces_what_the_page_shows(chromium_path, sqlite_url):
-    s = Study(name="kb-two", witnesses=(ELIZA,), rules=Rules(time_limit_s=63, typing_min_s=0.1, typing_jitter_s=0.2),
+    s = Study(name="kb-two", witnesses=(ELIZA_SLOW,), rules=Rules(time_limit_s=63, typing_min_s=0.1, typing_jitter_s=0.2),
               allocation=Allocation(human_ratio=0.0, ai_fallback_mean_s=1.0, ai_fallback_noise_sigma=0.01))
-    app = create_app(s, sqlite_url, rng_seed=5, human_timing=FAST, initial_ai_wait_s=0.3, admin_password="pw")
+    # the AI game starts 5 s after joining: time to leave the waiting room by keyboard at the end
+    app = create_app(s, sqlite_url, rng_seed=5, human_timing=FAST, initial_ai_wait_s=5, admin_password="pw")
     async with chromium_on(app, chromium_path) as (browser, base):
         page = await keyboard_page(browser)
         await to_instructions(page, base)

@@ -577,4 +577,5 @@ def add_static_admin(app: FastAPI, password: str | None, message, accounts_file:
         return templates.TemplateResponse(request, "admin_static.html", {
             "study_name": info.study.display_name or info.name, "info": info, "n_items": len(items),
             "n_trials": len(trials), "phases": dict(phases), "judges": judges, "agents": agents,
-            "n_sessions": len(sessions), "n_complete": sum(1 for s in sessions if s.completed_ms)})
+            "n_sessions": len(sessions), "n_complete": sum(1 for s in sessions if s.completed_ms),
+            "language_notes": i18n.admin_notes(info.study.language)})
