@@ -117,7 +117,10 @@
       st.game.typing = st.game.typing.filter((c) => c !== f.conv);
       if (f.from !== "you") st.game.your_turn[f.conv] = true;
       addMessage(f); setTyping(f.conv, false); updateCompose(f.conv);
-      if (f.from !== "you") say(t("{who}: {text}", { who: convTitle(st.game, f.conv), text: f.text }));
+      if (f.from !== "you") {  // read out as shown: a conversation behind a tab (phone) only says it has news
+        const pane = document.querySelector('.conv[data-conv="' + f.conv + '"]'), who = convTitle(st.game, f.conv);
+        say(pane && pane.checkVisibility() ? t("{who}: {text}", { who: who, text: f.text }) : t("New message from {who}", { who: who }));
+      }
       if (f.from !== "you" && f.conv !== activeConv) markUnread(f.conv, 1);
       if (f.from !== "you") updateBelief(true);
     } else if (f.type === "ack") {
