@@ -32,7 +32,11 @@ def extract():  # noqa: ANN201 - a babel Catalog
         raise I18nError(f"{CFG} not found: run extract from a checkout of turinglab (an installed copy has no sources to scan)")
     with CFG.open() as f:
         method_map, options_map = parse_mapping_cfg(f, str(CFG))
-    cat = Catalog(project="turinglab", charset="utf-8", fuzzy=False)
+    from turinglab import __version__
+
+    cat = Catalog(project="turinglab", version=__version__, copyright_holder="the turinglab contributors",
+                  msgid_bugs_address="the turinglab issue tracker", charset="utf-8", fuzzy=False,
+                  header_comment="# The participant pages' messages of turinglab (turinglab i18n extract).")
     for js in (False, True):
         methods = [(pattern, m) for pattern, m in method_map if (m == "javascript") == js]
         for filename, lineno, message, comments, context in extract_from_dir(
@@ -47,7 +51,8 @@ def write(cat, path: Path) -> None:  # noqa: ANN001
 
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("wb") as f:
-        write_po(f, cat, width=100, omit_header=False, ignore_obsolete=True, include_previous=False)
+        write_po(f, cat, width=100, omit_header=False, ignore_obsolete=True, include_previous=False,
+                 include_lineno=False)  # file names only: a line moved elsewhere changes no catalogue
 
 
 def read(path: Path, locale: str | None = None):  # noqa: ANN201
