@@ -1,7 +1,7 @@
-"""A German study end to end in Chromium (issue 39): every page a participant sees, live and static,
-is compared with the German catalogue: once every German message is taken out of the page's text
-(and the chat's own messages, which are the players'), no word is left; the attributes read out
-(placeholders, labels) are German messages too, and so is every live-region announcement."""
+"""A German study end to end in Chromium (issue 39): every page a participant sees, live and static
+(static in Spanish too), is compared with the catalogue: once every message of it is taken out of the
+page's text (and the chat's own messages, which are the players'), no word is left; the attributes
+read out (placeholders, labels) are messages too, and so is every live-region announcement."""
 
 from __future__ import annotations
 
@@ -41,12 +41,12 @@ PAGE_TEXT = """(hide) => {
 }"""
 
 
-def german_patterns() -> list[re.Pattern]:
-    """Each German message as a pattern: placeholders and a tag's content match anything, tags go,
+def catalogue_patterns(lang: str = "de") -> list[re.Pattern]:
+    """Each message of the `lang` catalogue as a pattern: placeholders and a tag's content match anything, tags go,
     spaces are any space; longest first. Messages of placeholders alone ("{who}: {text}") are left
     out: they would match any text."""
     out = []
-    for m in tools.read(tools.LOCALE_DIR / "de" / "LC_MESSAGES" / "messages.po"):
+    for m in tools.read(tools.LOCALE_DIR / lang / "LC_MESSAGES" / "messages.po"):
         if not m.id or not m.string:
             continue
         s = re.sub(r"<span[^>]*>.*?</span>", "\0", m.string)
@@ -60,22 +60,22 @@ def german_patterns() -> list[re.Pattern]:
     return [p for _, p in sorted(out, key=lambda x: -x[0])]
 
 
-PATTERNS = german_patterns()
+PATTERNS = {lang: catalogue_patterns(lang) for lang in ("de", "es")}
 
 
-def not_german(text: str) -> str:
-    """What is left of `text` after every German message is taken out: words not in the catalogue."""
-    for p in PATTERNS:
+def not_german(text: str, lang: str = "de") -> str:
+    """What is left of `text` after every message of the catalogue is taken out: words not in it."""
+    for p in PATTERNS[lang]:
         text = p.sub(" ", text)
     return " ".join(w for w in text.split() if re.search(r"[^\W\d_]", w))
 
 
-async def read_german(page, name: str, hide: str = ".msg, #sr-live") -> None:
+async def read_german(page, name: str, hide: str = ".msg, #sr-live", lang: str = "de") -> None:
     got = await page.evaluate(PAGE_TEXT, hide)
-    assert got["lang"] == "de", name
-    assert not_german(got["text"]) == "", (name, not_german(got["text"]))
+    assert got["lang"] == lang, name
+    assert not_german(got["text"], lang) == "", (name, not_german(got["text"], lang))
     for a in got["attrs"] + [got["title"]]:
-        assert any(p.fullmatch(a.strip()) for p in PATTERNS) or not re.search(r"[^\W\d_]", a), (name, a)
+        assert any(p.fullmatch(a.strip()) for p in PATTERNS[lang]) or not re.search(r"[^\W\d_]", a), (name, a)
 
 
 async def test_a_german_study_plays_in_german_from_start_to_end(chromium_path, sqlite_url):
@@ -158,9 +158,11 @@ async def test_a_german_study_plays_in_german_from_start_to_end(chromium_path, s
         assert all(st.get_participant(g.interrogator_id).demographics["chatbot_use"] == "daily" for g in games)
 
 
-async def test_a_german_judge_session_is_german_on_every_page(chromium_path, sqlite_url, tmp_path):
+@pytest.mark.parametrize("lang", ["de", "es"])
+async def test_a_judge_session_is_in_the_studys_language_on_every_page(lang, chromium_path, sqlite_url, tmp_path):
+    """The same for a static study, in German and in Spanish."""
     with Store(sqlite_url) as st:
-        sid = make_study(st, "word", None, items=3, feedback=1, min_rt_ms=200, completion_url=None, language="de")
+        sid = make_study(st, "word", None, items=3, feedback=1, min_rt_ms=200, completion_url=None, language=lang)
         study = st.static_study(sid).study.model_copy(update={"display_name": None})
     app = create_static_app(study, sqlite_url, admin_password="pw", rng_seed=2)
     names = []
@@ -168,30 +170,30 @@ async def test_a_german_judge_session_is_german_on_every_page(chromium_path, sql
         ctx = await browser.new_context(viewport=PHONE)
         page = await ctx.new_page()
         await page.goto(base + "/")
-        await read_german(page, "landing")
+        await read_german(page, "landing", lang=lang)
         await page.click("form[action$='/start'] button")
-        await read_german(page, "consent")
+        await read_german(page, "consent", lang=lang)
         await page.check("input[name=agree]")
         await page.click("form[action$='/consent'] button")
         n = 0
         while True:
             await page.wait_for_selector("#answer-form, #feedback, #survey-form")
             if await page.locator("#feedback").count():
-                await read_german(page, "feedback")
+                await read_german(page, "feedback", lang=lang)
                 names.append("feedback")
                 await page.click("#btn-next")
                 continue
             if await page.locator("#survey-form").count():
                 break
-            await read_german(page, f"item {n}", "#cue, #response")  # the item's words are the study's data
+            await read_german(page, f"item {n}", "#cue, #response", lang)  # the item's words are the study's data
             names.append(f"item {n}")
             await page.check("input[name=answer][value=human]")
             await page.wait_for_selector("#btn-submit:not([disabled])")
             await submit_item(page)
             n += 1
-        await read_german(page, "survey")
+        await read_german(page, "survey", lang=lang)
         await page.click("#btn-skip")
-        await page.wait_for_selector("text=Danke für Ihre Teilnahme")
-        await read_german(page, "done")
+        await page.wait_for_selector({"de": "text=Danke für Ihre Teilnahme", "es": "text=Gracias por participar"}[lang])
+        await read_german(page, "done", lang=lang)
         await ctx.close()
     assert "feedback" in names and n >= 3
