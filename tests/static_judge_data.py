@@ -42,7 +42,7 @@ def images(folder: Path) -> list[str]:
 def make_study(store: Store, task: str, image_dir: Path | None, *, name: str | None = None, items: int = 4,
                feedback: int = 0, controls: int = 0, min_rt_ms: int = 300, n_stimuli: int = 8,
                completion_url: str | None = "/healthz?cc=C0MPLETE", object_words: bool = False,
-               ask_gender: bool | None = None) -> int:
+               ask_gender: bool | None = None, language: str = "en") -> int:
     """A study of `task` with `n_stimuli` stimuli, each answered by a human and by both AGENTS,
     plus `controls` vigilance items (known answer: human). `object_words`: colour/object stimuli
     carry Zhang's true/false object question (a word in the picture and one not). Returns the study id."""
@@ -52,7 +52,7 @@ def make_study(store: Store, task: str, image_dir: Path | None, *, name: str | N
                         session=Session(items=items, feedback_items=feedback, control_items=controls,
                                         min_rt_ms=min_rt_ms),
                         image_dir=str(image_dir) if pics else None, completion_url=completion_url,
-                        display_name=f"Human or machine? ({task})", ask_gender=ask_gender)
+                        display_name=f"Human or machine? ({task})", ask_gender=ask_gender, language=language)
     sid = store.register_static_study(study)
     stimuli, responses = [], []
     for i in range(n_stimuli + controls):

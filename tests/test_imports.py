@@ -115,7 +115,7 @@ def test_the_graph_sees_function_local_and_relative_imports(tmp_path):
 # Layers, lowest first: a module may import its own layer and those below it, never one above.
 # Inside analysis/ the subpackages are layers too (live games first, the export and demos last).
 LAYERS: list[tuple[str, ...]] = [
-    ("turinglab", "turinglab.textnorm", "turinglab.stats"),
+    ("turinglab", "turinglab.textnorm", "turinglab.stats", "turinglab.i18n"),
     ("turinglab.plugins",),  # the hook contracts and the manager; it loads the built-ins by module name only
     ("turinglab.game",),
     ("turinglab.witnesses", "turinglab.matchmaking"),

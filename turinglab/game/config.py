@@ -10,7 +10,7 @@ import hashlib
 import json
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 Format = Literal["two-player", "three-player"]
 
@@ -260,6 +260,16 @@ class Study(_Strict):
     counting: Counting | None = None  # which games count for quotas and bonuses (None: the defaults)
     # studies whose participants (by Prolific id) are screened out here, as Prolific's own screeners do
     exclude_participants_of: tuple[Annotated[str, Field(min_length=1)], ...] = ()
+    # the participant pages' language, a BCP 47 tag with a message catalogue (issue 39): pages, dates,
+    # numbers, the LLM witnesses' chat language and the content filter's word lists; ELIZA stays English
+    language: str = "en"
+
+    @field_validator("language")
+    @classmethod
+    def _known_language(cls, v: str) -> str:
+        from turinglab.i18n import check_language
+
+        return check_language(v)
 
     def completion_link(self, outcome: str) -> str | None:
         """Where a participant goes when their part ends with `outcome` (None: nowhere, a thank-you):
@@ -333,6 +343,8 @@ def canonical_json(study: BaseModel) -> str:
     for key in ("pay_blocked", "pay_not_counting"):  # off: the hash of studies written before them
         if isinstance(pro, dict) and pro.get(key) is False:
             pro.pop(key)
+    if data.get("language") == "en":  # English, the default: the hash of studies written before languages
+        data.pop("language")
     rules = data.get("rules")
     if isinstance(rules, dict) and rules.get("belief_tracking") is False:  # off: the hash of studies written before it
         rules.pop("belief_tracking")

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Annotated
 
 import yaml
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from turinglab.game.config import _Strict
 from turinglab.plugins.manager import static_tasks
@@ -73,6 +73,14 @@ class StaticStudy(_Strict):
     # the speaker-gender question ("male or female?") after each answer: None = conversations only
     # (per speaker), True = every task, False = never
     ask_gender: bool | None = None
+    language: str = "en"  # the judge pages' language (BCP 47 with a message catalogue; issue 39)
+
+    @field_validator("language")
+    @classmethod
+    def _known_language(cls, v: str) -> str:
+        from turinglab.i18n import check_language
+
+        return check_language(v)
 
     @model_validator(mode="after")
     def _lengths(self) -> "StaticStudy":
@@ -86,7 +94,7 @@ class StaticStudy(_Strict):
 
 # fields added after studies were stored: left out of the hash while unset, so the hash of a
 # study that does not use them stays what it was (and its trials stay valid)
-_LATER_FIELDS = {"ask_gender": None}
+_LATER_FIELDS = {"ask_gender": None, "language": "en"}
 _LATER_EXCLUSIONS = {"native_language": None}
 
 

@@ -6,6 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from turinglab.i18n import N_
+
 
 @dataclass(frozen=True)
 class WitnessKind:
@@ -39,7 +41,7 @@ class StaticTask:
     intro: str
     question: str | None
     fragment: str
-    control_question: str = "What do you see in the picture?"
+    control_question: str = N_("What do you see in the picture?")
     images: bool = False
     needs_text: bool = False
     check: Callable[[str], str | None] | None = None
@@ -75,7 +77,8 @@ class AIJudge:
 
 @dataclass(frozen=True)
 class ContentFilterKind:
-    """`make(words, use_default)` -> an object whose `check(text)` (sync or async; `text` a str or
+    """`make(words, use_default[, language])` -> an object (a `make` that takes `language` gets the study's
+    BCP 47 tag, e.g. to load that language's word list) whose `check(text)` (sync or async; `text` a str or
     a `textnorm.Seen`) returns None to let the text through, else the reason it is blocked."""
 
     name: str

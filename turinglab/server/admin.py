@@ -21,6 +21,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, Response
 
 from turinglab.game.events import MESSAGE
+from turinglab.i18n import admin_notes
 from turinglab.store.api import Store, UnknownId
 from turinglab.store.counting import min_rule, not_counting
 from turinglab.store.payments import verified
@@ -353,7 +354,8 @@ def add_admin(app: FastAPI, password: str | None, page, message, accounts_file: 
             "n_games": len(games), "tables": TABLES, "blocked_ai": blocked_ai, "recent": recent,
             "capacity": capacity, "cap_counts": cap_counts, **board, **status_rows(hub), "actions": acts, "health": health,
             "form_token": request.app.state.admin_form_token(request),
-            "logout_token": request.app.state.admin_logout_token(request.state.admin)})
+            "logout_token": request.app.state.admin_logout_token(request.state.admin),
+            "language_notes": admin_notes(hub.study.language, hub.study.witnesses, getattr(hub.filter, "lists", None))})
 
     @app.get("/admin/game/{game_id}", response_class=HTMLResponse)
     @guarded(guard)

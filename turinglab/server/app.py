@@ -15,7 +15,9 @@ from fastapi import FastAPI, Request, WebSocket
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.websockets import WebSocketDisconnect
 
+from turinglab import i18n
 from turinglab.game.config import Study, Timing
+from turinglab.i18n import N_
 from turinglab.server.live import protocol as proto
 from turinglab.server.content_filter import ComposedFilter, ModerationHook
 from turinglab.server.live.hub import Clock, Hub, WitnessFactory
@@ -29,7 +31,7 @@ from turinglab.store.payments import verified
 from turinglab.server.guards import HealthLog, PerAddress, TokenBucket, returning, too_many_starts
 
 BOT_HEADER = "X-Turinglab-Bot"
-DEFAULT_CONSENT = (
+DEFAULT_CONSENT = N_(
     "This is a research study about how people tell humans from AI systems in conversation.\n\n"
     "You will chat with other participants or with AI programs for a few minutes per game, and judge "
     "whether your partner is a human or an AI. Your messages, verdicts and optional survey answers are "
@@ -41,23 +43,18 @@ log = logging.getLogger("turinglab.server")
 # what a new arrival (or the personal page) says while they may not start a game (issue 27)
 GATE_PAGES = {
     # paused is for a while: come back with the same link, so no completion code and no redirect
-    "paused": ("The study is paused", "New games are not starting at the moment. Please try again a little "
-               "later with the same link; nothing has been recorded for you yet."),
+    "paused": (N_("The study is paused"), N_("New games are not starting at the moment. Please try again a little "
+               "later with the same link; nothing has been recorded for you yet.")),
     # full is for good: the `returned` code, and the browser goes back to the study site
-    "full": ("The study is full", "Enough people have taken part, so no new games start. Thank you for your interest."),
-    "blocked": ("You can no longer take part", "The researchers have ended your part in this study. You can close this page."),
+    "full": (N_("The study is full"), N_("Enough people have taken part, so no new games start. Thank you for your interest.")),
+    "blocked": (N_("You can no longer take part"), N_("The researchers have ended your part in this study. You can close this page.")),
 }
-DONE_TEXTS = {"completed": "Thank you for taking part.",
-              "timed_out": "Nobody else arrived in time for a game. Thank you for waiting.",
-              "returned": "No game could start for you. Thank you for your time."}
+DONE_TEXTS = {"completed": N_("Thank you for taking part."),
+              "timed_out": N_("Nobody else arrived in time for a game. Thank you for waiting."),
+              "returned": N_("No game could start for you. Thank you for your time.")}
 
 
 RATE_BURST, RATE_PER_S = 20, 5.0  # frames a participant may send at once / per second after that (all connections)
-def _duration(seconds: float) -> str:
-    if seconds % 60 == 0:
-        n = int(seconds // 60)
-        return f"{n} minute{'s' if n != 1 else ''}"
-    return f"{seconds:g} seconds" if seconds < 120 else f"{seconds / 60:.1f} minutes"
 
 
 class WitnessSetupError(ValueError):
@@ -132,7 +129,7 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
     async def lifespan(app: FastAPI):
         app.state.hub = hub_class(study, store, clock=clock, rng_seed=rng_seed, human_timing=human_timing,
                             witness_factory=witness_factory,
-                            content_filter=ComposedFilter(study.content_filter, hook=moderation),
+                            content_filter=ComposedFilter(study.content_filter, hook=moderation, language=study.language),
                             demo=demo,
                             waiting_grace_s=waiting_grace_s, initial_ai_wait_s=initial_ai_wait_s,
                             study_id=study_id, admin_poll_s=admin_poll_s, **hub_kw)
@@ -167,7 +164,8 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
     health = app.state.health_log = HealthLog()
     starts = app.state.start_limit = PerAddress()
     csrf = app.state.csrf = Csrf(secret, trusted_origins)
-    page, message = page_renderers(app, study.display_name or DEFAULT_DISPLAY_NAME)
+    page, message = page_renderers(app, study.display_name or DEFAULT_DISPLAY_NAME, study.language)
+    _ = app.state.gettext  # this study's language
     app.state.demo = demo  # base.html: the demo banner on every page, admin's too
 
     def hub(request: Request) -> Hub:
@@ -178,8 +176,8 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
         ids = {k: request.query_params[q][:64] for q, k in PROLIFIC.items() if request.query_params.get(q)}
         bad = [q for q, k in PROLIFIC.items() if k in ids and not proto.storable(ids[k])]
         if bad:
-            return message(request, "Link not valid", f"The link's {', '.join(bad)} contains characters that are "
-                           "not allowed. Please open the study again from Prolific.", 400)
+            return message(request, _("Link not valid"), _("The link's %(fields)s contains characters that are "
+                           "not allowed. Please open the study again from Prolific.", fields=", ".join(bad)), 400)
         if ids.get("prolific_pid") and not verified(ids["prolific_pid"]):  # kept, shown on /admin, never paid
             log.warning("a link's PROLIFIC_PID is not a Prolific id (24 lowercase hex characters): kept as an "
                         "unverified id, never paid automatically")
@@ -193,7 +191,7 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
         """The participant of a form POST, and its refusal (unknown link, forged) or None."""
         p = await hub(request).person(token)
         if p is None:
-            return None, message(request, "Link not found", "This personal link is not valid.", 404)
+            return None, message(request, _("Link not found"), _("This personal link is not valid."), 404)
         request.state.csrf_field = csrf_field
         return p, forged(request, p.id)
 
@@ -202,8 +200,8 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
         (study file `prolific.completion_codes`), shown, then the browser goes on to its link."""
         code = study.completion_code(outcome) if outcome else None
         link = study.completion_link(outcome) if code else None
-        return message(request, heading, text, status, code=code, redirect=link, link=link,
-                       link_text="Continue to the study site")
+        return message(request, _(heading), _(text), status, code=code, redirect=link, link=link,
+                       link_text=_("Continue to the study site"))
 
     def turned_away(request: Request, gate: str) -> Response:
         heading, text = GATE_PAGES[gate]
@@ -224,8 +222,8 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
             others = tuple(f"{kind}:{n}" for n in study.exclude_participants_of for kind in ("live", "static"))
             before = others and await asyncio.to_thread(admin_log.same_prolific_id, store, pp, None, others)
             if (same and study.prolific is not None and study.prolific.block_repeat) or before:
-                return ending(request, "screened_out", "You have taken part already",
-                              "This study takes each person once, and you have started it before. Thank you for your interest.")
+                return ending(request, "screened_out", N_("You have taken part already"),
+                              N_("This study takes each person once, and you have started it before. Thank you for your interest."))
         gate = hub(request).admin.gate(None)
         return turned_away(request, gate) if gate else None
 
@@ -283,20 +281,21 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
     async def play(request: Request, token: str) -> Response:
         p = await hub(request).person(token)
         if p is None:
-            return message(request, "Link not found",
-                           "This personal link is not valid. Check that you copied all of it, or start again.",
-                           404, link="/", link_text="Start again")
+            return message(request, _("Link not found"),
+                           _("This personal link is not valid. Check that you copied all of it, or start again."),
+                           404, link="/", link_text=_("Start again"))
         if not p.consented:
             resp = page(request, "consent.html", token=p.id, csrf=csrf.token(p.id),
-                        consent_text=study.consent_text or DEFAULT_CONSENT,
+                        consent_text=study.consent_text or _(DEFAULT_CONSENT),
                         no_consent=bool(study.no_consent_url))
         else:
             r = study.rules
             resp = page(request, "play.html", token=p.id, csrf=csrf.token(p.id), format=study.format,
                         max_chars=r.max_chars, conf_min=r.confidence_min, conf_max=r.confidence_max,
                         rounds=study.allocation.session_rounds,
-                        duration=_duration(r.time_limit_s), block_paste=r.block_paste,
-                        lone_then=study.allocation.lone_then, lone_wait=_duration(study.allocation.lone_wait_s),
+                        duration=i18n.duration(r.time_limit_s, study.language), block_paste=r.block_paste,
+                        lone_then=study.allocation.lone_then,
+                        lone_wait=i18n.duration(study.allocation.lone_wait_s, study.language),
                         completion=bool(study.completion_url))
         resp.set_cookie(COOKIE, p.id, max_age=60 * 60 * 24 * 90, httponly=True, samesite="lax",
                         secure=request.url.scheme == "https")
@@ -307,12 +306,12 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
 
     add_consent_routes(
         app, posted, message, consented=record_consent, no_consent_url=study.no_consent_url,
-        declined_text="Thank you for considering the study. You have not taken part, and no chat or answers "
-                      "of yours were recorded. You can close this page.",
+        declined_text=N_("Thank you for considering the study. You have not taken part, and no chat or answers "
+                         "of yours were recorded. You can close this page."),
         on_decline=lambda p: log.info("participant %s declined consent", p.id),  # logged as a short hash
         declined_page=(lambda request, p: ending(
-            request, "no_consent", "You did not consent", "Thank you for considering the study. You have not "
-            "taken part, and no chat or answers of yours were recorded.")) if study.completion_code("no_consent") else None)
+            request, "no_consent", N_("You did not consent"), N_("Thank you for considering the study. You have not "
+            "taken part, and no chat or answers of yours were recorded."))) if study.completion_code("no_consent") else None)
 
     @app.get("/favicon.ico")
     async def favicon() -> Response:
@@ -327,16 +326,16 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
     async def done(request: Request, token: str) -> Response:
         p = await hub(request).person(token)
         if p is None:
-            return message(request, "Link not found", "This personal link is not valid.", 404)
+            return message(request, _("Link not found"), _("This personal link is not valid."), 404)
         outcome = hub(request).outcome(p.id)
         if outcome is None:
             return turned_away(request, "blocked")
         if study.completion_code(outcome):
-            return ending(request, outcome, "Thank you!", DONE_TEXTS[outcome])
+            return ending(request, outcome, N_("Thank you!"), DONE_TEXTS[outcome])
         if study.completion_url:  # no code for this outcome: the study's one completion link, as before
             return RedirectResponse(study.completion_url, status_code=303)
-        return message(request, "Thank you!", "Thank you for taking part. You can close this page.",
-                       link=f"/p/{p.id}", link_text="Play another game")
+        return message(request, _("Thank you!"), _("Thank you for taking part. You can close this page."),
+                       link=f"/p/{p.id}", link_text=_("Play another game"))
 
     @app.get("/healthz")
     async def healthz(request: Request) -> Response:
@@ -390,7 +389,7 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
                     raw = (msg.get("bytes") or b"").decode("utf-8", "replace")
                 if not bucket.take():
                     await h.send(p.id, {"type": "error", "code": "rate_limited", "client_id": proto.client_id_of(raw),
-                                        "message": "Too many messages at once: wait a moment, then try again."})
+                                        "message": _("Too many messages at once: wait a moment, then try again.")})
                     continue
                 try:
                     await h.handle(p.id, raw)
@@ -399,7 +398,7 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
                 except Exception:  # noqa: BLE001 - keep the connection; tell the sender
                     log.exception("handling a frame from %s failed", p.id)
                     await h.send(p.id, {"type": "error", "code": "server_error", "client_id": proto.client_id_of(raw),
-                                        "message": "The server could not process that; please try again."})
+                                        "message": _("The server could not process that; please try again.")})
         except (WebSocketDisconnect, RuntimeError):
             pass
         finally:

@@ -51,9 +51,11 @@ class PerAddress:
 def too_many_starts(request: Request, message, wait: float) -> Response:  # noqa: ANN001
     secs = max(1, round(wait))
     log.warning("POST /start refused: too many new participants from %s", request.client.host if request.client else "?")
-    r = message(request, "Please wait a moment",
-                f"Many people have just started from your network, so new starts are paused briefly. "
-                f"Wait {secs} seconds, then press Start again.", 429, link="/", link_text="Back to the start page")
+    _ = request.app.state.gettext
+    r = message(request, _("Please wait a moment"),
+                _("Many people have just started from your network, so new starts are paused briefly. "
+                  "Wait %(seconds)s seconds, then press Start again.", seconds=secs), 429, link="/",
+                link_text=_("Back to the start page"))
     r.headers["Retry-After"] = str(secs)
     return r
 

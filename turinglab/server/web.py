@@ -17,15 +17,17 @@ from fastapi import FastAPI, Form, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
+from jinja2 import pass_context
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from turinglab import i18n
 from turinglab.game import survey
 from turinglab.store.api import Store
 
 HERE = Path(__file__).parent
 COOKIE = "turinglab_p"
 PROLIFIC = {"PROLIFIC_PID": "prolific_pid", "STUDY_ID": "prolific_study_id", "SESSION_ID": "prolific_session_id"}
-DEFAULT_DISPLAY_NAME = "Human or AI? A chat study"  # the header when the study sets no display_name
+DEFAULT_DISPLAY_NAME = i18n.N_("Human or AI? A chat study")  # the header when the study sets no display_name
 
 
 def mount_root(request: Request) -> dict[str, str]:
@@ -37,6 +39,28 @@ def mount_root(request: Request) -> dict[str, str]:
 templates = Jinja2Templates(directory=str(HERE / "templates"),  # autoescape is on for .html
                             context_processors=[mount_root])
 templates.env.globals["survey"] = survey  # the survey form lists the answers from one place
+# the pages' text in the study's language (issue 39): `_()` / {% trans %} look up the catalogue of
+# the page's `lang` (page_renderers puts the study's language in every page's context)
+templates.env.add_extension("jinja2.ext.i18n")
+templates.env.policies["ext.i18n.trimmed"] = True
+
+
+@pass_context
+def _gettext(ctx: Any, message: str) -> str:
+    return i18n.translations(ctx.get("lang")).gettext(message)
+
+
+@pass_context
+def _ngettext(ctx: Any, singular: str, plural: str, n: int) -> str:
+    return i18n.translations(ctx.get("lang")).ngettext(singular, plural, n)
+
+
+@pass_context
+def _pgettext(ctx: Any, context: str, message: str) -> str:
+    return i18n.translations(ctx.get("lang")).pgettext(context, message)
+
+
+templates.env.install_gettext_callables(_gettext, _ngettext, newstyle=True, pgettext=_pgettext)  # type: ignore[attr-defined]
 
 
 
@@ -126,17 +150,21 @@ async def read_survey(request: Request) -> dict[str, Any] | JSONResponse:
         answers = Survey.model_validate(await request.json())
     except ValidationError as exc:
         msg = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:3])
-        return JSONResponse({"detail": f"survey not saved: {msg}"}, status_code=422)
+        _ = request.app.state.gettext  # the field and the problem stay as pydantic says them
+        return JSONResponse({"detail": _("survey not saved: %(problem)s", problem=msg)}, status_code=422)
     except ValueError:
-        return JSONResponse({"detail": "survey not saved: the body must be a JSON object"}, status_code=422)
+        return JSONResponse({"detail": request.app.state.gettext(
+            "survey not saved: the body must be a JSON object")}, status_code=422)
     return answers.model_dump(exclude_none=True)
 
 
-def page_renderers(app: FastAPI, study_name: str):  # noqa: ANN201 - two functions
+def page_renderers(app: FastAPI, study_name: str, lang: str = i18n.SOURCE):  # noqa: ANN201 - two functions
     """Mount /static on `app` and return `page(request, template, status, **ctx)` and
-    `message(request, heading, text, status, **kw)` for its pages (headed `study_name`)."""
+    `message(request, heading, text, status, **kw)` for its pages (headed `study_name`, in `lang`:
+    the templates' text and the scripts' JSON catalogue)."""
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
-    base = {"study_name": study_name}
+    app.state.gettext = i18n.gettext_for(lang)  # the routes' own texts (request.app.state.gettext)
+    base = {"study_name": app.state.gettext(study_name), "lang": lang, "i18n_js": i18n.js_catalogue(lang)}
 
     def page(request: Request, name: str, status: int = 200, **ctx: Any) -> HTMLResponse:
         return templates.TemplateResponse(request, name, {**base, **ctx}, status_code=status)
@@ -158,9 +186,10 @@ def add_consent_routes(app: FastAPI, posted, message, *, consented, no_consent_u
         p, refused = await posted(request, token, csrf_field)
         if refused:
             return refused
+        _ = request.app.state.gettext
         if agree != "yes":
-            return message(request, "Consent needed", "Tick the box to agree before you continue.", 400,
-                           link=f"/p/{p.id}", link_text="Back to the consent form")
+            return message(request, _("Consent needed"), _("Tick the box to agree before you continue."), 400,
+                           link=f"/p/{p.id}", link_text=_("Back to the consent form"))
         await consented(p)
         return RedirectResponse(f"/p/{p.id}", status_code=303)
 
@@ -176,7 +205,8 @@ def add_consent_routes(app: FastAPI, posted, message, *, consented, no_consent_u
             return declined_page(request, p)
         if no_consent_url:
             return RedirectResponse(no_consent_url, status_code=303)
-        return message(request, "You did not consent", declined_text)
+        _ = request.app.state.gettext
+        return message(request, _("You did not consent"), _(declined_text))
 
 
 def add_survey_route(app: FastAPI, find, forged, save) -> None:  # noqa: ANN001
@@ -187,7 +217,7 @@ def add_survey_route(app: FastAPI, find, forged, save) -> None:  # noqa: ANN001
     async def survey(request: Request, token: str) -> Response:
         p = await find(token)
         if p is None:
-            return JSONResponse({"detail": "unknown participant link"}, status_code=404)
+            return JSONResponse({"detail": request.app.state.gettext("unknown participant link")}, status_code=404)
         refused = forged(request, p.id, json=True)
         if refused:
             return refused
@@ -203,14 +233,16 @@ def csrf_refusal(csrf: Csrf, message, request: Request, pid: str | None, field: 
     """A refusal if this POST came from another site or lacks the participant's token (from the
     header or the form `field`), else None: a JSON 403 for scripts, a page for browsers."""
     if csrf.cross_site(request.headers):
-        why = "it was sent from another site"
+        why = i18n.N_("it was sent from another site")
     elif pid is not None and not csrf.token_ok(pid, request.headers.get(CSRF_HEADER) or field):
-        why = "its form token is missing or out of date (for example, the server restarted)"
+        why = i18n.N_("its form token is missing or out of date (for example, the server restarted)")
     else:
         return None
     logging.getLogger("turinglab.server").warning("refused a POST to %s: %s", request.url.path, why)
+    _ = getattr(request.app.state, "gettext", None) or i18n.gettext_for(None)
     if json:
-        return JSONResponse({"detail": f"not saved: {why}; reload the page and try again"}, status_code=403)
-    return message(request, "Request refused", f"This request was refused because {why}. Open your "
-                   "personal link again and repeat the step.", 403, link=f"/p/{pid}" if pid else "/",
-                   link_text="Reload")
+        return JSONResponse({"detail": _("not saved: %(why)s; reload the page and try again", why=_(why))},
+                            status_code=403)
+    return message(request, _("Request refused"), _("This request was refused because %(why)s. Open your "
+                   "personal link again and repeat the step.", why=_(why)), 403, link=f"/p/{pid}" if pid else "/",
+                   link_text=_("Reload"))

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from turinglab.i18n import N_
 from turinglab.plugins.kinds import StaticTask
 
 FRAGMENTS = Path(__file__).with_name("fragments")
@@ -53,20 +54,20 @@ def _conversation(p: dict, text: str | None) -> dict:
 # captioning: 3 s), the control-accuracy flag (free viewing: 7 of 12; conversations: 15 of 20
 # topics, `topics.MIN_TOPIC_ACCURACY`) and the native-speaker flag (captioning).
 ZHANG_TASKS = (
-    StaticTask("word", "a cue word and the word someone associated with it",
-               "Was this association made by a human or a machine?", fragment("word"), needs_text=True),
-    StaticTask("caption", "a picture and a caption written for it", "Was this caption written by a human or a machine?",
+    StaticTask("word", N_("a cue word and the word someone associated with it"),
+               N_("Was this association made by a human or a machine?"), fragment("word"), needs_text=True),
+    StaticTask("caption", N_("a picture and a caption written for it"), N_("Was this caption written by a human or a machine?"),
                fragment("caption", picture=True), images=True,
                rules={"session": {"min_rt_ms": 3000}, "exclusions": {"native_language": "english"}}),
-    StaticTask("object", "a picture and the objects someone named in it",
-               "Were these objects named by a human or a machine?", fragment("object", picture=True), images=True,
+    StaticTask("object", N_("a picture and the objects someone named in it"),
+               N_("Were these objects named by a human or a machine?"), fragment("object", picture=True), images=True,
                show=_object),
-    StaticTask("color", "a picture and the main colour someone named for the whole picture (one of 11 colours)",
-               "Was this colour named by a human or a machine?", fragment("color", picture=True), images=True,
+    StaticTask("color", N_("a picture and the main colour someone named for the whole picture (one of 11 colours)"),
+               N_("Was this colour named by a human or a machine?"), fragment("color", picture=True), images=True,
                show=_color, rules={"session": {"min_rt_ms": 1500}}),
-    StaticTask("fv", "a picture and where someone's eyes looked while viewing it (a replayable sequence of fixations)",
-               "Do these eye movements come from a human or a machine?", fragment("fv", picture=True), images=True,
+    StaticTask("fv", N_("a picture and where someone's eyes looked while viewing it (a replayable sequence of fixations)"),
+               N_("Do these eye movements come from a human or a machine?"), fragment("fv", picture=True), images=True,
                show=_fv, rules={"exclusions": {"min_control_accuracy": 7 / 12}}),
-    StaticTask("conversation", "part of a text conversation between two speakers", None, fragment("conversation"),
-               control_question="What was this conversation mainly about?", show=_conversation),
+    StaticTask("conversation", N_("part of a text conversation between two speakers"), None, fragment("conversation"),
+               control_question=N_("What was this conversation mainly about?"), show=_conversation),
 )

@@ -36,6 +36,8 @@ class GameContext:
     # past). Set by the server for AI replies so that a streaming witness can stop in time
     # (deadline-aware generation); None: no deadline.
     reply_due: Callable[[int], float] | None = None
+    # the study's language (BCP 47): an LLM/local witness is told to chat in it; ELIZA stays English
+    language: str = "en"
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,19 @@ def load_words(path: Path = DEFAULT_LIST) -> list[str]:
     return [w.strip().lower() for w in lines if w.strip() and not w.lstrip().startswith("#")]
 
 
+def lists_for(language: str = "en") -> tuple[list[Path], str]:
+    """The shipped word lists of a study's language (English always, plus `blocked_words.<lang>.txt`)
+    and one line that says which are active; a language without a list falls back to English alone."""
+    lang = language.split("-")[0].lower()
+    own = DEFAULT_LIST.with_name(f"blocked_words.{lang}.txt")
+    if lang == "en":
+        return [DEFAULT_LIST], "word lists: English"
+    if own.is_file():
+        return [DEFAULT_LIST, own], f"word lists: English and {lang}"
+    return [DEFAULT_LIST], (f"word lists: English only (no shipped list for {lang!r}: add its words with the "
+                            "study's content_filter, or a moderation hook)")
+
+
 # After `textnorm.key_of`: what a digit, symbol or letter group may still stand for (the
 # ambiguous ones, and swaps of more than one character a reader still reads as the letter; the
 # confusables table reads "|" as "l", so both spellings are listed)
@@ -90,8 +103,10 @@ def _variants(word: str) -> list[str]:
 
 
 class ContentFilter:
-    def __init__(self, words: Iterable[str] = (), hook: ModerationHook | None = None, use_default: bool = True):
-        shipped = {v for w in (load_words() if use_default else []) for v in _variants(w)}
+    def __init__(self, words: Iterable[str] = (), hook: ModerationHook | None = None, use_default: bool = True,
+                 language: str = "en"):
+        paths, self.lists = lists_for(language) if use_default else ([], "word lists: the study's own words only")
+        shipped = {v for p in paths for w in load_words(p) for v in _variants(w)}
         own = {v for w in words if w.strip() for v in _variants(w.lower())}
         self.words = sorted(shipped | own)
         self.hook = hook

@@ -11,11 +11,22 @@ from turinglab.witnesses import personal_data
 from turinglab.textnorm import Seen, see
 
 
+def _make(make, words: list[str], use_default: bool, language: str):
+    """A filter from its kind's `make`; the study's language goes to a `make` that takes `language`."""
+    try:
+        takes = "language" in inspect.signature(make).parameters
+    except (TypeError, ValueError):
+        takes = False
+    return make(words, use_default, language=language) if takes else make(words, use_default)
+
+
 class ComposedFilter:
-    def __init__(self, words: Iterable[str] = (), hook=None, use_default: bool = True):
+    def __init__(self, words: Iterable[str] = (), hook=None, use_default: bool = True, language: str = "en"):
         words = list(words)
-        self.filters = [(name, k.make(words, use_default)) for name, k in content_filters().items()]
+        self.filters = [(name, _make(k.make, words, use_default, language)) for name, k in content_filters().items()]
         self.hook = hook  # hook(text) -> None when fine, else a short reason; sync or async
+        # which word lists are active, for /admin (each filter that says)
+        self.lists = "; ".join(f"{name}: {lists}" for name, flt in self.filters if (lists := getattr(flt, "lists", None)))
 
     def mask(self, text: str) -> str | None:
         """`text` with personal data masked by every filter that masks, in turn; None when nothing was

@@ -167,7 +167,27 @@ def persona_context(persona: dict[str, Any], ctx: GameContext, events: list[Even
         "time_left_s": max(0.0, left),
         "events": [{"date": f"{e.date:%A} {e.date.day} {e.date:%B}", "text": e.text} for e in shown],
         "max_chars": ctx.max_chars,
+        "chat_language": language_name(ctx.language),  # "German": the study's language, in English
     }
+
+
+def language_name(tag: str) -> str:
+    """`de` -> "German" (the name the prompt uses); the tag itself when Babel does not know it."""
+    try:
+        from babel import Locale
+
+        return Locale.parse(tag.replace("-", "_")).get_display_name("en") or tag
+    except Exception:  # noqa: BLE001 - any unknown tag: say it as written
+        return tag
+
+
+def language_rule(ctx: GameContext) -> str:
+    """The line that tells a witness to chat in the study's language (nothing for English)."""
+    if ctx.language.split("-")[0] == "en":
+        return ""
+    name = language_name(ctx.language)
+    return (f"Language: the people in this chat are {name} speakers. Write every message in {name}, "
+            f"the everyday {name} a native speaker types in a chat, whatever the language of these instructions.")
 
 
 def render(prompt: str | None, persona: dict[str, Any], ctx: GameContext, events_path: str | Path | None = None) -> str:
@@ -180,6 +200,9 @@ def render(prompt: str | None, persona: dict[str, Any], ctx: GameContext, events
         raise PersonaError(f"prompt {prompt or DEFAULT_PROMPT!r}: {exc.message}; add it to the persona") from None
     except jinja2.TemplateError as exc:
         raise PersonaError(f"prompt {prompt or DEFAULT_PROMPT!r}: {exc}") from None
+    rule = language_rule(ctx)
+    if rule:  # templates may also use {{ chat_language }} themselves
+        text = text.rstrip() + "\n\n" + rule
     return "\n".join(line.rstrip() for line in text.strip().splitlines())
 
 

@@ -21,6 +21,17 @@ import numpy as np
 DATA = Path(__file__).parent / "persona_data"
 NAMES_FILE = DATA / "us_names.tsv"
 CITIES_FILE = DATA / "us_cities.tsv"
+# a study in another language draws from its country's files (issue 39); English: the US files
+COUNTRIES = {"en": "the US", "de": "Germany", "es": "Spain"}
+
+
+def files_for(language: str = "en") -> tuple[str, str, str]:
+    """(names file, cities file, country) of a study's language; the US ones when it has none."""
+    lang = language.split("-")[0].lower()
+    n, c = DATA / f"{lang}_names.tsv", DATA / f"{lang}_cities.tsv"
+    if lang in COUNTRIES and lang != "en" and n.is_file() and c.is_file():
+        return str(n), str(c), COUNTRIES[lang]
+    return str(NAMES_FILE), str(CITIES_FILE), COUNTRIES["en"]
 
 
 class PersonaDataError(ValueError):
@@ -67,12 +78,13 @@ def city_probabilities(path: str = str(CITIES_FILE)) -> np.ndarray:
     return w / w.sum()
 
 
-def draw(seed: int, names_path: str = str(NAMES_FILE), cities_path: str = str(CITIES_FILE)) -> dict[str, Any]:
+def draw(seed: int, names_path: str = str(NAMES_FILE), cities_path: str = str(CITIES_FILE),
+         country: str = "the US") -> dict[str, Any]:
     """The persona of one game: name, city (with its state), country, time zone, languages."""
     rng = np.random.default_rng([seed, 0x9E55])  # its own stream: the seat's other draws stay as they were
     ns = names(names_path)
     cs = cities(cities_path)
     name = ns[int(rng.integers(len(ns)))]
     c = cs[int(rng.choice(len(cs), p=city_probabilities(cities_path)))]
-    return {"name": name, "city": f"{c['city']}, {c['state']}", "country": "the US",
+    return {"name": name, "city": f"{c['city']}, {c['state']}", "country": country,
             "timezone": c["timezone"], "languages": list(c["languages"])}

@@ -66,10 +66,10 @@ def turinglab_witness_kinds() -> list[WitnessKind]:
     ]
 
 
-def _word_list(words, use_default: bool = True):
+def _word_list(words, use_default: bool = True, language: str = "en"):
     from turinglab.witnesses.content_filter import ContentFilter
 
-    return ContentFilter(words, use_default=use_default)
+    return ContentFilter(words, use_default=use_default, language=language)
 
 
 @hookimpl

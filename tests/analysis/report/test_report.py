@@ -160,3 +160,26 @@ def test_json_report_has_every_number_and_each_model_terms(analysis, tmp_path):
             assert set(r) == {"term", "estimate", "se", "p"}
             assert r["estimate"] == row["estimate"] and r["se"] == row["se"] and r["p"] == row["p_value"]
             assert doc["numbers"][f"{name}.{r['term']}.estimate"] == r["estimate"]
+
+
+def test_methods_state_the_studys_language(analysis):
+    """Issue 39: the methods say the study's language, and for another language that ELIZA stayed English."""
+    from dataclasses import replace
+
+    from turinglab.analysis.report.report import methods
+
+    assert "Language: English (en)" in methods(analysis)[0]
+    de = " ".join(methods(replace(analysis, options=replace(analysis.options, language="de"))))
+    assert "Language: German (de): the participant pages were shown in it" in de and "ELIZA's DOCTOR script is English" in de
+
+
+def test_a_stored_german_study_reports_german(sqlite_url):
+    from turinglab.analysis.live.load import load
+    from turinglab.cli.report import _analysis_options
+    from turinglab.game.config import Study
+    from turinglab.store.api import Store
+
+    with Store(sqlite_url) as st:
+        st.register_study(Study(name="auf-deutsch", language="de"))
+    loaded = load(sqlite_url, "auf-deutsch")
+    assert loaded.language == "de" and _analysis_options(loaded, None, 0.05).language == "de"

@@ -26,6 +26,7 @@ class Options:
     max_games_gee: int = 300_000
     include_bots: bool = False  # games flagged `bot` are left out of every analysis but the leaderboard
     pass_decisions: str = "holm"  # the family of pass decisions: "holm" (adjusted) or "per-witness" (confirmatory each)
+    language: str = "en"  # the study's language, stated in the methods
 
 
 @dataclass

@@ -73,6 +73,17 @@ def blocked_text(a: Analysis) -> str:
             "the model was asked again within the designed delay, then the fallback answered).")
 
 
+def language_text(lang: str) -> str:
+    """The study's language, as the methods state it (issue 39)."""
+    from turinglab.i18n import language_name
+
+    name = f"{language_name(lang)} ({lang})"
+    if lang.split("-")[0] == "en":
+        return f"Language: {name}: the participant pages and the AI witnesses' chat."
+    return (f"Language: {name}: the participant pages were shown in it and the LLM witnesses were told to chat in it; "
+            "ELIZA's DOCTOR script is English, so an ELIZA witness answered in English.")
+
+
 def methods(a: Analysis, esc: Callable[[str], str] = str) -> list[str]:
     o, e = a.options, a.exclusions
     pct = int(round(100 * (1 - o.alpha)))
@@ -120,7 +131,7 @@ def methods(a: Analysis, esc: Callable[[str], str] = str) -> list[str]:
         comp += " " + passes.CLOSED_NOTE.format(pct=pct)
     return [
         f"Study “{esc(a.study)}”, {a.format} format: {a.n_games} games with a verdict, {a.n_interrogators} interrogators. "
-        f"Significance level α = {o.alpha} ({pct}% intervals). {excl}",
+        f"Significance level α = {o.alpha} ({pct}% intervals). {language_text(o.language)} {excl}",
         "Success rates use exact binomial inference (turinglab.stats): the two-tailed exact p-value sums the "
         "probabilities of all outcomes no more probable than the one observed, and Sterne's interval is the set of rates "
         "not rejected at α (shown as pieces if it has gaps). " + comp,

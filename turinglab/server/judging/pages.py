@@ -33,6 +33,8 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse, Response
 
+from turinglab import i18n
+from turinglab.i18n import N_, NP_
 from turinglab.server.web import (
     COOKIE, CSRF_FIELD, PROLIFIC, Csrf, _db_ping, add_consent_routes, add_survey_route, csrf_refusal,
     page_renderers,
@@ -59,8 +61,9 @@ class NotReady(StoreError):
 
 
 GENDERS = ("female", "male")  # Zhang et al. asked "male or female" for each speaker
-DEFAULT_DISPLAY_NAME = "Human or machine? A short study"
-DEFAULT_CONSENT = (
+KINDS = (NP_("kind", "human"), NP_("kind", "machine"))  # the feedback page's truth and answer, translated
+DEFAULT_DISPLAY_NAME = N_("Human or machine? A short study")
+DEFAULT_CONSENT = N_(
     "This is a research study about how people tell human responses from machine responses.\n\n"
     "You will see a series of short items (words, pictures with descriptions, or conversations) and decide "
     "for each whether a human or a machine produced it. Your answers, response times and optional answers "
@@ -88,7 +91,7 @@ def public_item(item: ItemInfo, task: str, order_seed: str) -> dict[str, Any]:
         choices = [str(c) for c in choices]
         random.Random(order_seed).shuffle(choices)
         out["control_choices"] = choices
-        out["control_question"] = str(f.get("control_question") or spec.control_question)
+        out["control_question"] = str(f.get("control_question") or spec.control_question)  # translated on the page
     return out
 
 
@@ -195,8 +198,8 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
     @app.exception_handler(NotReady)
     async def unready(request: Request, exc: NotReady) -> Response:
         log.error("cannot deal a judge a session: %s", exc)
-        return message(request, "The study is not ready", "This study cannot show items right now. "
-                       "Please try again later.", 503)
+        return message(request, _("The study is not ready"), _("This study cannot show items right now. "
+                       "Please try again later."), 503)
     app.state.trial_writer = writer
     csrf = app.state.csrf = Csrf(secret, trusted_origins)
     signer = Signer(csrf.secret)
@@ -205,11 +208,12 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
     install()  # participant tokens out of the logs, every kind of line at a bounded rate
     health = app.state.health_log = HealthLog()
     starts = app.state.start_limit = PerAddress()
-    page, message = page_renderers(app, study.display_name or DEFAULT_DISPLAY_NAME)
+    page, message = page_renderers(app, study.display_name or DEFAULT_DISPLAY_NAME, study.language)
+    _ = app.state.gettext  # this study's language
 
     def not_found(request: Request) -> HTMLResponse:
-        return message(request, "Link not found", "This personal link is not valid. Check that you copied "
-                       "all of it, or start again.", 404, link="/", link_text="Start again")
+        return message(request, _("Link not found"), _("This personal link is not valid. Check that you copied "
+                       "all of it, or start again."), 404, link="/", link_text=_("Start again"))
 
     def forged(request: Request, pid: str | None, field: str | None = None, json: bool = False) -> Response | None:
         return csrf_refusal(csrf, message, request, pid, field, json)
@@ -284,11 +288,11 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
             mine = await returning(store, pp[:64], request.cookies.get(COOKIE), study_key)
             if mine is not None:
                 return RedirectResponse(f"/p/{mine}", status_code=303)
-            return page(request, "judge_landing.html", query=f"?{q}", intro=static_tasks()[study.task].intro)
+            return page(request, "judge_landing.html", query=f"?{q}", intro=_(static_tasks()[study.task].intro))
         cookie = request.cookies.get(COOKIE)
         if cookie and await judge(cookie):
             return RedirectResponse(f"/p/{cookie}", status_code=303)
-        return page(request, "judge_landing.html", query=f"?{q}" if q else "", intro=static_tasks()[study.task].intro)
+        return page(request, "judge_landing.html", query=f"?{q}" if q else "", intro=_(static_tasks()[study.task].intro))
 
     @app.post("/start")
     async def start(request: Request) -> Response:
@@ -305,7 +309,7 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
             return not_found(request)
         if p.consent_ms is None:
             resp = page(request, "consent.html", token=p.id, csrf=csrf.token(p.id),
-                        consent_text=study.consent_text or DEFAULT_CONSENT, no_consent=bool(study.no_consent_url))
+                        consent_text=study.consent_text or _(DEFAULT_CONSENT), no_consent=bool(study.no_consent_url))
         else:
             sess = await session(p.id)  # NotReady: the "not ready" page (unready)
             if sess.done < len(sess.items):
@@ -313,9 +317,9 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
             elif not p.demographics:
                 resp = page(request, "judge_survey.html", token=p.id, csrf=csrf.token(p.id), n=len(sess.items))
             else:
-                resp = page(request, "message.html", heading="Thank you!",
-                            text=f"You have answered all {len(sess.items)} items. Your answers are saved.",
-                            link=f"/p/{p.id}/done", link_text="Finish the study")
+                resp = page(request, "message.html", heading=_("Thank you!"),
+                            text=_("You have answered all %(n)s items. Your answers are saved.", n=len(sess.items)),
+                            link=f"/p/{p.id}/done", link_text=_("Finish the study"))
         resp.set_cookie(COOKIE, p.id, max_age=60 * 60 * 24 * 90, httponly=True, samesite="lax")
         resp.headers["Cache-Control"] = "no-store"
         return resp
@@ -326,7 +330,7 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
         feedback_phase = sess.items[n].phase == "feedback"
         n_feedback = sum(1 for i in sess.items if i.phase == "feedback")
         return page(request, "judge.html", token=pid, csrf=csrf.token(pid), n=n, total=len(sess.items),
-                    item=shown, task=study.task, question=static_tasks()[study.task].question or "", genders=GENDERS,
+                    item=shown, task=study.task, question=_(q) if (q := static_tasks()[study.task].question) else "", genders=GENDERS,
                     task_fragment=task_fragment(study.task),
                     ask_gender=study.ask_gender,
                     stamp=signer.sign(pid, n, now()), min_rt_ms=study.session.min_rt_ms,
@@ -346,8 +350,8 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
 
     add_consent_routes(
         app, posted, message, consented=record_consent, no_consent_url=study.no_consent_url,
-        declined_text="Thank you for considering the study. You have not taken part, and no answers of yours "
-                      "were recorded. You can close this page.")
+        declined_text=N_("Thank you for considering the study. You have not taken part, and no answers of yours "
+                         "were recorded. You can close this page."))
 
     @app.post("/p/{token}/answer")
     async def answer(request: Request, token: str) -> Response:
@@ -367,22 +371,23 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
         if 0 <= n < sess.done:  # stored already (a repeated POST, e.g. the back button): never twice
             return next_page(p.id, sess, n)
         if n != sess.done or n >= len(sess.items):
-            return message(request, "Out of step", "That answer does not belong to the item you are on "
-                           "(perhaps it was answered in another tab). Continue from your link.", 409,
-                           link=f"/p/{p.id}", link_text="Continue")
+            return message(request, _("Out of step"), _("That answer does not belong to the item you are on "
+                           "(perhaps it was answered in another tab). Continue from your link."), 409,
+                           link=f"/p/{p.id}", link_text=_("Continue"))
         item = await item_at(sess, n)
         shown_ms = signer.shown_ms(p.id, n, get("shown"))
         if shown_ms is None:
-            return message(request, "Please answer again", "The page was out of date; here it is again.", 400,
-                           link=f"/p/{p.id}", link_text="Continue")
+            return message(request, _("Please answer again"), _("The page was out of date; here it is again."), 400,
+                           link=f"/p/{p.id}", link_text=_("Continue"))
         elapsed = now() - shown_ms
         min_rt = study.session.min_rt_ms
         raw_rt = get("rt_ms") or ""
         rt = int(raw_rt) if raw_rt.isdigit() and 0 < int(raw_rt) <= elapsed + 2000 else elapsed
         if elapsed < min_rt or rt < min_rt:
-            return message(request, "Too fast", f"Please look at each item for at least {min_rt / 1000:g} "
-                           "seconds before you answer. Nothing was saved; the item is shown again.", 400,
-                           link=f"/p/{p.id}", link_text="Back to the item")
+            return message(request, _("Too fast"), _("Please look at each item for at least %(seconds)s "
+                           "seconds before you answer. Nothing was saved; the item is shown again.",
+                           seconds=i18n.number(min_rt / 1000, study.language)), 400,
+                           link=f"/p/{p.id}", link_text=_("Back to the item"))
         answers: dict[str, Any] = {}
         problems: list[str] = []
         shown = public_item(item, study.task, f"{sess.id}:{n}")
@@ -391,10 +396,10 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
             for i, sp in enumerate(shown["speakers"]):
                 lab, gen = get(f"speaker_{i}"), get(f"gender_{i}")
                 if lab not in ("human", "machine"):
-                    problems.append(f"say whether speaker {sp} is a human or a machine")
+                    problems.append(_("say whether speaker %(speaker)s is a human or a machine", speaker=sp))
                 if study.ask_gender is not False:
                     if gen not in GENDERS:
-                        problems.append(f"choose the gender of speaker {sp}")
+                        problems.append(_("choose the gender of speaker %(speaker)s", speaker=sp))
                     answers.setdefault("genders", {})[sp] = gen
                 labels[sp] = lab
             answers["speakers"] = labels
@@ -402,25 +407,26 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
         else:
             verdict = get("answer")
             if verdict not in ("human", "machine"):
-                problems.append("choose human or machine")
+                problems.append(_("choose human or machine"))
             if study.ask_gender:
                 answers["gender"] = get("gender")
                 if answers["gender"] not in GENDERS:
-                    problems.append("choose whether the speaker was male or female")
+                    problems.append(_("choose whether the speaker was male or female"))
         if "object_word" in shown:
             word, right = object_word(item.stimulus_fields, f"{sess.id}:{n}")
             said = get("object")
             if said not in ("yes", "no"):
-                problems.append(f"say whether the picture contains {word!r} (yes or no)")
+                problems.append(_("say whether the picture contains “%(word)s” (yes or no)", word=word))
             answers.update(object_word=word, object_answer=said, object_truth=right)
         if "control_choices" in shown:
             ctl = get("control")
             if ctl not in shown["control_choices"]:
-                problems.append("answer the question about the " + ("topic" if study.task == "conversation" else "picture"))
+                problems.append(_("answer the question about the topic") if study.task == "conversation"
+                                else _("answer the question about the picture"))
             answers["control"] = ctl
         if problems:
-            return message(request, "Answer incomplete", "Nothing was saved: " + "; ".join(problems) + ".", 400,
-                           link=f"/p/{p.id}", link_text="Back to the item")
+            return message(request, _("Answer incomplete"), _("Nothing was saved: %(problems)s.", problems="; ".join(problems)),
+                           400, link=f"/p/{p.id}", link_text=_("Back to the item"))
         phase = sess.items[n].phase
         trial = TrialIn(p.id, item.id, seq=n, answer=verdict, rt_ms=rt, phase=phase,
                         feedback_shown=phase == "feedback", answers=answers, t_ms=now(), session_id=sess.id)
@@ -464,12 +470,12 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
         item = await item_at(sess, n)
         mine = (await asyncio.to_thread(store.trials, study_id, judge_id=p.id))[n]
         if study.task == "conversation":
-            truth = {sp: t for sp, (t, _) in speaker_truths(item.payload).items()}  # never the agent's name
+            truth = {sp: t for sp, (t, _agent) in speaker_truths(item.payload).items()}  # never the agent's name
             said = mine.answers.get("speakers", {})
-            rows = [{"who": f"Speaker {sp}", "truth": truth.get(sp, "?"), "said": said.get(sp, "?")}
+            rows = [{"who": _("Speaker %(speaker)s", speaker=sp), "truth": truth.get(sp, "?"), "said": said.get(sp, "?")}
                     for sp in sorted(set(truth) | set(said))]
         else:
-            rows = [{"who": "This response", "truth": item.truth, "said": mine.answer}]
+            rows = [{"who": _("This response"), "truth": item.truth, "said": mine.answer}]
         return page(request, "judge_feedback.html", token=p.id, rows=rows, n=n, total=len(sess.items))
 
     @app.get("/p/{token}/image/{n}")
@@ -504,7 +510,7 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
             return RedirectResponse(f"/p/{p.id}", status_code=303)
         if study.completion_url:
             return RedirectResponse(study.completion_url, status_code=303)
-        return message(request, "Thank you!", "Thank you for taking part. You can close this page.")
+        return message(request, _("Thank you!"), _("Thank you for taking part. You can close this page."))
 
     @app.get("/favicon.ico")
     async def favicon() -> Response:
@@ -565,4 +571,5 @@ def add_static_admin(app: FastAPI, password: str | None, message, accounts_file:
             "study_name": info.study.display_name or info.name, "info": info, "n_items": len(items),
             "n_trials": len(trials), "phases": dict(phases), "judges": judges, "agents": agents,
             "n_sessions": len(sessions), "n_complete": sum(1 for s in sessions if s.completed_ms),
-            "logout_token": app.state.admin_logout_token(request.state.admin)})
+            "logout_token": app.state.admin_logout_token(request.state.admin),
+            "language_notes": i18n.admin_notes(info.study.language)})

@@ -630,7 +630,7 @@ class Hub:
         seed = int(self.seeds.integers(2**31))
         persona = None
         if self.study.draws_persona(spec):  # a persona drawn from the seat's seed (Jones & Bergen)
-            persona = persona_draw.draw(seed)
+            persona = persona_draw.draw(seed, *persona_draw.files_for(self.study.language))
             spec = spec.model_copy(update={"persona": {**spec.persona, **persona}})
         return SeatInfo(ident, self.witness_factory(spec, seed), spec, persona)
 

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, TypeAdapter, ValidationError
 
+from turinglab.i18n import N_
 from turinglab.textnorm import Seen, see
 
 Conv = Literal["A", "B"]
@@ -187,16 +188,16 @@ def error(code: str, message: str, client_id: str | None = None) -> dict[str, An
 
 # Texts of the errors this server writes itself. Engine refusals carry the engine's detail.
 TEXTS = {
-    "not_in_game": "You are not in a game right now.",
-    "no_consent": "Please read and accept the consent form first: reload the page.",
-    "blocked": "This message was blocked by the content filter and was not sent. Please rephrase.",
-    "not_your_turn": "Wait for the reply before sending another message.",
-    "in_game": "You are already in a game.",
-    "store_unavailable": ("The study's database is not responding, so nothing can be saved just now. "
-                          "Your last action was not saved: please wait a moment and try again."),
-    "client_id_reused": "This message id was already used for another message: reload the page and send it again.",
-    "start_failed": "The game could not be started. Please press \"Find a game\" again.",
-    "busy": "busy, retrying: the server is catching up. Wait a moment; a message comes back to its box to send again.",
+    "not_in_game": N_("You are not in a game right now."),
+    "no_consent": N_("Please read and accept the consent form first: reload the page."),
+    "blocked": N_("This message was blocked by the content filter and was not sent. Please rephrase."),
+    "not_your_turn": N_("Wait for the reply before sending another message."),
+    "in_game": N_("You are already in a game."),
+    "store_unavailable": N_("The study's database is not responding, so nothing can be saved just now. "
+                            "Your last action was not saved: please wait a moment and try again."),
+    "client_id_reused": N_("This message id was already used for another message: reload the page and send it again."),
+    "start_failed": N_("The game could not be started. Please press \"Find a game\" again."),
+    "busy": N_("busy, retrying: the server is catching up. Wait a moment; a message comes back to its box to send again."),
 }
 
 

@@ -74,7 +74,7 @@ class GameSession(StoredGame, Presence, WitnessReplies):
 
     def _ctx(self, seat: str, now_ms: int) -> GameContext:
         return GameContext(self.id, _dt(self.game.started_ms), _dt(now_ms), self.rules.time_limit_s,
-                           self.rules.max_chars, seat)
+                           self.rules.max_chars, seat, language=self.hub.study.language)
 
     async def _send(self, pid: str, frame: dict[str, Any]) -> None:
         await self.hub.send(pid, frame)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from turinglab.i18n import N_
 from turinglab.game import events as ev
 from turinglab.game.events import INTERROGATOR
 
@@ -79,10 +80,10 @@ def revealed_seat(x: Any) -> dict[str, Any]:
 def witness_about(kind: str, model: str | None) -> str:
     """What an AI witness is, in a participant's words."""
     if kind == "eliza":
-        return "ELIZA chatbot"
+        return N_("ELIZA chatbot")
     if kind == "local":  # the embedded model (its `model` may be a file path: not shown)
-        return "local model"
-    return f"language model {model}" if model else "language model"
+        return N_("local model")
+    return f"language model {model}" if model else N_("language model")  # game.js translates all three
 
 
 def verdict_correct(s: Any) -> bool | None:

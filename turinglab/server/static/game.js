@@ -5,6 +5,7 @@
   const app = document.getElementById("app");
   const token = app.dataset.token;
   const $ = (id) => document.getElementById(id);
+  const t = window.turinglabT;  // the study's language (i18n.js)
   let ws = null, offset = 0, retry = 0, st = null, surveyPending = false;
   // what was sent but not yet acknowledged, and drafts, survive a reload (sessionStorage)
   const store = window.sessionStorage;
@@ -22,12 +23,26 @@
   function now() { return Date.now() + offset; }
   function send(obj) { if (ws && ws.readyState === 1) ws.send(JSON.stringify(obj)); }
   function toast(text) {
-    const t = $("toast");
-    t.textContent = text; t.hidden = false;
-    clearTimeout(toast.h); toast.h = setTimeout(() => { t.hidden = true; }, 4000);
+    const box = $("toast");
+    box.textContent = text; box.hidden = false;
+    clearTimeout(toast.h); toast.h = setTimeout(() => { box.hidden = true; }, 6000);
+  }
+  // what a screen reader says (the polite live region): only what the page shows anyway
+  function say(text) {
+    const r = $("sr-live");
+    r.append(el("p", "", text));  // an addition to a polite log: read once, in order
+    while (r.childElementCount > 6) r.firstElementChild.remove();
   }
   function show(id) {
+    const was = document.querySelector(".screen:not([hidden])");
     for (const s of document.querySelectorAll(".screen")) s.hidden = s.id !== id;
+    // a new screen: keyboard focus goes to its heading, so the next Tab is inside it
+    const h = was && was.id !== id ? document.querySelector("#" + id + " h1, #" + id + " h2") : null;
+    if (h && id !== "s-game") { h.tabIndex = -1; h.focus({ preventScroll: true }); }
+    if (was && was.id !== id && id === "s-game") {  // into the chat: the message box of the open conversation
+      const box = document.querySelector(".conv.active textarea") || document.querySelector(".conv textarea");
+      if (box) box.focus({ preventScroll: true });
+    }
     document.body.classList.toggle("in-chat", id === "s-game");  // the chat fills the screen
     fit();
     if (id !== "s-game" && $("report-dialog").open) $("report-dialog").close();
@@ -41,7 +56,8 @@
   }
   window.addEventListener("resize", fit);
   // a message's time on this browser's clock (times on the wire are the server's)
-  function clock(t) { return new Date(t - offset).toLocaleTimeString([], { hour: "numeric", minute: "2-digit" }); }
+  const lang = document.documentElement.lang || undefined;
+  function clock(ms) { return new Date(ms - offset).toLocaleTimeString(lang, { hour: "numeric", minute: "2-digit" }); }
   function rid() { return Math.random().toString(36).slice(2) + Date.now().toString(36); }
 
   // ---- connection ---------------------------------------------------------------
@@ -55,8 +71,8 @@
       // 4404: the link is not valid; 4008: this page was opened in too many tabs and this one is the
       // oldest. Reconnecting would not help (and tabs would keep closing each other).
       if (ev.code === 4404 || ev.code === 4008) {
-        $("conn").textContent = ev.code === 4404 ? "This personal link is not valid." :
-          "This study is open in other tabs: this one was disconnected. Use the newest tab, or reload this one.";
+        $("conn").textContent = ev.code === 4404 ? t("This personal link is not valid.") :
+          t("This study is open in other tabs: this one was disconnected. Use the newest tab, or reload this one.");
         return;
       }
       setTimeout(connect, Math.min(5000, 300 * 2 ** retry++));
@@ -80,7 +96,7 @@
   }
   function gameStarted() {
     if (!document.hidden) return;
-    document.title = "● Your game has started! · " + baseTitle;
+    document.title = "● " + t("Your game has started!") + " · " + baseTitle;
     if (soundOn) beep();
   }
   document.addEventListener("visibilitychange", () => { if (!document.hidden) document.title = baseTitle; });
@@ -101,6 +117,10 @@
       st.game.typing = st.game.typing.filter((c) => c !== f.conv);
       if (f.from !== "you") st.game.your_turn[f.conv] = true;
       addMessage(f); setTyping(f.conv, false); updateCompose(f.conv);
+      if (f.from !== "you") {  // read out as shown: a conversation behind a tab (phone) only says it has news
+        const pane = document.querySelector('.conv[data-conv="' + f.conv + '"]'), who = convTitle(st.game, f.conv);
+        say(pane && pane.checkVisibility() ? t("{who}: {text}", { who: who, text: f.text }) : t("New message from {who}", { who: who }));
+      }
       if (f.from !== "you" && f.conv !== activeConv) markUnread(f.conv, 1);
       if (f.from !== "you") updateBelief(true);
     } else if (f.type === "ack") {
@@ -119,6 +139,7 @@
     } else if (f.type === "typing") {
       if (st && st.game && !st.game.typing.includes(f.conv)) st.game.typing.push(f.conv);
       setTyping(f.conv, true);
+      if (st && st.game) say(t("{who} is typing…", { who: convTitle(st.game, f.conv) }));
     } else if (f.type === "error") {
       if (f.client_id) {
         const i = outbox.findIndex((m) => m.client_id === f.client_id);
@@ -130,15 +151,31 @@
           if (box && !box.value) { box.value = m.text; box.dispatchEvent(new Event("input")); }
         }
       }
-      toast(f.message);
+      toast(errorText(f));
     }
+  }
+  // an error in the study's language: the server's own texts are in the catalogue; an engine
+  // refusal (English detail) is said by its code
+  const ERRORS = {
+    not_your_turn: t("Wait for the reply before sending another message."),
+    too_long: t("This message is too long: shorten it and send it again."),
+    too_many_messages: t("You cannot send more messages in this conversation."),
+    game_over: t("The game has ended."),
+    blocked: t("This message was blocked by the content filter and was not sent. Please rephrase."),
+    rate_limited: t("Too many messages at once: wait a moment, then try again."),
+    server_error: t("The server could not process that; please try again."),
+  };
+  function errorText(f) {
+    const lookup = t, own = lookup(f.message || "");
+    if (own !== (f.message || "") || !lang || lang.split("-")[0] === "en") return own || t("That did not work; please try again.");
+    return ERRORS[f.code] || t("That did not work; please try again.");
   }
 
   // ---- rendering ----------------------------------------------------------------
   function render() {
     const g = st.game;
     $("timer").hidden = !(g && st.phase === "game");
-    $("played").textContent = st.participant.games_played ? "Games played: " + st.participant.games_played : "";
+    $("played").textContent = st.participant.games_played ? t("Games played: {n}", { n: st.participant.games_played }) : "";
     if (st.phase === "idle") show("s-idle");
     else if (st.phase === "waiting") { showLone(); show("s-waiting"); }
     else if (st.phase === "alone") show("s-alone");
@@ -155,36 +192,41 @@
   function showLone() {
     const box = $("lone-count"), l = st.lone;
     if (!box || !l) return;
-    box.textContent = l.here >= l.needed ? "Someone else is here: your game is starting…"
-      : "You are the only person waiting right now (" + l.here + " of " + l.needed + " needed).";
+    box.textContent = l.here >= l.needed ? t("Someone else is here: your game is starting…")
+      : t("You are the only person waiting right now ({here} of {needed} needed).", { here: l.here, needed: l.needed });
   }
 
   function convTitle(g, c) {
-    if (g.role === "witness") return "Interrogator";
-    return g.convs.length > 1 ? "Witness " + c : "Witness";
+    if (g.role === "witness") return t("Interrogator");
+    return g.convs.length > 1 ? t("Witness {seat}", { seat: c }) : t("Witness");
   }
 
   function buildGame(g) {
     $("role-line").textContent = g.role === "interrogator"
-      ? (g.convs.length > 1 ? "You are the interrogator. One of them is human, the other an AI."
-                            : "You are the interrogator. Is the witness a human or an AI?")
-      : "You are a witness. Convince the interrogator that you are human.";
+      ? (g.convs.length > 1 ? t("You are the interrogator. One of them is human, the other an AI.")
+                            : t("You are the interrogator. Is the witness a human or an AI?"))
+      : t("You are a witness. Convince the interrogator that you are human.");
     $("btn-verdict").hidden = g.role !== "interrogator";
     const box = $("convs");
+    const had = document.activeElement && document.activeElement.closest(".conv textarea") ? document.activeElement.closest(".conv").dataset.conv : null;
     box.replaceChildren();
     box.classList.toggle("two", g.convs.length > 1);
     $("s-game").classList.toggle("two", g.convs.length > 1);
     buildTabs(g);
     for (const c of g.convs) {
       const pane = el("section", "conv" + (c === activeConv ? " active" : "")); pane.dataset.conv = c;
-      pane.append(el("h3", "conv-title", convTitle(g, c)));
+      pane.id = "conv-" + c; pane.setAttribute("aria-labelledby", "conv-title-" + c);
+      if (g.convs.length > 1) pane.setAttribute("role", "tabpanel");
+      const title = el("h2", "conv-title", convTitle(g, c)); title.id = "conv-title-" + c; pane.append(title);
       const list = el("ol", "msgs"); pane.append(list);
-      const typing = el("div", "typing", "typing…"); typing.hidden = !g.typing.includes(c); pane.append(typing);
+      list.tabIndex = 0; list.setAttribute("aria-label", t("Messages with {who}", { who: convTitle(g, c) }));
+      const typing = el("div", "typing", t("typing…")); typing.hidden = !g.typing.includes(c); pane.append(typing);
       const form = el("form", "compose");
-      const ta = el("textarea"); ta.rows = 2; ta.maxLength = g.max_chars; ta.placeholder = "Type a message";
-      ta.setAttribute("aria-label", "Message to " + convTitle(g, c));
+      const ta = el("textarea"); ta.rows = 2; ta.maxLength = g.max_chars; ta.placeholder = t("Type a message");
+      ta.setAttribute("aria-label", t("Message to {who}", { who: convTitle(g, c) }));
       const counter = el("span", "counter", "0/" + g.max_chars);
-      const btn = el("button", "primary", "Send"); btn.type = "submit";
+      counter.setAttribute("aria-label", t("characters used"));
+      const btn = el("button", "primary", t("Send")); btn.type = "submit";
       form.append(ta, counter, btn); pane.append(form);
       ta.value = store.getItem(draftKey(g, c)) || "";
       counter.textContent = ta.value.length + "/" + g.max_chars;
@@ -194,7 +236,7 @@
         counter.classList.toggle("over", ta.value.length >= g.max_chars);
       });
       if (g.block_paste) {
-        const block = (e) => { e.preventDefault(); send({ type: "paste", conv: c }); toast("Pasting is not allowed: please type your message."); };
+        const block = (e) => { e.preventDefault(); send({ type: "paste", conv: c }); toast(t("Pasting is not allowed: please type your message.")); };
         ta.addEventListener("paste", block); ta.addEventListener("drop", block);
       }
       ta.addEventListener("keydown", (e) => { if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); form.requestSubmit(); } });
@@ -215,6 +257,7 @@
         const b = addMessage({ conv: c, from: "you", text: m.text }); b.dataset.cid = m.client_id;
       }
       updateCompose(c);
+      if (had === c) ta.focus({ preventScroll: true });  // a rebuilt chat keeps the keyboard where it was
     }
     updateBelief(false);
   }
@@ -233,28 +276,30 @@
     tabs.hidden = g.convs.length < 2;
     if (tabs.hidden) return;
     for (const c of g.convs) {
-      const t = el("button", "tab", convTitle(g, c)); t.type = "button"; t.dataset.conv = c;
-      t.setAttribute("role", "tab"); t.setAttribute("aria-selected", String(c === activeConv));
-      const n = el("span", "unread", String(unread[c] || "")); n.hidden = !unread[c]; n.setAttribute("aria-label", "new messages");
-      t.append(n);
-      t.onclick = () => selectConv(c);
-      tabs.append(t);
+      const tab = el("button", "tab", convTitle(g, c)); tab.type = "button"; tab.dataset.conv = c;
+      tab.setAttribute("role", "tab"); tab.setAttribute("aria-selected", String(c === activeConv));
+      tab.setAttribute("aria-controls", "conv-" + c);
+      const n = el("span", "unread", String(unread[c] || "")); n.hidden = !unread[c];
+      n.setAttribute("title", t("new messages"));
+      tab.append(n);
+      tab.onclick = () => selectConv(c);
+      tabs.append(tab);
     }
   }
   function selectConv(c) {
     activeConv = c; unread[c] = 0;
-    for (const t of document.querySelectorAll("#conv-tabs .tab")) {
-      t.setAttribute("aria-selected", String(t.dataset.conv === c));
-      if (t.dataset.conv === c) t.querySelector(".unread").hidden = true;
+    for (const tab of document.querySelectorAll("#conv-tabs .tab")) {
+      tab.setAttribute("aria-selected", String(tab.dataset.conv === c));
+      if (tab.dataset.conv === c) tab.querySelector(".unread").hidden = true;
     }
     for (const p of document.querySelectorAll(".conv")) p.classList.toggle("active", p.dataset.conv === c);
     const list = document.querySelector('.conv[data-conv="' + c + '"] .msgs');
     if (list) list.scrollTop = list.scrollHeight;
   }
   function markUnread(c, n) {
-    const t = document.querySelector('#conv-tabs .tab[data-conv="' + c + '"] .unread');
-    if (!t) return;
-    unread[c] = (unread[c] || 0) + n; t.textContent = String(unread[c]); t.hidden = false;
+    const badge = document.querySelector('#conv-tabs .tab[data-conv="' + c + '"] .unread');
+    if (!badge) return;
+    unread[c] = (unread[c] || 0) + n; badge.textContent = String(unread[c]); badge.hidden = false;
   }
 
   // ---- belief slider (studies with rules.belief_tracking): after each witness reply the interrogator
@@ -262,12 +307,12 @@
   const belief = $("belief"), range = $("belief-range");
   let beliefTimer = null;
   function beliefEnds(g) {
-    return g.convs.length > 1 ? ["A is the human", "B is the human"] : ["Human", "AI"];
+    return g.convs.length > 1 ? [t("A is the human"), t("B is the human")] : [t("Human"), t("AI")];
   }
   function beliefText(g, v) {
     const [lo, hi] = beliefEnds(g);
-    if (v === 50) return "50: undecided";
-    return v + ": leaning " + (v < 50 ? lo : hi) + " (" + (v < 50 ? 100 - v : v) + " of 100)";
+    if (v === 50) return t("50: undecided");
+    return t("{value}: leaning {side} ({strength} of 100)", { value: v, side: v < 50 ? lo : hi, strength: v < 50 ? 100 - v : v });
   }
   function lastReply(g) {
     const r = g.messages.filter((m) => m.from === "them");
@@ -283,11 +328,11 @@
     belief.hidden = !on;
     if (!on) return;
     const [lo, hi] = beliefEnds(g);
-    $("belief-label").textContent = g.convs.length > 1 ? "Your guess so far: which one is the human?" : "Your guess so far: human or AI?";
+    $("belief-label").textContent = g.convs.length > 1 ? t("Your guess so far: which one is the human?") : t("Your guess so far: human or AI?");
     $("belief-left").textContent = "0 · " + lo; $("belief-right").textContent = hi + " · 100";
     if (!beliefTimer && g.belief.value !== null && document.activeElement !== range) range.value = g.belief.value;
     range.setAttribute("aria-valuetext", beliefText(g, Number(range.value)));
-    $("belief-note").textContent = fresh ? "New reply: move the slider if your guess changed." : beliefText(g, Number(range.value));
+    $("belief-note").textContent = fresh ? t("New reply: move the slider if your guess changed.") : beliefText(g, Number(range.value));
   }
   range.addEventListener("input", () => {
     if (!st || !st.game) return;
@@ -313,10 +358,10 @@
   // differ between a person and an AI. Shown by CSS (::after), so the text stays the message alone.
   function stamp(li, m) {
     if (m.id) li.dataset.id = m.id;
-    if (m.t_ms === undefined) { li.classList.add("pending"); li.title = "Sending…"; return; }
+    if (m.t_ms === undefined) { li.classList.add("pending"); li.dataset.pending = t("sending…"); li.title = t("Sending…"); return; }
     li.classList.remove("pending");
     li.dataset.time = clock(m.t_ms);
-    if (m.from === "you") { li.classList.add("sent"); li.title = "Sent " + li.dataset.time + " (saved by the server)"; }
+    if (m.from === "you") { li.classList.add("sent"); li.title = t("Sent {time} (saved by the server)", { time: li.dataset.time }); }
   }
   function addMessage(m) {
     const pane = document.querySelector('.conv[data-conv="' + m.conv + '"]');
@@ -335,28 +380,28 @@
     const open = st.phase === "game" && g.your_turn[c];
     pane.querySelector("button").disabled = !open;
     const none = !g.messages.some((m) => m.conv === c);
-    pane.querySelector("textarea").placeholder = st.phase !== "game" ? "The chat is over"
-      : open ? (none && g.role === "interrogator" ? "You write first: type a message" : "Type a message")
-      : none ? "The interrogator writes first…" : "Wait for a reply…";
+    pane.querySelector("textarea").placeholder = st.phase !== "game" ? t("The chat is over")
+      : open ? (none && g.role === "interrogator" ? t("You write first: type a message") : t("Type a message"))
+      : none ? t("The interrogator writes first…") : t("Wait for a reply…");
   }
 
   function openVerdict(forced) {
     if (beliefTimer) sendBelief();  // a move still waiting goes before the verdict
     const g = st.game, box = $("choices");
-    box.replaceChildren(el("legend", "", g.convs.length > 1 ? "Which one is the human?" : "Was the witness a human or an AI?"));
+    box.replaceChildren(el("legend", "", g.convs.length > 1 ? t("Which one is the human?") : t("Was the witness a human or an AI?")));
     const opts = g.convs.length > 1
-      ? [["A", "A is human, B is a machine"], ["B", "A is a machine, B is human"]]
-      : [["human", "Human"], ["ai", "AI"]];
+      ? [["A", t("A is human, B is a machine")], ["B", t("A is a machine, B is human")]]
+      : [["human", t("Human")], ["ai", t("AI")]];
     for (const [v, label] of opts) {
       const l = el("label", "choice"); const r = el("input"); r.type = "radio"; r.name = "choice"; r.value = v; r.required = true;
       l.append(r, document.createTextNode(" " + label)); box.append(l);
     }
     const conf = $("confidence");
     if (openVerdict.game !== g.game_id) {  // a new game's verdict: the slider starts untouched
-      conf.value = Math.round((Number(conf.min) + Number(conf.max)) / 2); conf.classList.add("untouched"); $("conf-out").textContent = "move the slider";
+      conf.value = Math.round((Number(conf.min) + Number(conf.max)) / 2); conf.classList.add("untouched"); $("conf-out").textContent = t("move the slider");
       openVerdict.game = g.game_id;
     }
-    $("verdict-title").textContent = forced ? "Time is up: your verdict" : "Your verdict";
+    $("verdict-title").textContent = forced ? t("Time is up: your verdict") : t("Your verdict");
     $("btn-back").hidden = forced;
     show("s-verdict");
   }
@@ -368,8 +413,8 @@
   $("verdict-form").onsubmit = (e) => {
     e.preventDefault();
     const choice = new FormData(e.target).get("choice");
-    if (!choice) { toast("Choose an answer first."); return; }
-    if ($("confidence").classList.contains("untouched")) { toast("Set how confident you are: move the slider (or click it) first."); $("confidence").focus(); return; }
+    if (!choice) { toast(t("Choose an answer first.")); return; }
+    if ($("confidence").classList.contains("untouched")) { toast(t("Set how confident you are: move the slider (or click it) first.")); $("confidence").focus(); return; }
     send({ type: "verdict", choice: choice, confidence: parseInt($("confidence").value, 10), reason: $("reason").value });
     $("reason").value = "";
   };
@@ -382,54 +427,62 @@
     if (st && st.phase === "game") send({ type: "report", reason: $("report-reason").value.trim() || null });
   };
 
-  function kindText(k) { return k === "human" ? "a human" : "an AI"; }
   // "confidence 70 of 100"; on a scale with negatives "confidence -40 on -100 to 100"
-  function confText(c) { const s = $("confidence"); return "confidence " + c + (Number(s.min) < 0 ? " on " + s.min + " to " + s.max : " of " + s.max); }
+  function confText(c) {
+    const s = $("confidence");
+    return Number(s.min) < 0 ? t("confidence {value} on {min} to {max}", { value: c, min: s.min, max: s.max })
+      : t("confidence {value} of {max}", { value: c, max: s.max });
+  }
   // which AI a seat was (sent only with the reveal, after the game): "Witness B: Sierra (local model)"
   function whichAI(body, seat, who) {
     if (seat.kind !== "ai" || !seat.witness) return;
-    const p = el("p", "which-ai", who + ": ");
-    p.append(el("b", "", seat.witness), document.createTextNode(seat.about ? " (" + seat.about + ")" : ""));
+    const p = el("p", "which-ai", t("{who}: ", { who: who }));
+    const lookup = t, model = /^language model (.+)$/.exec(seat.about || "");
+    const about = model ? t("language model {model}", { model: model[1] }) : lookup(seat.about || "");
+    p.append(el("b", "", seat.witness), document.createTextNode(about ? " (" + about + ")" : ""));
     body.append(p);
   }
   // the reveal in the participant's own terms: no seat letters they never saw
   function buildReveal(g) {
     const body = $("reveal-body"); body.replaceChildren();
-    const why = { time: "Time ran out.", report: "The game was ended by a report of abuse.", left: "A player left the game.", verdict: "", verdict_timeout: "No verdict was given in time.", researcher: "The researchers ended this game." }[g.end_reason] || "";
+    const why = { time: t("Time ran out."), report: t("The game was ended by a report of abuse."), left: t("A player left the game."),
+      verdict: "", verdict_timeout: t("No verdict was given in time."), researcher: t("The researchers ended this game.") }[g.end_reason] || "";
     if (why) body.append(el("p", "small", why));
     if (!g.reveal) {  // ended by the researchers: nothing about who was who
-      body.append(el("p", "reveal-line", "This game does not count. Thank you for your patience."));
+      body.append(el("p", "reveal-line", t("This game does not count. Thank you for your patience.")));
       surveyPending = !st.participant.survey_done; $("btn-done").hidden = false; return;
     }
     const seats = g.reveal.seats, v = g.verdict, three = g.format === "three-player";
-    const line = (t) => body.append(el("p", "reveal-line", t));
+    const line = (text) => body.append(el("p", "reveal-line", text));
+    const human = (k) => k === "human";
     if (g.role === "interrogator") {
-      if (three) for (const c of Object.keys(seats)) line("Witness " + c + " was " + kindText(seats[c].kind) + ".");
-      else line("You were talking to " + kindText(seats.A.kind) + ".");
-      for (const c of Object.keys(seats)) whichAI(body, seats[c], three ? "Witness " + c : "The AI witness");
+      if (three) for (const c of Object.keys(seats)) line(human(seats[c].kind) ? t("Witness {seat} was a human.", { seat: c }) : t("Witness {seat} was an AI.", { seat: c }));
+      else line(human(seats.A.kind) ? t("You were talking to a human.") : t("You were talking to an AI."));
+      for (const c of Object.keys(seats)) whichAI(body, seats[c], three ? t("Witness {seat}", { seat: c }) : t("The AI witness"));
       if (v) {
-        const said = three ? "you said Witness " + v.choice + " was the human" : "you said " + kindText(v.choice);
-        body.append(el("p", "", "Your verdict: " + said + " (" + confText(v.confidence) + ")."));
+        const conf = confText(v.confidence);
+        body.append(el("p", "", three ? t("Your verdict: you said Witness {seat} was the human ({confidence}).", { seat: v.choice, confidence: conf })
+          : human(v.choice) ? t("Your verdict: you said a human ({confidence}).", { confidence: conf })
+            : t("Your verdict: you said an AI ({confidence}).", { confidence: conf })));
       }
     } else {
       const other = Object.keys(seats).find((c) => c !== g.seat);
-      line(three ? "You were the human witness; the other witness was " + kindText(seats[other].kind) + "."
-                 : "You were the witness: the interrogator had to decide whether you were a human or an AI.");
-      if (three) whichAI(body, seats[other], "The other witness");
+      line(three ? (human(seats[other].kind) ? t("You were the human witness; the other witness was a human.") : t("You were the human witness; the other witness was an AI."))
+        : t("You were the witness: the interrogator had to decide whether you were a human or an AI."));
+      if (three) whichAI(body, seats[other], t("The other witness"));
       if (v) {
-        const you = three ? v.choice === g.seat : v.choice === "human";
+        const you = three ? v.choice === g.seat : v.choice === "human", conf = { confidence: confText(v.confidence) };
         body.append(el("p", "", three
-          ? (you ? "The interrogator picked you as the human" : "The interrogator thought the AI was the human")
-            + " (" + confText(v.confidence) + ")."
-          : "The interrogator said you were " + kindText(v.choice) + " (" + confText(v.confidence) + ")."));
-        body.append(el("p", you ? "correct" : "wrong", you ? "You convinced them." : "You did not convince them."));
+          ? (you ? t("The interrogator picked you as the human ({confidence}).", conf) : t("The interrogator thought the AI was the human ({confidence}).", conf))
+          : human(v.choice) ? t("The interrogator said you were a human ({confidence}).", conf) : t("The interrogator said you were an AI ({confidence}).", conf)));
+        body.append(el("p", you ? "correct" : "wrong", you ? t("You convinced them.") : t("You did not convince them.")));
       }
     }
     if (v && g.role === "interrogator" && g.reveal.correct !== null) {
-      body.append(el("p", g.reveal.correct ? "correct" : "wrong", g.reveal.correct ? "You were right." : "You were wrong."));
+      body.append(el("p", g.reveal.correct ? "correct" : "wrong", g.reveal.correct ? t("You were right.") : t("You were wrong.")));
     }
-    if (v && v.reason) body.append(el("p", "small", "Reason given: " + v.reason));
-    if (!v && g.end_reason !== "verdict_timeout") body.append(el("p", "small", "No verdict was given."));
+    if (v && v.reason) body.append(el("p", "small", t("Reason given: {reason}", { reason: v.reason })));
+    if (!v && g.end_reason !== "verdict_timeout") body.append(el("p", "small", t("No verdict was given.")));
     surveyPending = !st.participant.survey_done;
     $("btn-done").hidden = false;
   }
@@ -440,7 +493,7 @@
   };
   async function postSurvey(data) {
     const r = await fetch((app.dataset.root || "") + "/p/" + encodeURIComponent(token) + "/survey", { method: "POST", headers: { "Content-Type": "application/json", "X-CSRF-Token": app.dataset.csrf }, body: JSON.stringify(data) });
-    if (!r.ok) { const j = await r.json().catch(() => ({})); toast(j.detail || "Could not save the survey: check your answers."); return false; }
+    if (!r.ok) { const j = await r.json().catch(() => ({})); toast(j.detail || t("Could not save the survey: check your answers.")); return false; }
     return true;
   }
   $("survey-form").onsubmit = async (e) => {
@@ -454,6 +507,7 @@
   $("btn-leave-queue").onclick = () => send({ type: "leave_queue" });
   $("btn-wait-more").onclick = () => send({ type: "join" });
 
+  const said = {};
   setInterval(() => {
     if (!st) return;
     if (st.phase === "waiting" && st.waiting_since_ms) $("wait-s").textContent = Math.max(0, Math.floor((now() - st.waiting_since_ms) / 1000));
@@ -461,6 +515,10 @@
       const left = Math.max(0, Math.ceil((st.game.ends_ms - now()) / 1000));
       $("timer").textContent = Math.floor(left / 60) + ":" + String(left % 60).padStart(2, "0");
       $("timer").classList.toggle("low", left <= 30);
+      // the last minute is said once (and 10 seconds before the end); the timer itself is not a live region
+      const game = st.game.game_id;
+      if (left <= 60 && left > 55 && said.minute !== game) { said.minute = game; say(t("One minute left.")); }
+      if (left <= 10 && left > 5 && said.ten !== game) { said.ten = game; say(t("10 seconds left.")); }
     }
   }, 250);
 

@@ -4,6 +4,9 @@
 "use strict";
 (function () {
   const SVG = "http://www.w3.org/2000/svg";
+  const t = window.turinglabT;  // the study's language (i18n.js)
+  // reduced motion: the scanpath is drawn whole at once instead of one fixation at a time
+  const still = window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)").matches;
   const t0 = performance.now();
 
   function el(tag, attrs, parent) {
@@ -30,8 +33,8 @@
       submit.disabled = !ready();
       if (ready()) { note.hidden = true; return; }
       note.hidden = false;
-      note.textContent = !played ? "You can answer once the eye movements have played through."
-        : "Please look at the item a little longer (" + wait + " s) before answering.";
+      note.textContent = !played ? t("You can answer once the eye movements have played through.")
+        : t("Please look at the item a little longer ({seconds} s) before answering.", { seconds: wait });
     }
     refresh();
     const tick = setInterval(() => { refresh(); if (ready()) clearInterval(tick); }, 200);
@@ -70,8 +73,8 @@
       const [x, y, bw, bh] = scaleTo(b.xywh, w, h);
       el("rect", { x, y, width: bw, height: bh, class: "box", "stroke-width": sw }, svg);
       if (b.label) {
-        const t = el("text", { x: x + sw, y: y + 6 * sw, class: "box-label", "font-size": 6 * sw }, svg);
-        t.textContent = b.label;
+        const label = el("text", { x: x + sw, y: y + 6 * sw, class: "box-label", "font-size": 6 * sw }, svg);
+        label.textContent = b.label;
       }
     });
   }
@@ -103,10 +106,10 @@
         const [x, y, outside] = pts[i];
         if (i > 0) el("line", { x1: pts[i - 1][0], y1: pts[i - 1][1], x2: x, y2: y, class: "saccade" }, svg);
         el("circle", { cx: x, cy: y, r, class: outside ? "fixation outside" : "fixation" }, svg);
-        const t = el("text", { x, y: y + font * 0.37, class: "fix-num", style: `font-size: ${font}px` }, svg);
-        t.textContent = String(i + 1);
+        const num = el("text", { x, y: y + font * 0.37, class: "fix-num", style: `font-size: ${font}px` }, svg);
+        num.textContent = String(i + 1);
         i += 1;
-        timer = setTimeout(step, 400);
+        if (still) step(); else timer = setTimeout(step, 400);
       };
       step();
     }
@@ -127,7 +130,7 @@
         body: JSON.stringify(body),
       });
       if (r.ok) { location.href = `${app.dataset.root || ""}/p/${app.dataset.token}/done`; return; }
-      let msg = "Not saved; please try again.";
+      let msg = t("Not saved; please try again.");
       try { msg = (await r.json()).detail || msg; } catch (e) { /* not JSON */ }
       toast.textContent = msg;
       toast.hidden = false;
