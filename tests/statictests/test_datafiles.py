@@ -28,8 +28,10 @@ def test_every_shipped_json_is_in_the_catalogue_and_the_licence_ships():
     on_disk = {p.name for p in datafiles.SHIPPED_DIR.glob("*.json")}
     assert on_disk == {f.name for f in datafiles.SHIPPED}
     assert (datafiles.SHIPPED_DIR / "LICENSE").read_text().startswith("MIT License")
-    pyproject = (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text()
-    assert "\"LICENSE\"]" in pyproject.split("[tool.setuptools.package-data]")[1].split("\n[")[0]
+    import tomllib
+
+    pyproject = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())
+    assert "LICENSE" in pyproject["tool"]["setuptools"]["package-data"]["*"]
 
 
 @pytest.fixture

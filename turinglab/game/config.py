@@ -133,15 +133,22 @@ class WitnessSpec(_Strict):
             out["postprocess"] = {"lowercase": True}
         return out
 
+    @field_validator("kind")
+    @classmethod
+    def _known_kind(cls, kind: str) -> str:
+        from turinglab.plugins.manager import witness_kinds
+
+        kinds = witness_kinds()
+        if kind not in kinds:  # the error points at the field: witnesses[0].kind (line N)
+            raise ValueError(f"unknown kind {kind!r}; use one of {', '.join(kinds)} "
+                             "(plugins add more: `turinglab plugins`)")
+        return kind
+
     @model_validator(mode="after")
     def _kind_fields(self) -> "WitnessSpec":
         from turinglab.plugins.manager import witness_kinds
 
-        kinds = witness_kinds()
-        if self.kind not in kinds:
-            raise ValueError(f"witness {self.codename!r}: unknown kind {self.kind!r}; use one of "
-                             f"{', '.join(kinds)} (plugins add more: `turinglab plugins`)")
-        model = kinds[self.kind].options
+        model = witness_kinds()[self.kind].options
         if model is not None:
             try:
                 model.model_validate(self.options or {})
