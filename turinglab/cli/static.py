@@ -126,6 +126,9 @@ def static_summary(
     db: str = typer.Option(None, "--db", help=DB_HELP),
     as_json: bool = typer.Option(False, "--json", help="print JSON"),
     alpha: float = typer.Option(0.05, "--alpha", help="1 - confidence level of the intervals."),
+    drop_failed: bool = typer.Option(None, "--drop-failed-controls/--keep-failed-controls",
+                                     help="Zhang et al.'s rule: count a trial only when its control answer is right "
+                                          "(default: the study's drop_failed_controls setting, else keep)."),
 ) -> None:
     """Trials, judges, the confusion matrix and each agent's judged-human rate."""
     import json
@@ -139,7 +142,9 @@ def static_summary(
     store = static_store(db, write=False)
     try:
         info = store.static_study(study)
-        out = summary(count_table(store, info.id), alpha, study=info.name, task=info.task)
+        drop = info.study.drop_failed_controls if drop_failed is None else drop_failed
+        out = summary(count_table(store, info.id, drop), alpha, study=info.name, task=info.task)
+        out["failed_controls_dropped"] = drop
         out.update(static_extras(store, info, alpha))
         out["control_answers"] = control_answers(store, info.id, alpha)
     except StoreError as exc:
@@ -150,7 +155,8 @@ def static_summary(
         print(json.dumps(out, indent=2))
         return
     c = out["confusion"]
-    console.print(f"{out['study']} ({out['task']}): {out['trials']} trials by {out['judges']} judges", markup=False)
+    console.print(f"{out['study']} ({out['task']}): {out['trials']} trials by {out['judges']} judges"
+                  + (" (failed controls dropped)" if drop else ""), markup=False)
     console.print(f"truth human:   judged human {c['human']['human']}, machine {c['human']['machine']}", markup=False)
     console.print(f"truth machine: judged human {c['machine']['human']}, machine {c['machine']['machine']}", markup=False)
     if out["control_answers"]:

@@ -39,8 +39,8 @@ def read_psiturk_data(task: str, responses: str | None, judge_trials: str | None
         raise ImportProblem("--format psiturk", ["give psiTurk's data as --judge-trials (participants table CSV, "
                                                  "database file or URL, or trialdata.csv)"])
     m = load_map(map_file)
-    judges = read_psiturk(judge_trials, m.table if m else "participants")
-    if m is not None:
+    judges = read_psiturk(judge_trials, m.table if m else None)
+    if m is not None and m.stimulus is not None:
         return mapped_study(judges, m, task, judge_trials, images)
     if responses is None:
         raise ImportProblem("--format psiturk", [f"--task {task} without --map: give the response dictionary the "

@@ -69,7 +69,7 @@ def _is_sqlite(path: Path) -> bool:
         return fh.read(16) == b"SQLite format 3\x00"
 
 
-def read_psiturk(source: str, table: str = "participants") -> list[RawJudge]:
+def read_psiturk(source: str, table: str | None = None) -> list[RawJudge]:
     """psiTurk's participants table (CSV, SQLite file or SQLAlchemy URL) or trialdata.csv."""
     if "://" in source:
         return _from_datastrings(_db_datastrings(source, table), source)
@@ -85,12 +85,21 @@ def read_psiturk(source: str, table: str = "participants") -> list[RawJudge]:
     return _from_trialdata(rows, path)
 
 
-def _db_datastrings(url: str, table: str) -> list[tuple[int, str]]:
-    from sqlalchemy import MetaData, Table, create_engine, select
+def _db_datastrings(url: str, table: str | None) -> list[tuple[int, str]]:
+    """The datastrings of `table`, or of the one table with a datastring column (psiTurk's
+    `table_name`, "turkdemo" in its default config)."""
+    from sqlalchemy import MetaData, Table, create_engine, inspect, select
     from sqlalchemy.exc import SQLAlchemyError
 
     engine = create_engine(url)
     try:
+        if table is None:
+            found = [n for n in inspect(engine).get_table_names()
+                     if any(c["name"] == "datastring" for c in inspect(engine).get_columns(n))]
+            if len(found) != 1:
+                raise ImportProblem(url, [f"{len(found)} tables with a 'datastring' column ({', '.join(found) or 'none'}); "
+                                          "name psiTurk's participants table in a --map file (table: NAME)"])
+            table = found[0]
         t = Table(table, MetaData(), autoload_with=engine)
         if "datastring" not in t.c:
             raise ImportProblem(url, [f"table {table!r} has no 'datastring' column; name psiTurk's participants "

@@ -24,15 +24,15 @@ from turinglab.store.static import ImportTrial, JudgeIn, ResponseIn, StimulusIn
 class RawMap(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    table: str = "participants"  # psiTurk's participants table in a database
+    table: str | None = None  # psiTurk's participants table in a database (default: the one with a datastring)
     judge: str | None = None  # jsPsych: the trial field holding the judge's id
     phase: str | None = None  # the trial field holding the phase; None: every trial with an answer
     test_phases: list[str] = ["test"]  # compared without case; other phases are left out
-    stimulus: str  # the field naming the stimulus (cue word, image file ...)
+    stimulus: str | None = None  # the field naming the stimulus (cue word, image file ...)
     response: str | None = None  # the response the judge saw (the item's text)
-    agent: str  # who produced the response
+    agent: str | None = None  # who produced the response
     human_agents: list[str] = ["human"]  # values of `agent` that are people
-    answer: str  # the judge's human-or-machine answer
+    answer: str | None = None  # the judge's human-or-machine answer
     answers: dict[str, list[str]] = {"human": ["human"], "machine": ["machine"]}
     rt: str | None = "rt"
     control_answer: str | None = None  # the judge's answer to the yes/no control question
@@ -73,6 +73,9 @@ def mapped_study(judges: list[RawJudge], m: RawMap, task: str, source: str, imag
     """Trials -> items (made from the trials), judges and trials; `ImportProblem` on any unmapped test trial."""
     from turinglab.plugins.manager import static_tasks
 
+    if not (m.stimulus and m.agent and m.answer):
+        raise ImportProblem(source, ["the map must name the stimulus, agent and answer fields (stimulus: ..., agent: "
+                                     "..., answer: ...); only Zhang's colour and object runs have them built in"])
     check = static_tasks()[task].check if task in static_tasks() else None
     out, problems = Parsed(), []
     stimuli: dict[str, int] = {}
