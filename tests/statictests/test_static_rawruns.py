@@ -82,6 +82,44 @@ def test_raw_object_run_imports_every_test_trial_and_drops_failed_controls(sqlit
     assert not any(f.encode() in raw for f in FAKE_IDS)  # worker/assignment/HIT ids and IPs never stored
 
 
+def whole_run_table(path: Path) -> list[dict]:
+    """The whole raw object run from its transcribed fields (`object_run_fields.txt`) as a psiTurk
+    participants table with fake ids, written to `path`; its TEST trials returned."""
+    judges: dict[str, list[dict]] = {}
+    for line in (DATA / "object_run_fields.txt").read_text().splitlines():
+        if line.startswith("#") or not line.strip():
+            continue
+        pid, *tokens = line.split()
+        for tok in tokens:
+            img, letter, aclass, topic, word = tok[:-4], tok[-4], tok[-3], tok[-2], tok[-1]
+            judges.setdefault(pid, []).append({"Aclass": "AI" if aclass == "A" else "H", "hit": img, "topic": topic,
+                                               "oneWord_curr": word, "imageID": f"static/dataset/coco_val_set/{img}.jpg",
+                                               "page_name": f"{img}_{letter}_0.html/", "phase": "TEST"})
+    with path.open("w", newline="") as fh:
+        out = csv.writer(fh)
+        out.writerow(["uniqueid", "workerid", "assignmentid", "hitid", "datastring"])
+        for k, trials in enumerate(judges.values(), 1):
+            ids = (f"AFAKEWORKER{k:04d}", f"3FAKEASSIGN{k:04d}")
+            data = [{"current_trial": n, "trialdata": dict(t, trial=n)} for n, t in enumerate(trials, 1)]
+            out.writerow([":".join(ids), *ids, "3FAKEHIT0001", json.dumps({"workerId": ids[0], "data": data})])
+    return [t for trials in judges.values() for t in trials]
+
+
+def test_whole_raw_object_run_gives_table_1_and_the_notebook_count(sqlite_url, tmp_path):
+    trials = whole_run_table(tmp_path / "out_final_fields.csv")
+    res = imp(sqlite_url, str(tmp_path / "out_final_fields.csv"), "--responses", OBJECT)
+    assert res.exit_code == 0, res.output
+    assert "79 judges, 1975 trials" in res.output  # the paper's Table 1: 1,975 object Turing tests
+    out, dropped = summary(sqlite_url), summary(sqlite_url, "raw", "--drop-failed-controls")
+    check_counts(out, trials, drop=False)
+    check_counts(dropped, trials, drop=True)
+    assert dropped["trials"] == 1778  # Task5_PreCompileData.ipynb after its control rule
+    assert out["confusion"] == {"human": {"human": 497, "machine": 450}, "machine": {"human": 377, "machine": 651}}
+    rate = {a["agent"]: 1 - a["judged_human"] / a["n"] for a in out["agents"]}  # judged machine
+    assert round(rate["detectron"], 2) == 0.49 and round(rate["google"], 2) == 0.65  # the paper's 49 %, 65 %
+    assert out["control_answers"]["judge_min"] == 0.6
+
+
 def test_psiturk_database_and_datafiles_give_the_same_counts(sqlite_url, tmp_path):
     trials = raw_object_trials()
     with (DATA / "object_participants.csv").open(newline="") as fh:
