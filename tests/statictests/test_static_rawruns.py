@@ -271,3 +271,12 @@ def test_object_keeps_its_minimum_time_with_a_study_file(sqlite_url, tmp_path):
     assert load_static_study(f).session.min_rt_ms == 1500
     f.write_text("preset: zhang-2023\nname: o\ntask: object\nsession: {min_rt_ms: 0}\n")
     assert load_static_study(f).session.min_rt_ms == 0  # what the file sets wins
+
+
+def test_judge_pseudonyms_are_the_export_pseudonyms(monkeypatch):
+    """rawfiles writes the HMAC out (statictests may not import analysis); it is the export's."""
+    from turinglab.analysis.export.pseudonyms import keyed
+    from turinglab.statictests.rawfiles import Pseudonyms
+
+    monkeypatch.setenv("TURINGLAB_EXPORT_KEY", "k")
+    assert Pseudonyms()("AFAKEWORKER0001") == keyed("AFAKEWORKER0001", b"k", "W")

@@ -9,14 +9,18 @@ headerless `trialdata.csv` (uniqueid, current_trial, time, trialdata JSON) with 
 or `.csv()` (a header row, then one row per trial).
 
 Worker, assignment and HIT ids and IP addresses are never kept: a judge is labelled by a keyed
-pseudonym of their id (`analysis.export.pseudonyms.keyed`, key $TURINGLAB_EXPORT_KEY, else a
-random key for this import), and only trial fields and questionnaire answers are returned.
+pseudonym of their id (HMAC-SHA256 as `analysis.export.pseudonyms.keyed` makes it, key
+$TURINGLAB_EXPORT_KEY, else a random key for this import), and only trial fields and questionnaire answers are returned.
 """
 
 from __future__ import annotations
 
 import csv
+import hashlib
+import hmac
 import json
+import os
+import secrets
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,17 +42,15 @@ class RawJudge:
 
 class Pseudonyms:
     """One keyed pseudonym per source id, the same within an import (and across imports when
-    $TURINGLAB_EXPORT_KEY is set)."""
+    $TURINGLAB_EXPORT_KEY is set). The same HMAC as `analysis.export.pseudonyms.keyed` (written out
+    here: statictests sits below analysis in the import layers, tests/test_imports.py)."""
 
     def __init__(self, prefix: str = "W") -> None:
-        from turinglab.analysis.export.pseudonyms import export_key
-
-        self.key, self.prefix = export_key(None), prefix
+        env = os.environ.get("TURINGLAB_EXPORT_KEY")
+        self.key, self.prefix = (env.encode() if env else secrets.token_bytes(32)), prefix
 
     def __call__(self, value: str) -> str:
-        from turinglab.analysis.export.pseudonyms import keyed
-
-        return keyed(value, self.key, self.prefix)
+        return self.prefix + hmac.new(self.key, str(value).encode(), hashlib.sha256).hexdigest()[:16]
 
 
 def _clean(d: dict[str, Any]) -> dict[str, Any]:
