@@ -280,3 +280,9 @@ def test_judge_pseudonyms_are_the_export_pseudonyms(monkeypatch):
 
     monkeypatch.setenv("TURINGLAB_EXPORT_KEY", "k")
     assert Pseudonyms()("AFAKEWORKER0001") == keyed("AFAKEWORKER0001", b"k", "W")
+
+
+def test_a_map_for_an_importer_without_one_is_refused(sqlite_url):
+    res = imp(sqlite_url, str(DATA / "object_participants.csv"), "--responses", OBJECT, "--map",
+              str(DATA / "jspsych_words.yaml"), fmt="zhang", study="nomap")
+    assert res.exit_code == 2 and "--format zhang takes no map" in res.output

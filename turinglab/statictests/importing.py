@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 
 from turinglab.plugins.manager import importers
@@ -24,6 +25,8 @@ def parse_import(task: str, responses: str | None, judge_trials: str | None, ima
     if fmt not in found:
         raise ImportProblem("--format", [f"unknown format {fmt!r}; use {' or '.join(found)}"])
     extra = {"map_file": map_file} if map_file is not None else {}
+    if extra and "map_file" not in inspect.signature(found[fmt].read).parameters:
+        raise ImportProblem("--map", [f"--format {fmt} takes no map (psiturk and jspsych do)"])
     return found[fmt].read(task, responses, judge_trials, images, skip_unknown_truth=skip_unknown_truth, **extra)
 
 
