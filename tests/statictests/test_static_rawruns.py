@@ -286,3 +286,22 @@ def test_a_map_for_an_importer_without_one_is_refused(sqlite_url):
     res = imp(sqlite_url, str(DATA / "object_participants.csv"), "--responses", OBJECT, "--map",
               str(DATA / "jspsych_words.yaml"), fmt="zhang", study="nomap")
     assert res.exit_code == 2 and "--format zhang takes no map" in res.output
+
+
+def test_report_shows_results_with_and_without_failed_controls(sqlite_url, tmp_path):
+    trials = raw_object_trials()
+    f = tmp_path / "s.yaml"
+    f.write_text("preset: zhang-2023\nname: raw\ntask: object\ndrop_failed_controls: true\n")
+    res = imp(sqlite_url, str(DATA / "object_participants.csv"), "--responses", OBJECT, "--study-file", str(f))
+    assert res.exit_code == 0, res.output
+    out = summary(sqlite_url)  # the study's setting is the summary's default
+    assert out["failed_controls_dropped"] is True
+    check_counts(out, trials, drop=True)
+    assert summary(sqlite_url, "raw", "--keep-failed-controls")["trials"] == len(trials)
+    res = runner.invoke(app, ["report", "--study", "raw", "--db", sqlite_url, "--out", str(tmp_path / "r.html")])
+    assert res.exit_code == 0, res.output
+    page = (tmp_path / "r.html").read_text()
+    kept = expected(trials, drop=True)[0]
+    assert "Failed control answers (Zhang" in page and "setting is on" in page
+    assert f"<td>every trial</td><td>{len(trials)}</td>" in page
+    assert f"<td>right control answer only *</td><td>{kept}</td>" in page
