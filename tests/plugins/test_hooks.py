@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 EXPECTED = {
     "turinglab_witness_kinds": {"eliza", "llm", "local"},
     "turinglab_static_tasks": {"word", "caption", "object", "color", "fv", "conversation"},
-    "turinglab_importers": {"zhang", "plain"},
+    "turinglab_importers": {"zhang", "plain", "psiturk", "jspsych"},
     "turinglab_ai_judges": {"svm", "linear-svm", "rf", "tfidf-lr", "llm"},
     "turinglab_content_filters": {"word-list"},
     "turinglab_report_sections": {"blinding-audit"},

@@ -51,8 +51,11 @@ def static_import(
     judge_trials: str = typer.Option(None, "--judge-trials", help="Zhang human-judge trial file (JSON); for --task conversation without --responses, the verdict file trials_all.json."),
     study_file: str = typer.Option(None, "--study-file", help="Static study YAML (default: preset zhang-2023)."),
     skip_unknown_truth: bool = typer.Option(False, "--skip-unknown-truth", help="Conversation judge results: leave out (and count) trials whose conversation the look-up (--responses) does not name."),
-    fmt: str = typer.Option("zhang", "--format", help="zhang (Zhang's JSON files) or plain (your own items: "
-                            "--responses items.csv|.jsonl, --images folder; see docs/static.md)."),
+    fmt: str = typer.Option("zhang", "--format", help="zhang (Zhang's JSON files), plain (your own items: "
+                            "--responses items.csv|.jsonl, --images folder), psiturk or jspsych (judge data of "
+                            "those tools as --judge-trials; see docs/static.md)."),
+    map_file: str = typer.Option(None, "--map", help="psiturk/jspsych: YAML naming which trial fields are the "
+                                 "stimulus, response, agent, answer, control answer and truth, and phase."),
     db: str = typer.Option(None, "--db", help=DB_HELP),
 ) -> None:
     """Import a response dictionary (and published judge trials), or your own items: all or nothing.
@@ -74,7 +77,8 @@ def static_import(
     cfg = read_study(load_static_study, study_file) if study_file else read_study(preset_study, study, task)
     cfg = cfg.model_copy(update={"name": study, "task": task, **({"image_dir": str(img)} if img else {})})
     try:
-        parsed = parse_import(task, responses, judge_trials, img, fmt, skip_unknown_truth=skip_unknown_truth)
+        parsed = parse_import(task, responses, judge_trials, img, fmt, skip_unknown_truth=skip_unknown_truth,
+                              map_file=map_file)
     except ImportProblem as exc:
         fail(str(exc))
     notes = list(parsed.notes)
@@ -122,6 +126,9 @@ def static_summary(
     db: str = typer.Option(None, "--db", help=DB_HELP),
     as_json: bool = typer.Option(False, "--json", help="print JSON"),
     alpha: float = typer.Option(0.05, "--alpha", help="1 - confidence level of the intervals."),
+    drop_failed: bool = typer.Option(None, "--drop-failed-controls/--keep-failed-controls",
+                                     help="Zhang et al.'s rule: count a trial only when its control answer is right "
+                                          "(default: the study's drop_failed_controls setting, else keep)."),
 ) -> None:
     """Trials, judges, the confusion matrix and each agent's judged-human rate."""
     import json
@@ -135,7 +142,9 @@ def static_summary(
     store = static_store(db, write=False)
     try:
         info = store.static_study(study)
-        out = summary(count_table(store, info.id), alpha, study=info.name, task=info.task)
+        drop = info.study.drop_failed_controls if drop_failed is None else drop_failed
+        out = summary(count_table(store, info.id, drop), alpha, study=info.name, task=info.task)
+        out["failed_controls_dropped"] = drop
         out.update(static_extras(store, info, alpha))
         out["control_answers"] = control_answers(store, info.id, alpha)
     except StoreError as exc:
@@ -146,7 +155,8 @@ def static_summary(
         print(json.dumps(out, indent=2))
         return
     c = out["confusion"]
-    console.print(f"{out['study']} ({out['task']}): {out['trials']} trials by {out['judges']} judges", markup=False)
+    console.print(f"{out['study']} ({out['task']}): {out['trials']} trials by {out['judges']} judges"
+                  + (" (failed controls dropped)" if drop else ""), markup=False)
     console.print(f"truth human:   judged human {c['human']['human']}, machine {c['human']['machine']}", markup=False)
     console.print(f"truth machine: judged human {c['machine']['human']}, machine {c['machine']['machine']}", markup=False)
     if out["control_answers"]:

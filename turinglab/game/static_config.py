@@ -73,6 +73,9 @@ class StaticStudy(_Strict):
     # the speaker-gender question ("male or female?") after each answer: None = conversations only
     # (per speaker), True = every task, False = never
     ask_gender: bool | None = None
+    # Zhang et al.'s rule for colour and object: a trial counts only when its control answer is
+    # right (`static summary` and the report; the report shows the figures with and without)
+    drop_failed_controls: bool = False
     language: str = "en"  # the judge pages' language (BCP 47 with a message catalogue; issue 39)
 
     @field_validator("language")
@@ -94,7 +97,7 @@ class StaticStudy(_Strict):
 
 # fields added after studies were stored: left out of the hash while unset, so the hash of a
 # study that does not use them stays what it was (and its trials stay valid)
-_LATER_FIELDS = {"ask_gender": None, "language": "en"}
+_LATER_FIELDS = {"ask_gender": None, "language": "en", "drop_failed_controls": False}
 _LATER_EXCLUSIONS = {"native_language": None}
 
 
@@ -116,7 +119,16 @@ def preset_names() -> list[str]:
 
 
 def load_static_study(path: str | Path) -> StaticStudy:
-    return parse_static_study(*read_file(path, f"start from `preset: zhang-2023` (presets: {PRESETS_DIR})"))
+    """A static study file; one that starts from `preset: zhang-2023` keeps the paper's rules for
+    its task (minimum times, exclusions: the task plugin's `rules`) wherever the file does not set them."""
+    text, source = read_file(path, f"start from `preset: zhang-2023` (presets: {PRESETS_DIR})")
+    study = parse_static_study(text, source)
+    rules = static_tasks()[study.task].rules if study.preset == "zhang-2023" and study.task in static_tasks() else {}
+    if not rules:
+        return study
+    own = yaml.safe_load(text) or {}
+    unset = {k: {f: v for f, v in r.items() if f not in (own.get(k) or {})} for k, r in rules.items()}
+    return StaticStudy.model_validate(_merge(study.model_dump(mode="json"), unset))
 
 
 def load_if_static(path: Path) -> StaticStudy | None:

@@ -50,7 +50,7 @@ def _conversation(p: dict, text: str | None) -> dict:
 
 
 # Zhang et al.'s per-task rules (seed paper, Sec. 3 and Supp. S2-S7), applied by `preset_study`
-# for the zhang-2023 preset: the page's minimum viewing time (colour: 1.5 s in their task code;
+# for the zhang-2023 preset: the page's minimum viewing time (colour and object: 1.5 s in their task code;
 # captioning: 3 s), the control-accuracy flag (free viewing: 7 of 12; conversations: 15 of 20
 # topics, `topics.MIN_TOPIC_ACCURACY`) and the native-speaker flag (captioning).
 ZHANG_TASKS = (
@@ -61,7 +61,7 @@ ZHANG_TASKS = (
                rules={"session": {"min_rt_ms": 3000}, "exclusions": {"native_language": "english"}}),
     StaticTask("object", N_("a picture and the objects someone named in it"),
                N_("Were these objects named by a human or a machine?"), fragment("object", picture=True), images=True,
-               show=_object),
+               show=_object, rules={"session": {"min_rt_ms": 1500}}),
     StaticTask("color", N_("a picture and the main colour someone named for the whole picture (one of 11 colours)"),
                N_("Was this colour named by a human or a machine?"), fragment("color", picture=True), images=True,
                show=_color, rules={"session": {"min_rt_ms": 1500}}),

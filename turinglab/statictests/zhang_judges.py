@@ -45,6 +45,11 @@ GIF = re.compile(r"/(?P<folder>[^/]+)/fig_(?P<set>.+?)_(?:subj(?P<subj>\d+)-[A-Z
 FV_MODELS = {"ivsn": "ivsn", "gbvs": "gbvs", "deepgazeiii": "deepgaze", "deepgaze3": "deepgaze"}
 YES_NO = {"1": "yes", "2": "no"}  # response_object: radio topic1 "Yes" = 1, topic2 "No" = 2
 SHOWN_WORD = {"0": "yes", "1": "no"}  # object_groundtruth: 0 = the word in the image was shown
+# the authors' page letters (their notebooks' `page_to_algo`), in the response dictionaries' spelling;
+# colour's "c" is `mccq` in the notebook and `histogram` in color.json (the only other agent there)
+AUTHOR_LETTERS = {"object": {"a": "human", "b": "azure", "c": "detectron", "d": "google", "e": "rekognition"},
+                  "color": {"a": "human", "b": "azure", "c": "histogram", "d": "google"}}
+TASK_FOLDERS = {"color_det": "color", "obj_det": "object"}  # the authors' image folders (imageID URLs)
 
 
 def _start(name: str, rec: Any, problems: list[str]) -> tuple[str, dict[str, Any]] | None:
@@ -131,6 +136,11 @@ def parse_image_judge_trials(data: Any, parsed: Parsed, task: str, source: str =
             problems.append(f"{at}: field 'imageID' is {url!r} but the page names image {image}; "
                             "the page and the picture the judge saw must agree; fix the trial")
             continue
+        folder = TASK_FOLDERS.get(str(url).rsplit("/", 2)[-2] if url is not None and "/" in str(url) else "")
+        if folder is not None and folder != task:
+            problems.append(f"{at}: field 'imageID' is {url!r}, a picture of the {folder} task, but --task is {task}; "
+                            f"import it with --task {folder}")
+            continue
         stim = stim_by_file.get(image)
         if stim is None:
             problems.append(f"{at}: field 'page_name' names image {image}, which the response file does not have; "
@@ -141,6 +151,12 @@ def parse_image_judge_trials(data: Any, parsed: Parsed, task: str, source: str =
             continue
         truth, model = labels
         who = "human" if truth == "human" else model.casefold()
+        authors = AUTHOR_LETTERS.get(task, {}).get(letter)
+        if task in AUTHOR_LETTERS and authors != who:
+            problems.append(f"{at}: field 'page_name' has letter {letter!r}, which is "
+                            f"{authors or 'no agent'!r} in the authors' {task} letter map, but "
+                            f"'machine_groundtruth' is {model or 'human'!r}; check the task and the labels")
+            continue
         first = letters.setdefault(letter, (who, name, model or "human"))
         if first[0] != who:
             problems.append(f"{at}: field 'machine_groundtruth' is {model or 'human'!r} but letter {letter!r} is "

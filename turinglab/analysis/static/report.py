@@ -62,6 +62,7 @@ class StaticAnalysis:
     topic: dict[str, Any] | None = None  # conversation studies: Zhang's topic rule (see _topic_rule)
     answers: dict[str, Any] | None = None  # the other answers (analysis.static.answers.answer_summary)
     speakers: dict[str, Any] | None = None  # conversations: per-speaker truth (analysis/static/speakers.py)
+    failed_controls: dict[str, Any] | None = None  # Zhang's control rule: summaries with and without (see analyse_stored)
 
 
 KEYS = ["judge_id", "truth", "agent", "control", "answer"]
@@ -240,7 +241,21 @@ def analyse_stored(store: Any, study: str | int | None, alpha: float) -> tuple[A
                        topic_items=topic_coverage(store, info.id) if info.task == "conversation" else None)
     extras = static_extras(store, info, alpha)
     a.answers, a.speakers = extras["answers"], extras.get("speakers")
+    a.failed_controls = failed_control_results(store, info, alpha)
     return info, a
+
+
+def failed_control_results(store: Any, info: Any, alpha: float) -> dict[str, Any] | None:
+    """Zhang et al.'s rule for colour and object (a trial counts only when its control answer is
+    right): `static summary` with every trial and without those, and which one the study's
+    `drop_failed_controls` setting chooses. None when no trial has a scored control answer."""
+    from turinglab.analysis.static.summary import control_answers, count_table, summary
+
+    if info.task == "conversation" or control_answers(store, info.id, alpha) is None:
+        return None
+    rows = [(label, summary(count_table(store, info.id, drop), alpha)) for label, drop in
+            (("every trial", False), ("right control answer only", True))]
+    return {"setting": bool(getattr(info.study, "drop_failed_controls", False)), "rows": rows}
 
 
 def _topic_rule(main: pd.DataFrame, flags: pd.DataFrame, alpha: float,
@@ -500,6 +515,8 @@ def _tables(a: StaticAnalysis) -> list[tuple[str, str, list[str], list[list[Any]
                  for r in f[shown].to_dict("records")]))
     if tp is not None:
         out.append(_topic_section(tp, pct))
+    if a.failed_controls:
+        out.append(_failed_controls_section(a.failed_controls, pct))
     if a.answers:
         out.append(_answers_section(a.answers))
     if a.speakers:
@@ -522,6 +539,27 @@ def _answers_section(ans: dict[str, Any]) -> tuple[str, str, list[str], list[lis
     intro = ("Every answer besides human/machine. " + (f"Native-speaker rule ({j['native_rule']}): "
              f"{j['native_flagged']} judge(s) flagged, kept." if j["native_rule"] else ""))
     return ("Control, gender and background answers", intro, ["question", "answers", "right", "accuracy / counts"], rows)
+
+
+def _failed_controls_section(fc: dict[str, Any], pct: int) -> tuple[str, str, list[str], list[list[Any]]]:
+    """The results with and without the trials whose control answer is wrong (Zhang's rule)."""
+    chosen = 1 if fc["setting"] else 0
+    intro = ("Zhang et al. count a trial only when its control answer is right (`static summary "
+             "--drop-failed-controls`); both are shown. The study's drop_failed_controls setting is "
+             f"{'on' if fc['setting'] else 'off'} (marked *); every other table includes every trial.")
+    rows = []
+    for i, (label, s) in enumerate(fc["rows"]):
+        c = s["confusion"]
+        m = [r for r in s["agents"] if r["truth"] == "machine"]
+        mn, mk = sum(r["n"] for r in m), sum(r["judged_human"] for r in m)
+        lo, hi = _cp(mk, mn, s["alpha"]) if mn else (None, None)
+        hh = c["human"]["human"] / (c["human"]["human"] + c["human"]["machine"]) if c["human"]["human"] + c["human"]["machine"] else None
+        rows.append([label + (" *" if i == chosen else ""), s["trials"], s["judges"], c["human"]["human"], c["human"]["machine"],
+                     c["machine"]["human"], c["machine"]["machine"], _fmt(mk / mn if mn else None), f"[{_fmt(lo)}, {_fmt(hi)}]",
+                     _fmt(hh), _fmt(s["balanced_accuracy"])])
+    header = ["trials kept", "trials", "judges", "H→H", "H→M", "M→H", "M→M", "machine judged human", f"{pct}% exact",
+              "human judged human", "balanced accuracy"]
+    return ("Failed control answers (Zhang's rule)", intro, header, rows)
 
 
 def _topic_section(tp: dict[str, Any], pct: int) -> tuple[str, str, list[str], list[list[Any]]]:

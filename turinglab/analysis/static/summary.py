@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import case, func, select
+from sqlalchemy import case, func, or_, select
 
 from turinglab.statictests.topics import has_topic_control
 from turinglab.stats import interval
@@ -71,14 +71,19 @@ def topic_coverage(store: Any, study_id: int) -> tuple[int, int]:
     return int(main["topic"].sum()), len(main)
 
 
-def count_table(store: Any, study_id: int) -> tuple[pd.DataFrame, int]:
+def count_table(store: Any, study_id: int, drop_failed_controls: bool = False) -> tuple[pd.DataFrame, int]:
     """Trials counted by (truth, agent, control, answer), and the number of judges: what `summary`
-    needs. The database counts per item and answer (a covering index, no sort); items are joined here."""
-    q = (select(T.response_id, T.answer, func.count()).where(T.study_id == study_id)
+    needs. The database counts per item and answer (a covering index, no sort); items are joined here.
+    `drop_failed_controls`: Zhang et al.'s rule, a trial counts only when its control answer is
+    right (trials without a control question count)."""
+    keep = [T.study_id == study_id]
+    if drop_failed_controls:
+        keep.append(or_(T.control_correct.is_(None), T.control_correct == True))  # noqa: E712
+    q = (select(T.response_id, T.answer, func.count()).where(*keep)
          .group_by(T.response_id, T.answer))
     with store.engine.connect() as conn:
         per_item = pd.DataFrame.from_records(raw_rows(conn, q), columns=["response_id", "answer", "n"])
-        judges = conn.execute(select(func.count(func.distinct(T.judge_id))).where(T.study_id == study_id)).scalar()
+        judges = conn.execute(select(func.count(func.distinct(T.judge_id))).where(*keep)).scalar()
         items = _items(conn, study_id)
     m = per_item.merge(items, on="response_id", how="left")
     counts = m.groupby(["truth", "agent", "control", "answer"], sort=True)["n"].sum().reset_index()
