@@ -130,26 +130,24 @@ async def test_personas_are_drawn_per_game_stored_and_never_sent(sqlite_url):
     assert len(played) == 3
     with Store(sqlite_url) as store:
         for (gid, i), w in zip(games, played):
-            drawn = persona_draw.draw(w.seed)
+            drawn = persona_draw.draw(w.seed, age=23)
             (start,) = [e for e in store.events(gid) if e.type == "game_started"]
             assert start.payload["personas"] == {"A": drawn}  # stored with the game
-            assert w.spec.persona == {"age": 23, **drawn}  # the drawn fields fill the witness's persona
+            assert drawn["age"] == 23 and w.spec.persona == drawn  # the drawn fields fill the witness's persona
             assert f"You are {drawn['name']}, a 23-year-old from {drawn['city']}, the US" in w.prompt
             wire = json.dumps(i.frames)
             for value in (drawn["city"], drawn["timezone"]):
                 assert value not in wire  # nothing of the persona reaches the interrogator
             assert not re.search(rf"\b{re.escape(drawn['name'])}\b", wire)
-    assert len({persona_draw.draw(w.seed)["name"] + persona_draw.draw(w.seed)["city"] for w in played}) > 1
+    assert len({persona_draw.draw(w.seed, age=23)["name"] + persona_draw.draw(w.seed, age=23)["city"]
+                for w in played}) > 1
 
 
 def test_persona_draws_follow_the_data_files():
-    names = persona_draw.names()
     cities = persona_draw.cities()
-    assert len(names) == len(set(names)) == 100
     assert all(c["timezone"].startswith(("America/", "Pacific/")) for c in cities)
     n = 20000
     draws = [persona_draw.draw(s) for s in range(n)]
-    assert {d["name"] for d in draws} == set(names)
     share = sum(d["city"] == "New York, NY" for d in draws) / n
     p = persona_draw.city_probabilities()[0]
     assert abs(share - p) < 4 * (p * (1 - p) / n) ** 0.5  # weighted by population

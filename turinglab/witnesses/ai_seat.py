@@ -23,6 +23,7 @@ from typing import Any
 from turinglab.witnesses import timing
 from turinglab.witnesses.base import GameContext, Turn, Witness
 from turinglab.witnesses.guard import task
+from turinglab.witnesses.persona import DEFAULT_PERSONA, english
 
 log = logging.getLogger(__name__)
 
@@ -162,7 +163,8 @@ class AISeat:
         """The fallback's reply, or after a machine task or an accusation the persona's brush-off
         (ELIZA would echo the order back: "why are you concerned over my initial prompt")."""
         if task_kind:
-            return task.deflection(task_kind, question, len(history), [t.text for t in history if t.role == "witness"])
+            return task.deflection(task_kind, question, len(history), [t.text for t in history if t.role == "witness"],
+                                   english(str(self.spec.persona.get("country", DEFAULT_PERSONA["country"]))))
         return await self.fallback(history, ctx)
 
     def timing_record(self, trace: dict[str, Any], chars: int, ready_ms: int, designed_ms: int, typing_ms: int) -> None:

@@ -620,7 +620,7 @@ class Hub:
         seed = int(self.seeds.integers(2**31))
         persona = None
         if self.study.draws_persona(spec):  # a persona drawn from the seat's seed (Jones & Bergen)
-            persona = persona_draw.draw(seed)
+            persona = persona_draw.draw(seed, age=spec.persona.get("age"))
             spec = spec.model_copy(update={"persona": {**spec.persona, **persona}})
         return SeatInfo(ident, self.witness_factory(spec, seed), spec, persona)
 
