@@ -212,6 +212,9 @@ class Hub:
         for spec in self.study.witnesses:
             if spec.kind != "local":
                 continue
+            if self.study.draws_persona(spec):  # warm the prompt the games share: a drawn persona's country
+                spec = spec.model_copy(update={"persona": {**spec.persona,
+                                                           **persona_draw.draw(0, age=spec.persona.get("age"))}})
             try:  # a witness that cannot be built (e.g. a bad prompt) must not keep the others cold
                 LLMWitness(spec)
                 local.append(spec)
