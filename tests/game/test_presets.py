@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from tests.server.live.test_server import FAST, RULES, ELIZA, in_game, players, running, say, study
-from turinglab.game.config import Rules, WitnessSpec
+from turinglab.game.config import Rules, Study, WitnessSpec
 from turinglab.game.study_file import load_preset, parse_study
 from turinglab.matchmaking.thompson import WitnessStats
 from turinglab.store.api import Store
@@ -158,16 +158,19 @@ def test_persona_draws_follow_the_data_files():
     assert persona_draw.draw(7) == persona_draw.draw(7)
 
 
-def test_thompson_weight_is_the_place_on_the_configured_scale():
+def test_thompson_weight_is_the_place_on_the_scale_or_the_distance_on_a_directional_one():
     s = WitnessStats.for_codenames(["X"])
-    s.record("X", True, -40, (-100, 100))
+    s.record("X", True, -40, (-100, 100))  # directional: 40 of the way towards "A is the human"
     s.record("X", False, 100, (-100, 100))
     s.record("X", True, 70)
+    s.record("X", False, 30, (0, 100))
     t = s.tallies["X"]
-    assert t.wins == pytest.approx(0.3 + 0.7) and t.losses == pytest.approx(1.0) and t.games == 3
+    assert t.wins == pytest.approx(0.4 + 0.7) and t.losses == pytest.approx(1.0 + 0.3) and t.games == 4
     with pytest.raises(ValueError, match=r"-100\.\.100"):
         s.record("X", True, -101, (-100, 100))
-    assert Rules(confidence_min=-100, confidence_max=100).confidence_weight(0) == 0.5
+    directional = Rules(confidence_min=-100, confidence_max=100)
+    assert directional.directional and not Rules().directional
+    assert [directional.confidence_weight(c) for c in (-100, -50, 0, 25, 100)] == [1.0, 0.5, 0.0, 0.25, 1.0]
 
 
 @pytest.mark.parametrize("lo,hi,said", [(0, 100, 70), (-100, 100, -40)])
@@ -178,14 +181,17 @@ async def test_both_confidence_scales_work_end_to_end(sqlite_url, lo, hi, said):
         await i.phase("game")
         await say(i, "I feel sad today")
         await i.next("message")
-        for bad in (lo - 1, hi + 1, 10**7, 2.5, "50"):
+        # on the directional scale "human" needs a confidence above 0 (0 and the AI side are refused)
+        wrong_side = (0, -40) if lo < 0 else ()
+        for bad in (lo - 1, hi + 1, 10**7, 2.5, "50", *wrong_side):
             await i.send({"type": "verdict", "choice": "human", "confidence": bad})
             err = await i.next("error")
             assert err["code"] == "bad_verdict", (bad, err)
-        await i.send({"type": "verdict", "choice": "human", "confidence": said})
+        choice = "ai" if said < 0 else "human"
+        await i.send({"type": "verdict", "choice": choice, "confidence": said})
         st = await i.phase("reveal")
         assert st["game"]["reveal"] == {"seats": {"A": {"kind": "ai", "witness": "Eliza", "about": "ELIZA chatbot"}},
-                                        "correct": False}
+                                        "correct": choice == "ai"}
         assert st["game"]["verdict"]["confidence"] == said
         assert not [f for f in i.frames if f["type"] == "error" and f["code"] == "server_error"]
         async with __import__("httpx").AsyncClient(base_url=base) as c:
@@ -194,3 +200,10 @@ async def test_both_confidence_scales_work_end_to_end(sqlite_url, lo, hi, said):
     with Store(sqlite_url) as store:
         (g,) = store.games()
         assert g.verdict.confidence == said
+
+
+def test_survey_after_last_needs_session_rounds():
+    assert load_preset("jones-bergen-2025").survey_after == "last"
+    assert load_preset("jones-bergen-2023").survey_after == "first"
+    with pytest.raises(ValueError, match="survey_after: last needs allocation.session_rounds"):
+        Study(name="x", survey_after="last")
