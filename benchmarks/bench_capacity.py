@@ -72,6 +72,12 @@ async def participant(base: str, i: int, messages: int, think: float, app, stagg
     return {"waited_s": waited, "unanswered": unanswered}
 
 
+def fell_back(t: dict) -> bool:
+    """The fallback (ELIZA) wrote this reply: the witness gave up on its model (`witness_fallback`:
+    no words in time, an error) or the seat replaced a refused reply (`eliza`)."""
+    return bool(t.get("eliza") or "witness_fallback" in t)
+
+
 def _p50(xs: list) -> float | None:
     return round(statistics.median(xs), 2) if xs else None
 
@@ -134,8 +140,8 @@ async def main(args: argparse.Namespace) -> dict:
             by_game.setdefault(str(t.get("game")), []).append(t)
         by_reply = [[g[k] for g in by_game.values() if len(g) > k] for k in range(args.messages)]
         return {
-            "fallback_by_reply": [f"{sum(bool(t.get('eliza')) for t in ts)}/{len(ts)}" for ts in by_reply],
-            "fallback_all": f"{sum(bool(t.get('eliza')) for t in timings.rows)}/{len(timings.rows)}",
+            "fallback_by_reply": [f"{sum(map(fell_back, ts))}/{len(ts)}" for ts in by_reply],
+            "fallback_all": f"{sum(map(fell_back, timings.rows))}/{len(timings.rows)}",
             "load": [round(load0, 2), round(os.getloadavg()[0], 2)], "busy": args.busy,
             "persona_draw": args.persona_draw,
             "first_reply_model_s": [t.get("model_s") for t in (by_reply[0] if by_reply else [])],
