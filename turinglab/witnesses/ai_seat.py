@@ -22,7 +22,7 @@ from typing import Any
 
 from turinglab.witnesses import timing
 from turinglab.witnesses.base import GameContext, Turn, Witness
-from turinglab.witnesses.guard import task
+from turinglab.witnesses.guard import lang, task
 from turinglab.witnesses.persona import DEFAULT_PERSONA, english
 
 log = logging.getLogger(__name__)
@@ -191,6 +191,9 @@ class AISeat:
             broke, why = await asyncio.to_thread(classify, text, question)  # the first call trains (~1 s)
             if broke:
                 return "persona_break", why
+            languages = self.spec.persona.get("languages", DEFAULT_PERSONA["languages"])
+            if said := lang.unspoken(text, languages):  # fluent in a language the persona does not speak
+                return "persona_break", f"language: {said}, not one the persona speaks"
         return None
 
     async def _timed_guard(self, text: str, trace: dict, question: str) -> tuple[str, str] | None:
