@@ -1,7 +1,8 @@
 """Capacity-aware allocation with the real local model: N lone participants arrive together.
 
     python benchmarks/bench_capacity.py [--participants 8] [--messages 3] [--think 3] [--capacity auto|N|unlimited]
-        [--max-tokens N] [--trace FILE]    (TURINGLAB_LOCAL_SLOTS / TURINGLAB_LOCAL_THREADS set the model server)
+        [--max-tokens N] [--trace FILE] [--persona-draw] [--stagger S] [--first-after S] [--busy N]
+        (TURINGLAB_LOCAL_SLOTS / TURINGLAB_LOCAL_THREADS set the model server)
 
 Serves a study whose only witness is the embedded local model (all games AI games), on a real
 server (SQLite, websockets). Every participant joins at once, plays `--messages` questions with
@@ -9,6 +10,13 @@ server (SQLite, websockets). Every participant joins at once, plays `--messages`
 games served, the most games at once, participants deferred (kept in the masked wait because the
 model was full), their waits, AI replies delivered and how many came later than designed, and
 the capacity estimate. `--capacity unlimited` shows what happens without the limit.
+
+The first replies (issue 40): `--persona-draw` draws a persona per game as the Jones & Bergen
+presets do, `--stagger S` lets participant i join i*S seconds after the first, `--first-after S`
+waits S seconds in the game before the first question (the interrogator typing it), and `--busy N`
+starts N busy processes for the run (extra load on a shared machine). `fallback_by_reply` gives,
+for the k-th reply of the games, how many of them ELIZA (the fallback) wrote; `load` is the 1-minute
+load average at the start and the end.
 """
 
 from __future__ import annotations
@@ -17,7 +25,9 @@ import argparse
 import asyncio
 import json
 import logging
+import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -34,13 +44,16 @@ QUESTIONS = ["hi, how's it going?", "where are you from?", "what did you do this
              "what's your favourite food?"]
 
 
-async def participant(base: str, i: int, messages: int, think: float, app) -> dict:  # noqa: ANN001
+async def participant(base: str, i: int, messages: int, think: float, app, stagger: float = 0.0,  # noqa: ANN001
+                      first_after: float = 0.0) -> dict:
+    await asyncio.sleep(i * stagger)
     p = await (await WsPlayer.create(base)).connect()
     await p.phase("idle")
     t0 = time.monotonic()
     await p.send({"type": "join"})
     await p.phase("game", timeout=3600)
     waited = time.monotonic() - t0
+    await asyncio.sleep(first_after)
     unanswered = 0
     for k in range(messages):
         cid = f"p{i}m{k}"
@@ -59,6 +72,12 @@ async def participant(base: str, i: int, messages: int, think: float, app) -> di
     return {"waited_s": waited, "unanswered": unanswered}
 
 
+def fell_back(t: dict) -> bool:
+    """The fallback (ELIZA) wrote this reply: the witness gave up on its model (`witness_fallback`:
+    no words in time, an error) or the seat replaced a refused reply (`eliza`)."""
+    return bool(t.get("eliza") or "witness_fallback" in t)
+
+
 def _p50(xs: list) -> float | None:
     return round(statistics.median(xs), 2) if xs else None
 
@@ -75,6 +94,7 @@ class Timings(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         if isinstance(getattr(record, "reply_timing", None), dict):
+            record.reply_timing["game"] = record.args[0] if record.args else None
             self.rows.append(record.reply_timing)
             if self.path is not None:
                 with self.path.open("a") as f:
@@ -83,14 +103,14 @@ class Timings(logging.Handler):
 
 async def main(args: argparse.Namespace) -> dict:
     timings = Timings(args.trace)
-    server_log = logging.getLogger("turinglab.server")
+    server_log = logging.getLogger("turinglab")  # the AI seat (turinglab.witnesses.ai_seat) logs the records
     server_log.addHandler(timings)
     server_log.setLevel(logging.INFO)
     update = {"codename": "Local"} | ({"max_tokens": args.max_tokens} if args.max_tokens else {})
     spec = resolve("local").model_copy(update=update)
     # "unlimited" as a huge number, so late replies are still counted
     cap = {"auto": "auto", "unlimited": 10**6}.get(args.capacity) or int(args.capacity)
-    study = Study(name=f"bench-capacity-{args.capacity}", witnesses=[spec],
+    study = Study(name=f"bench-capacity-{args.capacity}", witnesses=[spec], persona_draw=args.persona_draw,
                   allocation=Allocation(human_ratio=0.0, capacity={"Local": cap}))
     db = Path(tempfile.mkdtemp()) / "bench.db"
     # warm_up as `turinglab serve` does: the model loads, every slot reads the prompt, one reply is timed
@@ -103,7 +123,9 @@ async def main(args: argparse.Namespace) -> dict:
             await asyncio.sleep(0.5)
         warm_s = round(time.monotonic() - (deadline - 900), 1)
         t0 = time.monotonic()
-        tasks = [asyncio.create_task(participant(base, i, args.messages, args.think, app))
+        load0 = os.getloadavg()[0]
+        tasks = [asyncio.create_task(participant(base, i, args.messages, args.think, app, args.stagger,
+                                                 args.first_after))
                  for i in range(args.participants)]
         while not all(t.done() for t in tasks):
             peak = max(peak, len(hub.live))
@@ -113,7 +135,17 @@ async def main(args: argparse.Namespace) -> dict:
         est = c.estimates.get("Local")
         waits = [r["waited_s"] for r in rows]
         ready = sorted(t["ready_ms"] for t in timings.rows)
+        by_game: dict[str, list[dict]] = {}
+        for t in timings.rows:
+            by_game.setdefault(str(t.get("game")), []).append(t)
+        by_reply = [[g[k] for g in by_game.values() if len(g) > k] for k in range(args.messages)]
         return {
+            "fallback_by_reply": [f"{sum(map(fell_back, ts))}/{len(ts)}" for ts in by_reply],
+            "fallback_all": f"{sum(map(fell_back, timings.rows))}/{len(timings.rows)}",
+            "load": [round(load0, 2), round(os.getloadavg()[0], 2)], "busy": args.busy,
+            "persona_draw": args.persona_draw,
+            "first_reply_model_s": [t.get("model_s") for t in (by_reply[0] if by_reply else [])],
+            "first_reply_prompt_n": [t.get("prompt_n") for t in (by_reply[0] if by_reply else [])],
             "participants": args.participants, "capacity_rule": args.capacity, "games_served": hub.finished,
             "max_games_at_once": peak, "deferred": c.deferred, "reallocated": c.reallocated,
             "wait_s": {"p50": round(statistics.median(waits), 1), "max": round(max(waits), 1)},
@@ -140,4 +172,14 @@ if __name__ == "__main__":
     ap.add_argument("--capacity", default="auto", help="auto | a number | unlimited")
     ap.add_argument("--max-tokens", type=int, default=None, help="the witness's token budget (default: the shipped one)")
     ap.add_argument("--trace", type=Path, default=None, help="write every AI reply's timing record here (JSON lines)")
-    print(json.dumps(asyncio.run(main(ap.parse_args())), indent=1))
+    ap.add_argument("--persona-draw", action="store_true", help="a persona drawn per game (Jones & Bergen presets)")
+    ap.add_argument("--stagger", type=float, default=0.0, help="participant i joins i*S seconds after the first")
+    ap.add_argument("--first-after", type=float, default=0.0, help="seconds in the game before the first question")
+    ap.add_argument("--busy", type=int, default=0, help="busy processes to start for the run (extra load)")
+    a = ap.parse_args()
+    busy = [subprocess.Popen([sys.executable, "-c", "while 1: pass"]) for _ in range(a.busy)]
+    try:
+        print(json.dumps(asyncio.run(main(a)), indent=1))
+    finally:
+        for b in busy:
+            b.kill()

@@ -11,10 +11,16 @@ this a real person").
 Runs whose names share a prefix before "-s<seed>" are summed (batches of one measurement).
 
     python benchmarks/persona/rates.py --by-family runs/s31-*.json   # shown breaks by hand per family
+    python benchmarks/persona/rates.py --labels heldout/labels.tsv --refusals runs/h40-heldout-*.json
 
 --by-family: per run group and per interrogator family (each reply's "category": the adversarial
 families of bots/adversarial.py, or the default strategy's), replies, shown breaks by hand and
 their exact 95 % (Clopper-Pearson) interval, raw breaks by hand.
+
+--labels FILE: hand labels from FILE instead (the held-out battery keeps its own,
+heldout/labels.tsv, so that no training or rule ever reads them). --refusals: of every reply text
+the guard judged (as generated and each regeneration), how many it refused that are ok by hand
+(false refusals) and how many breaks it let through, with exact intervals.
 """
 
 from __future__ import annotations
@@ -73,8 +79,10 @@ def main() -> None:
     ap.add_argument("runs", nargs="+")
     ap.add_argument("--unlabelled", action="store_true", help="print texts with no hand label (TSV, label blank)")
     ap.add_argument("--by-family", action="store_true", help="shown breaks by hand per interrogator family, exact intervals")
+    ap.add_argument("--labels", type=Path, default=LABELS, help="hand labels (default: labels.tsv)")
+    ap.add_argument("--refusals", action="store_true", help="false refusals and missed breaks of the guard, by hand")
     args = ap.parse_args()
-    labels = load_labels()
+    labels = load_labels(args.labels)
     groups: dict[str, list[dict]] = defaultdict(list)
     for f in args.runs:
         groups[re.sub(r"-s\d+\.json$", "", Path(f).name)].append(json.loads(Path(f).read_text(encoding="utf-8")))
@@ -86,6 +94,10 @@ def main() -> None:
                     if label(labels, t, q) is None and t not in seen:
                         seen.add(t)
                         print(f"\t{t}\t{q}")
+        return
+    if args.refusals:
+        for name, runs in groups.items():
+            refusals(name, [r for run in runs for r in run["replies"]], labels)
         return
     if args.by_family:
         for name, runs in groups.items():
@@ -121,6 +133,30 @@ def exact(k: int, n: int) -> str:
 
     ci = interval(k, n, 0.05, "clopper-pearson")
     return f"{k} / {n} ({100 * k / n:.1f} %, {100 * ci.low:.1f}-{100 * ci.high:.1f} %)"
+
+
+def judged(r: dict) -> list[tuple[str, bool]]:
+    """(text, refused by the guard) of every text the guard read for one reply: the first as
+    generated, then each regeneration (a text the model failed to give is not judged)."""
+    out = [] if r.get("fallback") and not r["tries"] else [(r["first"], r["first_why"] != "ok")]
+    for t in r["tries"]:
+        if t["text"]:
+            out.append((t["text"], t["why"] not in ("ok", "empty")))
+    return out
+
+
+def refusals(name: str, recs: list[dict], labels: dict) -> None:
+    """False refusals (refused, ok by hand) and missed breaks (passed, a break by hand)."""
+    seen = [(t, refused, label(labels, t, r["question"])) for r in recs for t, refused in judged(r)]
+    unl = sum(h is None for _, _, h in seen)
+    oks = [x for x in seen if x[2] is False]
+    breaks = [x for x in seen if x[2] is True]
+    print(f"{name}: {len(seen)} texts judged by the guard" + (f" ({unl} unlabelled, left out)" if unl else ""))
+    print(f"  ok by hand, refused (false refusals): {exact(sum(x[1] for x in oks), len(oks))}")
+    print(f"  breaks by hand, let through: {exact(sum(not x[1] for x in breaks), len(breaks))}")
+    shown = [label(labels, r["shown"], r["question"]) for r in recs]
+    print(f"  shown replies that break persona by hand: {exact(sum(bool(h) for h in shown), len(shown))}"
+          + (f" ({sum(h is None for h in shown)} unlabelled, counted as fine)" if None in shown else ""))
 
 
 def by_family(name: str, recs: list[dict], labels: dict) -> None:

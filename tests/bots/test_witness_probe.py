@@ -99,3 +99,37 @@ def test_a_witness_that_keeps_breaking_gets_the_fallback_as_in_a_live_game():
     assert res.regenerated == tries and 6 < tries <= 12 and res.guard_fallbacks == 6 and res.shown_breaks == 0
     shown = [m for t in res.transcripts for who, m in t if who == "Witness"]
     assert all(m and "computer program" not in m for m in shown)
+
+
+def test_a_question_file_is_asked_in_order_and_personas_are_drawn(tmp_path):
+    from turinglab.bots.interrogator import BatteryError, load_battery
+    from turinglab.witnesses import persona_draw
+
+    f = tmp_path / "battery.tsv"
+    f.write_text("# comment\nfamily\tlang\tmessage\n" + "".join(f"fam{k}\ten\tquestion {k}\n" for k in range(7)),
+                 encoding="utf-8")
+    battery = load_battery(f)
+    assert battery[0] == ("fam0", "question 0") and len(battery) == 7
+    specs = []
+
+    def make(spec, k):
+        specs.append(spec)
+        return Scripted()
+
+    res = probe(resolve("local"), games=3, turns=3, seed=40, make_witness=make, questions=battery, draw_persona=True)
+    assert [r["question"] for r in res.records] == [f"question {k % 7}" for k in range(9)]  # in order, wrapping
+    assert [r["category"] for r in res.records][:3] == ["fam0", "fam1", "fam2"]
+    assert res.personas == [persona_draw.draw(40 + k) for k in range(3)]
+    assert [s.persona["name"] for s in specs] == [p["name"] for p in res.personas]
+    (tmp_path / "bad.tsv").write_text("question\nhi\n", encoding="utf-8")
+    with pytest.raises(BatteryError, match="'family' and 'message'"):
+        load_battery(tmp_path / "bad.tsv")
+
+
+def test_the_shipped_held_out_battery_loads():
+    from pathlib import Path
+
+    from turinglab.bots.interrogator import load_battery
+
+    battery = load_battery(Path(__file__).resolve().parents[2] / "benchmarks/persona/heldout/battery.tsv")
+    assert len(battery) >= 200 and len({m for _, m in battery}) == len(battery)

@@ -345,3 +345,26 @@ def test_db_games_piped_is_one_tab_separated_line_per_game(sqlite_url):
     assert len(rows) == 2 and all(len(r) == 9 for r in rows)
     assert sorted(r[0] for r in rows) == sorted(ids)  # whole ids, never folded
     assert all(r[5] == "stdin_closed" and r[6] == "A:ELIZA" for r in rows)
+
+
+def test_chat_draws_the_studys_persona_and_stores_it(sqlite_url, tmp_path):
+    # jones-bergen-2023 draws a persona per game (persona_draw: true): the terminal game does it too
+    from turinglab.witnesses import persona_draw
+
+    f = _dead_llm_study(tmp_path)
+    stored = []
+    for seed in ("5", "6"):
+        r = run("chat", "--study", str(f), "--witness", "Dead", "--no-delay", "--seed", seed, "--db", sqlite_url,
+                stdin="hi\n")
+        assert r.exit_code == 0, r.output
+        with Store(sqlite_url) as store:
+            (start,) = [e for e in store.events(r.stderr.split()[-1]) if e.type == "game_started"]
+        stored.append(start.payload["personas"]["A"])
+    year = time.gmtime().tm_year
+    assert stored == [persona_draw.draw(5, year=year), persona_draw.draw(6, year=year)]
+    assert stored[0] != stored[1] and all(p["name"] != "Jamie" and p["country"] == "the US" for p in stored)
+    # ELIZA's study draws nothing
+    r = run("chat", "--witness", "eliza", "--no-delay", "--seed", "5", "--db", sqlite_url, stdin="hi\n")
+    with Store(sqlite_url) as store:
+        (start,) = [e for e in store.events(r.stderr.split()[-1]) if e.type == "game_started"]
+    assert "personas" not in start.payload

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from tests.server.live.test_server import FAST, RULES, ELIZA, in_game, players, running, say, study
-from turinglab.game.config import Rules, WitnessSpec
+from turinglab.game.config import Rules, Study, WitnessSpec
 from turinglab.game.study_file import load_preset, parse_study
 from turinglab.matchmaking.thompson import WitnessStats
 from turinglab.store.api import Store
@@ -130,26 +130,24 @@ async def test_personas_are_drawn_per_game_stored_and_never_sent(sqlite_url):
     assert len(played) == 3
     with Store(sqlite_url) as store:
         for (gid, i), w in zip(games, played):
-            drawn = persona_draw.draw(w.seed)
+            drawn = persona_draw.draw(w.seed, age=23)
             (start,) = [e for e in store.events(gid) if e.type == "game_started"]
             assert start.payload["personas"] == {"A": drawn}  # stored with the game
-            assert w.spec.persona == {"age": 23, **drawn}  # the drawn fields fill the witness's persona
+            assert drawn["age"] == 23 and w.spec.persona == drawn  # the drawn fields fill the witness's persona
             assert f"You are {drawn['name']}, a 23-year-old from {drawn['city']}, the US" in w.prompt
             wire = json.dumps(i.frames)
             for value in (drawn["city"], drawn["timezone"]):
                 assert value not in wire  # nothing of the persona reaches the interrogator
             assert not re.search(rf"\b{re.escape(drawn['name'])}\b", wire)
-    assert len({persona_draw.draw(w.seed)["name"] + persona_draw.draw(w.seed)["city"] for w in played}) > 1
+    assert len({persona_draw.draw(w.seed, age=23)["name"] + persona_draw.draw(w.seed, age=23)["city"]
+                for w in played}) > 1
 
 
 def test_persona_draws_follow_the_data_files():
-    names = persona_draw.names()
     cities = persona_draw.cities()
-    assert len(names) == len(set(names)) == 100
     assert all(c["timezone"].startswith(("America/", "Pacific/")) for c in cities)
     n = 20000
     draws = [persona_draw.draw(s) for s in range(n)]
-    assert {d["name"] for d in draws} == set(names)
     share = sum(d["city"] == "New York, NY" for d in draws) / n
     p = persona_draw.city_probabilities()[0]
     assert abs(share - p) < 4 * (p * (1 - p) / n) ** 0.5  # weighted by population
@@ -160,16 +158,19 @@ def test_persona_draws_follow_the_data_files():
     assert persona_draw.draw(7) == persona_draw.draw(7)
 
 
-def test_thompson_weight_is_the_place_on_the_configured_scale():
+def test_thompson_weight_is_the_place_on_the_scale_or_the_distance_on_a_directional_one():
     s = WitnessStats.for_codenames(["X"])
-    s.record("X", True, -40, (-100, 100))
+    s.record("X", True, -40, (-100, 100))  # directional: 40 of the way towards "A is the human"
     s.record("X", False, 100, (-100, 100))
     s.record("X", True, 70)
+    s.record("X", False, 30, (0, 100))
     t = s.tallies["X"]
-    assert t.wins == pytest.approx(0.3 + 0.7) and t.losses == pytest.approx(1.0) and t.games == 3
+    assert t.wins == pytest.approx(0.4 + 0.7) and t.losses == pytest.approx(1.0 + 0.3) and t.games == 4
     with pytest.raises(ValueError, match=r"-100\.\.100"):
         s.record("X", True, -101, (-100, 100))
-    assert Rules(confidence_min=-100, confidence_max=100).confidence_weight(0) == 0.5
+    directional = Rules(confidence_min=-100, confidence_max=100)
+    assert directional.directional and not Rules().directional
+    assert [directional.confidence_weight(c) for c in (-100, -50, 0, 25, 100)] == [1.0, 0.5, 0.0, 0.25, 1.0]
 
 
 @pytest.mark.parametrize("lo,hi,said", [(0, 100, 70), (-100, 100, -40)])
@@ -180,14 +181,17 @@ async def test_both_confidence_scales_work_end_to_end(sqlite_url, lo, hi, said):
         await i.phase("game")
         await say(i, "I feel sad today")
         await i.next("message")
-        for bad in (lo - 1, hi + 1, 10**7, 2.5, "50"):
+        # on the directional scale "human" needs a confidence above 0 (0 and the AI side are refused)
+        wrong_side = (0, -40) if lo < 0 else ()
+        for bad in (lo - 1, hi + 1, 10**7, 2.5, "50", *wrong_side):
             await i.send({"type": "verdict", "choice": "human", "confidence": bad})
             err = await i.next("error")
             assert err["code"] == "bad_verdict", (bad, err)
-        await i.send({"type": "verdict", "choice": "human", "confidence": said})
+        choice = "ai" if said < 0 else "human"
+        await i.send({"type": "verdict", "choice": choice, "confidence": said})
         st = await i.phase("reveal")
         assert st["game"]["reveal"] == {"seats": {"A": {"kind": "ai", "witness": "Eliza", "about": "ELIZA chatbot"}},
-                                        "correct": False}
+                                        "correct": choice == "ai"}
         assert st["game"]["verdict"]["confidence"] == said
         assert not [f for f in i.frames if f["type"] == "error" and f["code"] == "server_error"]
         async with __import__("httpx").AsyncClient(base_url=base) as c:
@@ -196,3 +200,10 @@ async def test_both_confidence_scales_work_end_to_end(sqlite_url, lo, hi, said):
     with Store(sqlite_url) as store:
         (g,) = store.games()
         assert g.verdict.confidence == said
+
+
+def test_survey_after_last_needs_session_rounds():
+    assert load_preset("jones-bergen-2025").survey_after == "last"
+    assert load_preset("jones-bergen-2023").survey_after == "first"
+    with pytest.raises(ValueError, match="survey_after: last needs allocation.session_rounds"):
+        Study(name="x", survey_after="last")

@@ -27,7 +27,8 @@ def _other(v):
         return v / 2 if v else 0.5
     if isinstance(v, list):
         return v[:-1]
-    return {"two-player": "three-player", "relay": "equalised", "thompson": "uniform", "groups": "uniform"}[v]
+    return {"two-player": "three-player", "relay": "equalised", "thompson": "uniform", "groups": "uniform",
+            "last": "first", "first": "last"}[v]
 
 
 def _set(d: dict, dotted: str, value) -> None:

@@ -132,11 +132,11 @@ def test_the_content_filter_uses_the_languages_lists_and_says_which():
 def test_persona_draws_come_from_the_languages_country():
     from turinglab.witnesses import persona_draw as d
 
-    de = [d.draw(s, *d.files_for("de")) for s in range(200)]
+    de = [d.draw(s, **d.files_for("de")) for s in range(200)]
     assert {p["country"] for p in de} == {"Germany"} and {p["timezone"] for p in de} == {"Europe/Berlin"}
-    assert {p["name"] for p in de} <= set(d.names(d.files_for("de")[0])) and len({p["city"] for p in de}) > 5
+    assert {p["name"] for p in de} <= set(d.names(d.files_for("de")["names_path"])) and len({p["city"] for p in de}) > 5
     assert "Berlin, Berlin" in {p["city"] for p in de} and all(p["languages"] == ["German"] for p in de)
-    es = [d.draw(s, *d.files_for("es-MX")) for s in range(200)]  # a region without its own files: the language's
+    es = [d.draw(s, **d.files_for("es-MX")) for s in range(200)]  # a region without its own files: the language's
     assert {p["country"] for p in es} == {"Spain"} and "Atlantic/Canary" in {p["timezone"] for p in es}
-    assert [d.draw(s, *d.files_for("en")) for s in range(20)] == [d.draw(s) for s in range(20)]  # English as before
-    assert d.files_for("fr")[2] == "the US"
+    assert [d.draw(s, **d.files_for("en")) for s in range(20)] == [d.draw(s) for s in range(20)]  # English as before
+    assert d.files_for("fr")["country"] == "the US"

@@ -125,7 +125,8 @@ async def last_theirs(page, conv: str = "A", count: int = 1) -> str:
 async def give_verdict(page, choice: str, confidence: int, reason: str) -> None:
     if await page.is_visible("#btn-verdict"):
         await page.click("#btn-verdict")
-    await page.check(f"input[name=choice][value={choice}]")
+    if await page.is_visible("#choices"):  # a directional scale has no choice buttons: the slider's side is it
+        await page.check(f"input[name=choice][value={choice}]")
     await page.locator("#confidence").fill(str(confidence))
     await page.fill("#reason", reason)
     await page.click("#verdict-form button[type=submit]")

@@ -1,6 +1,7 @@
 """The jones-bergen-2025 preset in Chromium: two participants play a whole session (8 rounds, roles
-rotating) on the −100…100 confidence scale, each round ending with the reveal shown, then the
-`done` page with the completion link."""
+rotating) on the directional −100…100 scale (the slider's side is the verdict), each round ending
+with the reveal shown, the exit survey after the last round, then the `done` page with the
+completion link."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ async def test_a_2025_session_in_chromium_with_the_minus_100_to_100_scale(chromi
     tb.SHOTS = tmp_path
     s = preset_2025("b-2025", "completion_url: https://example.org/done?cc=JB25\n")
     app = create_app(s, sqlite_url, rng_seed=9, witness_factory=stand_in_factory, initial_ai_wait_s=0.3)
-    said = [-60, 40, -100, 100, 0, -15, 75, -80]
+    strength = [60, 40, 100, 100, 1, 15, 75, 80]  # how far towards the human seat's end
     with serve_in_thread(app) as base:
         async with async_playwright() as pw:
             browser = await pw.chromium.launch(executable_path=chromium_path, args=ARGS)
@@ -33,7 +34,8 @@ async def test_a_2025_session_in_chromium_with_the_minus_100_to_100_scale(chromi
                 await a.click("#btn-join")
                 await b.click("#btn-join")
                 interrogated = {"a": 0, "b": 0}
-                for rnd, conf in enumerate(said):
+                said = []
+                for rnd, strength_now in enumerate(strength):
                     ra, rb = await role(a), await role(b)
                     i, w = (a, b) if ra == "interrogator" else (b, a)
                     interrogated["a" if i is a else "b"] += 1
@@ -47,6 +49,16 @@ async def test_a_2025_session_in_chromium_with_the_minus_100_to_100_scale(chromi
                     slider = i.locator("#confidence")
                     await i.click("#btn-verdict")
                     assert (await slider.get_attribute("min"), await slider.get_attribute("max")) == ("-100", "100")
+                    ends = await i.text_content("#conf-ends")
+                    assert "-100 · sure A is the human" in ends and "100 · sure B is the human" in ends
+                    assert not await i.is_visible("#choices")  # the slider's side is the verdict
+                    if rnd == 0:  # 0 says nothing: refused in the page, nothing sent
+                        await slider.fill("0")
+                        await i.click("#verdict-form button[type=submit]")
+                        assert "towards the one you think is the human" in await i.text_content("body")
+                        assert await i.is_visible("#s-verdict")
+                    conf = strength_now * (-1 if seat == "A" else 1)
+                    said.append(conf)
                     await give_verdict(i, seat, conf, "")
                     await w.wait_for_selector("#s-reveal:not([hidden])")
                     mine = await i.text_content("#reveal-body")
@@ -57,10 +69,12 @@ async def test_a_2025_session_in_chromium_with_the_minus_100_to_100_scale(chromi
                         await shot(i, "jb2025-reveal")
                     for p in (a, b):
                         await p.click("#btn-again")
-                        if rnd == 0:  # the survey after the first game
+                        if rnd == len(strength) - 1:  # survey_after: last: the exit survey after the last round
                             await p.wait_for_selector("#s-survey:not([hidden])")
                             await p.select_option("select[name=prior_visits]", "once")
                             await p.click("#survey-form button[type=submit]")
+                        else:
+                            assert not await p.is_visible("#s-survey")
                 for p in (a, b):
                     await p.wait_for_selector("#s-done:not([hidden])")
                     assert "all 8 rounds" in await p.text_content("#s-done")

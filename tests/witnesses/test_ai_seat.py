@@ -222,3 +222,23 @@ async def test_the_eliza_fallback_is_lower_case_and_says_something_when_eliza_fa
             raise RuntimeError("no")
 
     assert await ElizaFallback(lambda: Failing([]))(ask("hi"), ctx()) == "please go on."
+
+
+async def test_a_reply_in_a_language_the_persona_does_not_speak_is_asked_again():
+    # the held-out battery's breaks: "ciao! ... come posso aiutarti oggi?" from a persona who speaks English
+    fluent = "ciao! sono contento di poterti chiedere. come posso aiutarti oggi?"
+    for languages, shown in ((["English"], "sorry i dont speak italian"), (["English", "Italian"], fluent)):
+        model = Scripted([fluent], again=["sorry i dont speak italian"])
+        spec = WitnessSpec(codename="Scripted", kind="local", timing=SLOW, persona={"languages": languages})
+        seat = AISeat(model, spec, content_filter=ContentFilter(), max_chars=300)
+        out = await seat.answer(ask("ciao! come va?"), ctx(), asked_ms=wall_ms(), deadline_ms=wall_ms() + 60_000)
+        assert out.text == shown, languages
+        if shown != fluent:
+            assert [(r.code, r.detail) for r in out.refusals] == [("persona_break", "language: it, not one the persona speaks")]
+    # English, and a language the check cannot tell, pass
+    from turinglab.witnesses.guard import lang
+
+    assert lang.unspoken("lol no, im from ohio", ["English"]) is None
+    assert lang.unspoken("estoy bien, gracias, y tu que tal", ["English", "Spanish"]) is None
+    assert lang.unspoken("estoy bien, gracias, y tu que tal", ["English"]) == "es"
+    assert lang.unspoken("ciao come va", ["English", "Klingon"]) is None

@@ -10,7 +10,9 @@ translation, prompt injection, strange messages, repeated accusations) from a ba
 
 from __future__ import annotations
 
+import csv
 import random
+from pathlib import Path
 
 from turinglab.bots import adversarial
 
@@ -53,3 +55,29 @@ class ScriptedInterrogator:
         while len(cats) < n:
             cats.append(self.rng.choice(_PLAN))
         return [(c, self.rng.choice(STRATEGIES[c])) for c in cats[:n]]
+
+
+class BatteryError(ValueError):
+    """A question file that cannot be used."""
+
+
+def load_battery(path: str | Path) -> list[tuple[str, str]]:
+    """(family, message) pairs of a tab-separated question file with a header naming `family`
+    and `message` (other columns ignored; lines starting with # are comments), in file order."""
+    p = Path(path)
+    try:
+        lines = [ln for ln in p.read_text(encoding="utf-8").splitlines() if ln.strip() and not ln.startswith("#")]
+    except OSError as exc:
+        raise BatteryError(f"{p}: cannot read ({exc.strerror})") from None
+    except UnicodeDecodeError:
+        raise BatteryError(f"{p}: not UTF-8 text; save it as UTF-8") from None
+    rows = list(csv.DictReader(lines, delimiter="\t", quoting=csv.QUOTE_NONE))
+    if not rows or "message" not in rows[0] or "family" not in rows[0]:
+        raise BatteryError(f"{p}: needs a tab-separated header with 'family' and 'message' and at least one row")
+    out = []
+    for i, r in enumerate(rows, 2):
+        msg, fam = (r.get("message") or "").strip(), (r.get("family") or "").strip()
+        if not msg or not fam:
+            raise BatteryError(f"{p}: row {i} needs a family and a message")
+        out.append((fam, msg))
+    return out

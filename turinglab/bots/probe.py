@@ -62,6 +62,7 @@ class ProbeResult:
     transcripts: list[list[tuple[str, str]]] = field(default_factory=list)
     records: list[dict[str, Any]] = field(default_factory=list)  # one per reply: question, first, tries, shown
     verdicts: list[str] = field(default_factory=list)  # the judge's verdict per transcript
+    personas: list[dict[str, Any]] = field(default_factory=list)  # drawn per game (draw_persona)
 
     @property
     def persona_break_rate(self) -> float:
@@ -94,7 +95,8 @@ def _summary(xs: list[float]) -> dict[str, float] | None:
 
 
 async def _game(witness: Witness, spec: WitnessSpec, i: int, turns: int, max_chars: int, flt: Any,
-                res: ProbeResult, rules: Rules, strategy: str = "default") -> None:
+                res: ProbeResult, rules: Rules, strategy: str = "default",
+                script: list[tuple[str, str]] | None = None) -> None:
     now = datetime.now(timezone.utc)
     ctx = GameContext(game_id=f"probe-{i}", started_at=now, now=now, time_limit_s=300, max_chars=max_chars)
     rng = random.Random(i)
@@ -103,7 +105,8 @@ async def _game(witness: Witness, spec: WitnessSpec, i: int, turns: int, max_cha
     history: list[Turn] = []
     shown: list[tuple[str, str]] = []
     try:
-        for k, (cat, q) in enumerate(ScriptedInterrogator(seed=i, strategy=strategy).questions(turns)):
+        asked = script if script is not None else ScriptedInterrogator(seed=i, strategy=strategy).questions(turns)
+        for k, (cat, q) in enumerate(asked):
             history.append(Turn("interrogator", q, 0))
             shown.append(("Interrogator", q))
             ctx = GameContext(game_id=ctx.game_id, started_at=now, now=now + timedelta(seconds=40 * (k + 1)),
@@ -205,10 +208,15 @@ def probe(spec: WitnessSpec, *, games: int = 20, turns: int = 5, max_chars: int 
           make_witness: Callable[[WitnessSpec, int], Witness] | None = None,
           judge: Callable[[list[dict[str, str]]], str] | None = None, content_filter: tuple[str, ...] = (),
           store=None, progress: Callable[[int], None] | None = None, rules: Rules | None = None,
-          strategy: str = "default") -> ProbeResult:  # noqa: ANN001
+          strategy: str = "default", questions: list[tuple[str, str]] | None = None,
+          draw_persona: bool = False, after_game: Callable[[ProbeResult], None] | None = None) -> ProbeResult:  # noqa: ANN001
     """Play `games` bot games against `spec` and measure its replies (see the module doc).
     `judge=None` skips the judged-human rate. `strategy`: the scripted interrogator's ("default"
-    or "adversarial": bots/adversarial.py); each record's "category" is the message's family."""
+    or "adversarial": bots/adversarial.py); each record's "category" is the message's family.
+    `questions`: (family, message) pairs asked in order instead, `turns` per game (game k asks
+    pairs k*turns ... k*turns+turns-1, wrapping round). `draw_persona`: each game's witness gets
+    a persona drawn from its seed, as a server game of a study with `persona_draw` does.
+    `after_game` sees the result so far after each game (e.g. to save a long run as it goes)."""
     ScriptedInterrogator(0, strategy)  # an unknown strategy fails here, before the model starts
     from turinglab.witnesses.filters import ComposedFilter
     from turinglab.witnesses.registry import build_witness
@@ -227,9 +235,22 @@ def probe(spec: WitnessSpec, *, games: int = 20, turns: int = 5, max_chars: int 
 
             await warm_up([spec])
         for i in range(games):
-            await _game(make(spec, seed + i), spec, seed + i, turns, max_chars, flt, res, rules, strategy)
+            script = None
+            if questions:
+                script = [questions[(i * turns + k) % len(questions)] for k in range(turns)]
+            game_spec = spec
+            if draw_persona:
+                from turinglab.witnesses import persona_draw
+
+                drawn = persona_draw.draw(seed + i, age=spec.persona.get("age"))
+                game_spec = spec.model_copy(update={"persona": {**spec.persona, **drawn}})
+                res.personas.append(drawn)
+            await _game(make(game_spec, seed + i), game_spec, seed + i, turns, max_chars, flt, res, rules, strategy,
+                        script)
             if progress:
                 progress(i + 1)
+            if after_game:
+                after_game(res)
 
     asyncio.run(run())
     if judge is not None:

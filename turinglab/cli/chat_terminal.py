@@ -83,6 +83,13 @@ class ChatGame:
         from turinglab.witnesses.registry import UnknownWitness, build_witness
 
         self.rng = random.Random(self.seed)
+        self.persona = None
+        if self.study.draws_persona(self.spec):  # the study's per-game persona, drawn as in a server game
+            from turinglab.witnesses import persona_draw
+
+            draw_seed = self.seed if self.seed is not None else random.SystemRandom().randrange(2**31)
+            self.persona = persona_draw.draw(draw_seed, age=self.spec.persona.get("age"))
+            self.spec = self.spec.model_copy(update={"persona": {**self.spec.persona, **self.persona}})
         try:
             self.witness = build_witness(self.spec, seed=self.seed)
         except (WitnessConfigError, PersonaError, UnknownWitness) as exc:
@@ -100,7 +107,7 @@ class ChatGame:
         identity = {"kind": "ai", "witness": self.spec.codename, "selection_prob": 1.0}
         self.game_id: str = self.store.create_game(self.study_id, "two-player", {"A": identity},
                                                    self.participant, t0)
-        self.game = Game.start("two-player", self.study.rules, t0)
+        self.game = Game.start("two-player", self.study.rules, t0, personas={"A": self.persona} if self.persona else None)
         self.seat.game = self.game_id
         self.script = False  # script mode: refused witness replies get a note on stderr
         self.stored = 0

@@ -127,6 +127,9 @@ def witness_probe(
     as_json: bool = typer.Option(False, "--json", help="print JSON"),
     save: str | None = typer.Option(None, "--save", help="write every reply (as generated, regenerated, shown) "
                                     "and the judge's verdicts to this JSON file"),
+    questions: str | None = typer.Option(None, "--questions", help="a tab-separated file (family, message) asked "
+                                         "in order, --turns per game, instead of the scripted interrogator's; "
+                                         "e.g. benchmarks/persona/heldout/battery.tsv"),
 ) -> None:
     """Bot games against one witness: persona breaks, refusals, blocked replies, lengths, judged-human rate."""
     import json
@@ -140,8 +143,16 @@ def witness_probe(
     if strategy not in KINDS:
         fail(f"--strategy must be one of {', '.join(KINDS)}, got {strategy!r}")
 
+    battery = None
+    if questions:
+        from turinglab.bots.interrogator import BatteryError, load_battery
+
+        try:
+            battery = load_battery(questions)
+        except BatteryError as exc:
+            fail(f"--questions {exc}")
     filter_words: tuple[str, ...] = ()
-    max_chars, rules = 300, None
+    max_chars, rules, draws = 300, None, False
     if study:
         from turinglab.game.study_file import load_study
 
@@ -150,6 +161,7 @@ def witness_probe(
         if not found:
             fail(f"study {study} has no witness {name!r}; its witnesses: {', '.join(w.codename for w in s.witnesses)}")
         spec, filter_words, max_chars, rules = found[0], tuple(s.content_filter), s.rules.max_chars, s.rules
+        draws = s.draws_persona(spec)  # per-game personas as the study's server games draw them
     else:
         try:
             spec = resolve(name)
@@ -165,19 +177,26 @@ def witness_probe(
         from turinglab.store.api import Store
 
         store = Store(db)
-    with Progress(console=err_console, transient=True) as bar:
-        task = bar.add_task(f"probing {spec.codename}", total=games)
-        res = probe(spec, games=games, turns=turns, max_chars=max_chars, seed=seed, judge=judge, content_filter=filter_words, rules=rules,
-                    store=store, progress=lambda k: bar.update(task, completed=k), strategy=strategy)
-    out = res.to_json()
-    if save:
+
+    def write(res, final: bool = True) -> None:  # noqa: ANN001 - a ProbeResult
         from pathlib import Path
 
         try:
-            Path(save).write_text(json.dumps({"summary": out, "verdicts": res.verdicts, "replies": res.records},
+            Path(save).write_text(json.dumps({"summary": res.to_json(), "verdicts": res.verdicts, "replies": res.records,
+                                              "personas": res.personas, "complete": final},
                                              ensure_ascii=False, indent=1), encoding="utf-8")
         except OSError as exc:
             fail(f"--save {save}: cannot write ({exc.strerror}); give a writable path")
+
+    with Progress(console=err_console, transient=True) as bar:
+        task = bar.add_task(f"probing {spec.codename}", total=games)
+        res = probe(spec, games=games, turns=turns, max_chars=max_chars, seed=seed, judge=judge, content_filter=filter_words, rules=rules,
+                    store=store, progress=lambda k: bar.update(task, completed=k), strategy=strategy,
+                    questions=battery, draw_persona=draws,
+                    after_game=(lambda r: write(r, final=False)) if save else None)  # a long run is kept as it goes
+    out = res.to_json()
+    if save:
+        write(res)
     if as_json:
         print(json.dumps(out, ensure_ascii=False, indent=2))
         return

@@ -70,14 +70,33 @@ class Rules(_Strict):
                              f"({self.confidence_max}), e.g. 0 and 100, or -100 and 100")
         return self
 
+    @property
+    def directional(self) -> bool:
+        """A scale with a negative end (e.g. -100..100) measures a direction, not a strength:
+        the negative end is "sure A is the human" (two-player: "sure it is an AI"), the positive
+        end "sure B is the human" ("sure it is a human"), 0 undecided; the verdict's choice is
+        the side the slider is on."""
+        return self.confidence_min < 0
+
     def confidence_weight(self, confidence: float) -> float:
-        """The confidence's place on the configured scale, 0 at confidence_min to 1 at
-        confidence_max (c / 100 on 0-100; (c + 100) / 200 on -100..100): the weight of a
-        verdict in the Thompson tallies."""
-        lo, hi = self.confidence_min, self.confidence_max
-        if not lo <= confidence <= hi:
-            raise ValueError(f"confidence must be within {lo}..{hi}, got {confidence}")
-        return (confidence - lo) / (hi - lo)
+        """The weight of a verdict in the Thompson tallies: on a 0..max scale the confidence's
+        place on it (c / 100 on 0-100); on a directional scale how far the slider is towards
+        the chosen end (|c| / 100 on -100..100)."""
+        return confidence_weight(confidence, (self.confidence_min, self.confidence_max))
+
+
+def confidence_weight(confidence: float, scale: tuple[float, float]) -> float:
+    """A verdict's weight on the scale (lo, hi): (c - lo) / (hi - lo) when lo >= 0; on a
+    directional scale (lo < 0 < hi) the distance from 0 towards the end it is on."""
+    lo, hi = scale
+    if not lo < hi:
+        raise ValueError(f"confidence scale must run from low to high, got {lo}..{hi}")
+    if not lo <= confidence <= hi:
+        span = f"{lo}-{hi}" if lo >= 0 else f"{lo}..{hi}"
+        raise ValueError(f"confidence must be within {span}, got {confidence}")
+    if lo < 0:
+        return confidence / hi if confidence > 0 else confidence / lo
+    return (confidence - lo) / (hi - lo)
 
 
 class Postprocess(_Strict):
@@ -250,6 +269,9 @@ class Study(_Strict):
     rules: Rules = Rules()
     witnesses: tuple[WitnessSpec, ...] = ()
     allocation: Allocation = Allocation()
+    # when the demographic (exit) survey is offered: after the participant's first game, or after
+    # the last round of a session (`allocation.session_rounds`)
+    survey_after: Literal["first", "last"] = "first"
     exclusions: tuple[str, ...] = ("three_previous_ai", "knows_witness")
     # per-game persona draws for every LLM/local witness that does not set its own `persona_draw`
     persona_draw: bool = False
@@ -296,6 +318,9 @@ class Study(_Strict):
         if dupes:
             raise ValueError(f"witness codenames must be unique; repeated: {', '.join(dupes)}")
         a = self.allocation
+        if self.survey_after == "last" and a.session_rounds is None:
+            raise ValueError("survey_after: last needs allocation.session_rounds (the last round); "
+                             "set the rounds or use survey_after: first")
         unknown = sorted(set(a.capacity) - set(names))
         if unknown:
             raise ValueError(f"allocation.capacity names no witness {', '.join(map(repr, unknown))}; "

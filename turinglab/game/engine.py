@@ -471,6 +471,11 @@ class Game:
         lo, hi = self.rules.confidence_min, self.rules.confidence_max
         if isinstance(a.confidence, bool) or not isinstance(a.confidence, int) or not lo <= a.confidence <= hi:
             return ev.BAD_VERDICT, f"confidence must be a whole number from {lo} to {hi}, got {a.confidence!r}"
+        if self.rules.directional:  # the slider's side is the verdict: negative A (ai), positive B (human)
+            neg, pos = choices[::-1] if self.format == "two-player" else choices
+            if a.confidence == 0 or a.choice != (neg if a.confidence < 0 else pos):
+                return ev.BAD_VERDICT, (f"on the {lo}..{hi} scale the confidence says the direction: below 0 for "
+                                        f"{neg!r}, above 0 for {pos!r}; got {a.choice!r} with {a.confidence}")
         if a.reason is not None and (not isinstance(a.reason, str) or len(a.reason) > MAX_REASON_CHARS):
             return ev.BAD_VERDICT, f"the reason must be text of at most {MAX_REASON_CHARS} characters"
         reason = a.reason.strip() if a.reason and a.reason.strip() else None

@@ -50,16 +50,13 @@ class WitnessStats:
 
     def record(self, codename: str, judged_human: bool, confidence: float,
                scale: tuple[float, float] = (0, 100)) -> None:
-        """Add one verdict about `codename`; `scale` is the study's (confidence_min, confidence_max)
-        and the weight is the confidence's place on it (0 at the bottom, 1 at the top)."""
-        lo, hi = scale
-        if not lo < hi:
-            raise ValueError(f"confidence scale must run from low to high, got {lo}..{hi}")
-        if not lo <= confidence <= hi:
-            span = f"{lo}-{hi}" if lo >= 0 else f"{lo}..{hi}"
-            raise ValueError(f"confidence must be within {span}, got {confidence}")
+        """Add one verdict about `codename`; `scale` is the study's (confidence_min, confidence_max):
+        the weight is the confidence's place on it (0 at the bottom, 1 at the top), or on a
+        directional scale (-100..100) how far towards its end the verdict was (|c| / 100)."""
+        from turinglab.game.config import confidence_weight
+
+        weight = confidence_weight(confidence, scale)
         t = self.tallies.setdefault(codename, Tally())
-        weight = (confidence - lo) / (hi - lo)
         if judged_human:
             t.wins += weight
             t.judged_human += 1

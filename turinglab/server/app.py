@@ -292,7 +292,7 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
             r = study.rules
             resp = page(request, "play.html", token=p.id, csrf=csrf.token(p.id), format=study.format,
                         max_chars=r.max_chars, conf_min=r.confidence_min, conf_max=r.confidence_max,
-                        rounds=study.allocation.session_rounds,
+                        rounds=study.allocation.session_rounds, survey_after=study.survey_after,
                         duration=i18n.duration(r.time_limit_s, study.language), block_paste=r.block_paste,
                         lone_then=study.allocation.lone_then,
                         lone_wait=i18n.duration(study.allocation.lone_wait_s, study.language),

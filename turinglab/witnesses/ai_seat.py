@@ -23,7 +23,8 @@ from typing import Any
 from turinglab.witnesses import timing
 from turinglab.witnesses.base import GameContext, Turn, Witness
 from turinglab.witnesses import personal_data
-from turinglab.witnesses.guard import task
+from turinglab.witnesses.guard import lang, task
+from turinglab.witnesses.persona import DEFAULT_PERSONA, english
 
 log = logging.getLogger(__name__)
 
@@ -168,7 +169,8 @@ class AISeat:
         """The fallback's reply, or after a machine task or an accusation the persona's brush-off
         (ELIZA would echo the order back: "why are you concerned over my initial prompt")."""
         if task_kind:
-            return task.deflection(task_kind, question, len(history), [t.text for t in history if t.role == "witness"])
+            return task.deflection(task_kind, question, len(history), [t.text for t in history if t.role == "witness"],
+                                   english(str(self.spec.persona.get("country", DEFAULT_PERSONA["country"]))))
         return await self.fallback(history, ctx)
 
     def timing_record(self, trace: dict[str, Any], chars: int, ready_ms: int, designed_ms: int, typing_ms: int) -> None:
@@ -195,6 +197,9 @@ class AISeat:
             broke, why = await asyncio.to_thread(classify, text, question)  # the first call trains (~1 s)
             if broke:
                 return "persona_break", why
+            languages = self.spec.persona.get("languages", DEFAULT_PERSONA["languages"])
+            if said := lang.unspoken(text, languages):  # fluent in a language the persona does not speak
+                return "persona_break", f"language: {said}, not one the persona speaks"
         return None
 
     async def _timed_guard(self, text: str, trace: dict, question: str) -> tuple[str, str] | None:

@@ -2,6 +2,8 @@
 
 A template (``prompts/NAME.j2`` or a path to a .j2 file) sees:
   persona      name, age, city, country, timezone, languages (list), plus any extra keys
+  english      "us" when the persona's country is the US, else "uk": which English the example
+               chat and the slang follow (no British "flat" or "mate" under a US city)
   start_time   when the game started, in the persona's time zone ("Sunday 22 November 2026, 3:14 pm")
   now_time     the current time there; time_left ("4 minutes 30 seconds"), time_left_s
   events       recent events: [{date, text}], newest first (see `recent_events`)
@@ -39,6 +41,15 @@ DEFAULT_PERSONA: dict[str, Any] = {
     "timezone": "Europe/London",
     "languages": ["English"],
 }
+
+
+US_NAMES = {"us", "usa", "u.s.", "u.s.a.", "united states", "united states of america", "america"}
+
+
+def english(country: str) -> str:
+    """ "us" for the United States (however written, with or without "the"), else "uk"."""
+    c = str(country).strip().lower()
+    return "us" if (c[4:] if c.startswith("the ") else c) in US_NAMES else "uk"
 
 
 class PersonaError(ValueError):
@@ -161,6 +172,7 @@ def persona_context(persona: dict[str, Any], ctx: GameContext, events: list[Even
     shown = recent_events(events or [], start.date(), days=days)
     return {
         "persona": merged,
+        "english": english(merged.get("country", "")),
         "start_time": _fmt_time(start),
         "now_time": _fmt_time(now),
         "time_left": _fmt_left(left),

@@ -65,10 +65,11 @@ async def test_a_session_of_8_rounds_rotates_roles_and_then_is_done(sqlite_url):
             seats = await in_game([a, b])
             i = seats["interrogator"]
             (hseat,) = [k for k in seats if k != "interrogator"]
-            await i.send({"type": "verdict", "choice": hseat, "confidence": -50 + 10 * rnd})
+            conf = (30 + 10 * rnd) * (-1 if hseat == "A" else 1)  # directional: the human seat's side
+            await i.send({"type": "verdict", "choice": hseat, "confidence": conf})
             for p in (a, b):
                 st = await p.phase("reveal")
-                assert st["game"]["verdict"]["confidence"] == -50 + 10 * rnd
+                assert st["game"]["verdict"]["confidence"] == conf
             for p in (a, b):
                 await p.send({"type": "join"})
         for p in (a, b):

@@ -132,9 +132,10 @@ async def test_every_frame_of_a_recorded_three_player_game_matches_the_schema(sq
             await asyncio.sleep(0.05)
         else:
             raise AssertionError(f"no reply in both conversations: {i.frames[-4:]}")
-        await i.send({"type": "verdict", "choice": hseat, "confidence": -100})
+        conf = -100 if hseat == "A" else 100  # a directional scale: the human seat's end
+        await i.send({"type": "verdict", "choice": hseat, "confidence": conf})
         st = await i.phase("reveal")
-        assert st["game"]["verdict"]["confidence"] == -100
+        assert st["game"]["verdict"]["confidence"] == conf
         await seats[hseat].phase("reveal")
     types = check_frames(i.frames + seats[hseat].frames)
     assert {"state", "message", "ack"} <= types  # "typing" too, unless a late timer let a reply beat it

@@ -218,6 +218,9 @@ class Hub:
         for spec in self.study.witnesses:
             if spec.kind != "local":
                 continue
+            if self.study.draws_persona(spec):  # warm the prompt the games share: a drawn persona's country
+                spec = spec.model_copy(update={"persona": {**spec.persona,
+                                                           **persona_draw.draw(0, age=spec.persona.get("age"))}})
             try:  # a witness that cannot be built (e.g. a bad prompt) must not keep the others cold
                 LLMWitness(spec)
                 local.append(spec)
@@ -630,7 +633,7 @@ class Hub:
         seed = int(self.seeds.integers(2**31))
         persona = None
         if self.study.draws_persona(spec):  # a persona drawn from the seat's seed (Jones & Bergen)
-            persona = persona_draw.draw(seed, *persona_draw.files_for(self.study.language))
+            persona = persona_draw.draw(seed, age=spec.persona.get("age"), **persona_draw.files_for(self.study.language))
             spec = spec.model_copy(update={"persona": {**spec.persona, **persona}})
         return SeatInfo(ident, self.witness_factory(spec, seed), spec, persona)
 

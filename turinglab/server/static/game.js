@@ -389,16 +389,17 @@
     if (beliefTimer) sendBelief();  // a move still waiting goes before the verdict
     const g = st.game, box = $("choices");
     box.replaceChildren(el("legend", "", g.convs.length > 1 ? t("Which one is the human?") : t("Was the witness a human or an AI?")));
+    box.hidden = directional();  // on a directional scale the slider's side is the answer
     const opts = g.convs.length > 1
       ? [["A", t("A is human, B is a machine")], ["B", t("A is a machine, B is human")]]
       : [["human", t("Human")], ["ai", t("AI")]];
     for (const [v, label] of opts) {
-      const l = el("label", "choice"); const r = el("input"); r.type = "radio"; r.name = "choice"; r.value = v; r.required = true;
+      const l = el("label", "choice"); const r = el("input"); r.type = "radio"; r.name = "choice"; r.value = v; r.required = !directional();
       l.append(r, document.createTextNode(" " + label)); box.append(l);
     }
     const conf = $("confidence");
     if (openVerdict.game !== g.game_id) {  // a new game's verdict: the slider starts untouched
-      conf.value = Math.round((Number(conf.min) + Number(conf.max)) / 2); conf.classList.add("untouched"); $("conf-out").textContent = t("move the slider");
+      conf.value = directional() ? 0 : Math.round((Number(conf.min) + Number(conf.max)) / 2); conf.classList.add("untouched"); $("conf-out").textContent = t("move the slider");
       openVerdict.game = g.game_id;
     }
     $("verdict-title").textContent = forced ? t("Time is up: your verdict") : t("Your verdict");
@@ -408,13 +409,18 @@
   $("btn-verdict").onclick = () => openVerdict(false);
   $("btn-back").onclick = () => show("s-game");
   // the slider starts untouched: a click, a drag or an arrow key sets it (even at 50)
+  // a scale with a negative end is directional (engine: Rules.directional): below 0 A (two-player: AI), above 0 B (human)
+  function directional() { return Number($("confidence").min) < 0; }
+  function sideOf(c) { const three = st.game.convs.length > 1; return c < 0 ? (three ? "A" : "ai") : c > 0 ? (three ? "B" : "human") : null; }
   function confTouched() { $("confidence").classList.remove("untouched"); $("conf-out").textContent = $("confidence").value; }
   for (const ev of ["input", "change", "pointerdown", "keydown"]) $("confidence").addEventListener(ev, confTouched);
   $("verdict-form").onsubmit = (e) => {
     e.preventDefault();
-    const choice = new FormData(e.target).get("choice");
+    const c = parseInt($("confidence").value, 10);
+    if (directional() && !$("confidence").classList.contains("untouched") && c === 0) { toast(t("Move the slider towards the one you think is the human.")); $("confidence").focus(); return; }
+    const choice = directional() ? sideOf(c) : new FormData(e.target).get("choice");
     if (!choice) { toast(t("Choose an answer first.")); return; }
-    if ($("confidence").classList.contains("untouched")) { toast(t("Set how confident you are: move the slider (or click it) first.")); $("confidence").focus(); return; }
+    if ($("confidence").classList.contains("untouched")) { toast(directional() ? t("Move the slider towards the one you think is the human.") : t("Set how confident you are: move the slider (or click it) first.")); $("confidence").focus(); return; }
     send({ type: "verdict", choice: choice, confidence: parseInt($("confidence").value, 10), reason: $("reason").value });
     $("reason").value = "";
   };
@@ -450,7 +456,7 @@
     if (why) body.append(el("p", "small", why));
     if (!g.reveal) {  // ended by the researchers: nothing about who was who
       body.append(el("p", "reveal-line", t("This game does not count. Thank you for your patience.")));
-      surveyPending = !st.participant.survey_done; $("btn-done").hidden = false; return;
+      surveyPending = surveyDue(); $("btn-done").hidden = false; return;
     }
     const seats = g.reveal.seats, v = g.verdict, three = g.format === "three-player";
     const line = (text) => body.append(el("p", "reveal-line", text));
@@ -483,12 +489,17 @@
     }
     if (v && v.reason) body.append(el("p", "small", t("Reason given: {reason}", { reason: v.reason })));
     if (!v && g.end_reason !== "verdict_timeout") body.append(el("p", "small", t("No verdict was given.")));
-    surveyPending = !st.participant.survey_done;
+    surveyPending = surveyDue();
     $("btn-done").hidden = false;
+  }
+  // the survey comes after the first game, or (survey_after: last) after the session's last round
+  function surveyDue() {
+    if (st.participant.survey_done) return false;
+    return app.dataset.surveyAfter !== "last" || st.participant.games_played >= Number(app.dataset.rounds);
   }
   for (const b of document.querySelectorAll(".btn-retry")) b.onclick = () => send({ type: "join" });
   $("btn-again").onclick = () => {
-    if (surveyPending) { show("s-survey"); return; }
+    if (surveyPending || surveyDue()) { show("s-survey"); return; }
     send({ type: "join" });
   };
   async function postSurvey(data) {

@@ -9,7 +9,10 @@ The local model sometimes drifts into Spanish or Chinese, and admits what it is 
 programa, ...) behind the local "I am" and "as an"; negated forms ("no soy", "ich bin kein",
 "je ne suis pas", "我不是") do not match. `switched` names the language of a reply written in
 another language than the interrogator's message: a human persona in an English study rarely
-does that, so the guard asks for the reply again.
+does that, so the guard asks for the reply again. `unspoken` names the language of a reply
+written in a language the persona does not speak (its `languages`, drawn with its city): a
+20-year-old from Ohio who answers a German question in fluent German has given themselves away,
+whatever the words say (issue 40: 6 of the 10 breaks shown on the held-out battery).
 """
 
 from __future__ import annotations
@@ -98,3 +101,20 @@ def switched(text: str, question: str | None) -> str | None:
         return None
     asked = language(question)
     return said if asked == "en" else None
+
+
+# the persona's languages (as the persona and the city data write them) -> language()'s codes
+CODES = {"english": "en", "spanish": "es", "portuguese": "pt", "french": "fr", "german": "de", "italian": "it",
+         "chinese": "zh", "mandarin": "zh", "cantonese": "zh", "japanese": "ja", "russian": "ru"}
+
+
+def unspoken(text: str, languages: list[str] | tuple[str, ...] | str | None) -> str | None:
+    """The language of `text` when the persona does not speak it (None: spoken, too short or
+    mixed to tell, or a persona language this module cannot recognise, which is then not checked)."""
+    if isinstance(languages, str):
+        languages = [languages]
+    spoken = {CODES.get(str(x).strip().lower()) for x in languages or ["English"]}
+    if None in spoken:  # a language language() cannot tell: no check rather than a wrong refusal
+        return None
+    said = language(text)
+    return said if said is not None and said not in spoken else None

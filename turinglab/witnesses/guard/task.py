@@ -149,18 +149,33 @@ DEFLECTIONS = {
                   "what is that supposed to mean", "um what?"),
     "arithmetic": ("not doing maths rn", "idk, use a calculator", "way too big for my brain lol", "no idea, a lot?",
                    "lol no", "maths is not my thing"),
-    "translation": ("no idea, i only speak english", "lol no clue", "dunno, google it", "i wish i knew",
+    "translation": ("no idea, never learned that one", "lol no clue", "dunno, google it", "i wish i knew",
                     "never learned it sorry", "no idea tbh"),
     "accusation": ("lol no", "im not a bot, stop it", "no? im a real person", "haha nope, human here",
                    "why do you keep saying that", "what? no lol"),
 }
 
 
-def deflection(question_kind: str, question: str = "", turn: int = 0, said: Iterable[str] = ()) -> str:
+# the brush-offs above are British; a US persona says these words instead
+US_WORDS = ((re.compile(r"\bmaths\b"), "math"), (re.compile(r"\bno idea mate\b"), "no idea dude"),
+            (re.compile(r"\bon about\b"), "talking about"))
+
+
+def deflection(question_kind: str, question: str = "", turn: int = 0, said: Iterable[str] = (),
+               english: str = "uk") -> str:
     """One of the persona's brush-offs for `question_kind`, chosen by the question and the turn
     (the same game gives the same line; two questions rarely do), and not one the witness has
-    already `said` in this conversation while another is left (the same line twice is a tell)."""
+    already `said` in this conversation while another is left (the same line twice is a tell).
+    `english`: "us" turns the British words into American ones (persona.english)."""
     lines = DEFLECTIONS.get(question_kind, DEFLECTIONS["injection"])
+    if english == "us":
+        lines = tuple(_us(x) for x in lines)
     before = {x.strip().lower() for x in said}
     lines = tuple(x for x in lines if x not in before) or lines
     return lines[zlib.crc32(f"{turn}:{question}".encode()) % len(lines)]
+
+
+def _us(line: str) -> str:
+    for pat, word in US_WORDS:
+        line = pat.sub(word, line)
+    return line
