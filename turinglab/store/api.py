@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import secrets
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sqlalchemy import delete, select
@@ -35,6 +35,7 @@ from turinglab.store.rows import (
     group_batches,
     insert_rows,
 )
+from turinglab.store import withdraw as withdrawn
 from turinglab.store.static import StaticMixin
 from turinglab.store.versions import register_versioned
 from turinglab.store.models import (
@@ -381,11 +382,16 @@ class Store(StaticMixin):
             if game is None:
                 raise UnknownId(f"no game with id {game_id!r}")
             identity, study_hash = self._seat_cache.get(game_id) or ({}, game.study_hash)
+            gone = (game.flags or {}).get(withdrawn.SEATS_FLAG)  # a withdrawn player's text never comes back
+            if gone:
+                identity = withdrawn.renamed(identity, gone)
             expected = last[game_id] + 1 if last.get(game_id) is not None else 0
             for i, e in enumerate(per_game[game_id]):
                 if e.seq != expected + i:
                     raise StoreError(f"game {game_id}: event seq {e.seq} does not continue the log "
                                      f"(expected {expected + i}); nothing was stored")
+                if gone and e.actor in gone:
+                    e = replace(e, payload=withdrawn.scrub(e.payload))
                 rows.append({"game_id": game_id, "seq": e.seq, "t_ms": e.t_ms, "type": e.type,
                              "actor": e.actor, "conversation": e.conversation, "payload": e.payload,
                              "identity": identity, "study_hash": study_hash})

@@ -227,3 +227,18 @@ class AdminActionRow(Base):
     action: Mapped[str] = mapped_column(String(20))  # see turinglab/store/admin_log.py ACTIONS
     target: Mapped[str | None] = mapped_column(String(64))  # a game id or participant id
     reason: Mapped[str | None] = mapped_column(Text)
+
+
+class WithdrawalRow(Base):
+    """A participant's withdrawal (issue 38, migration 0007): who asked, when and why, and the
+    placeholder id their games now name; never what was erased."""
+
+    __tablename__ = "withdrawals"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    t_ms: Mapped[int] = mapped_column(BigInteger)
+    who: Mapped[str] = mapped_column(String(64))  # a researcher's account, or "participant" (the done page)
+    reason: Mapped[str] = mapped_column(Text)
+    placeholder: Mapped[str] = mapped_column(String(40))
+    study: Mapped[str | None] = mapped_column(String(210))
+    games: Mapped[int] = mapped_column(Integer)

@@ -201,6 +201,6 @@ def load(url: str | None = None, study: str | int | None = None, *, include_bots
         tag_rows = [{"game_id": t.game_id, "taxonomy": t.taxonomy, "category": t.category, "tagger": t.tagger}
                     for t in store.tags() if t.game_id in game_ids]
         tags = coerce(pd.DataFrame(tag_rows), TAG_COLUMNS, "tags") if tag_rows else empty(TAG_COLUMNS)
-        return Loaded(info.id, info.name, info.study.format, tuple(info.study.exclusions), df, parts, msgs,
+        return Loaded(info.id, info.name, info.study.format, (*info.study.exclusions, "withdrawn"), df, parts, msgs,
                       tags, no_verdict, pd.DataFrame(game_rows), pd.DataFrame(verdict_rows),
                       tuple(info.study.witnesses), getattr(info.study, "pass_decisions", None) or "holm", beliefs)
