@@ -291,6 +291,7 @@ def add_admin(app: FastAPI, password: str | None, page, message, accounts_file: 
             keys.append(await asyncio.to_thread(make, request.app.state.store))
         return keys[0]
     guard = admin_guard(app, password, message, accounts_file)
+    app.state.admin_guard, app.state.export_key_of = guard, export_key  # for the withdrawal routes
     from turinglab.server.admin_actions import add_action_routes, shown_actions, status_rows
 
     add_action_routes(app, guard, message, export_key, spreadsheet_safe)
@@ -327,7 +328,7 @@ def add_admin(app: FastAPI, password: str | None, page, message, accounts_file: 
                    "verdict": f"{g.verdict.choice} ({g.verdict.confidence})" if g.verdict else ""}
                   for g in sorted(games, key=lambda g: g.started_ms, reverse=True)[:20]]
         def set_flags(g) -> list[str]:  # noqa: ANN001 - "origins" records who set a flag, it is not one
-            return [k for k, v in g.flags.items() if v and k != "origins"]
+            return [k for k, v in g.flags.items() if v and k not in ("origins", "withdrawn_seats")]
 
         flagged = [{"game_id": g.id, "flags": ", ".join(set_flags(g)), "status": g.status}
                    for g in games if set_flags(g)]

@@ -242,3 +242,5 @@ class WithdrawalRow(Base):
     placeholder: Mapped[str] = mapped_column(String(40))
     study: Mapped[str | None] = mapped_column(String(210))
     games: Mapped[int] = mapped_column(Integer)
+    # SHA-256 of the erased id: a running server forgets that participant (their link opens nothing)
+    gone: Mapped[str] = mapped_column(String(64))

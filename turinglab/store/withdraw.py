@@ -14,6 +14,7 @@ erased on the way in (`Store.plan_append` reads the game's `withdrawn_seats`). T
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 from dataclasses import dataclass
 from typing import Any
@@ -23,8 +24,8 @@ from sqlalchemy import bindparam, select, update
 from turinglab.game import events as ev
 from turinglab.store.db import StoreError, UnknownId, now_ms
 from turinglab.store.models import (
-    AdminActionRow, EventRow, GameRow, GameSeatRow, JudgeSessionRow, JudgeTrialRow, ParticipantRow, VerdictRow,
-    WithdrawalRow,
+    AdminActionRow, EventRow, GameRow, GameSeatRow, JudgeSessionRow, JudgeTrialRow, ParticipantRow, StudyRow,
+    VerdictRow, WithdrawalRow,
 )
 
 MARK = "withdrawn"
@@ -42,6 +43,7 @@ class Withdrawal:
     placeholder: str
     study: str | None
     games: int
+    gone: str = ""
 
 
 def scrub(payload: dict[str, Any]) -> dict[str, Any]:
@@ -104,11 +106,15 @@ def withdraw(store: Any, participant_id: str, reason: str, who: str, t_ms: int |
             actors[g][seat] = new
         _erase_events(s, actors)
         s.execute(update(GameSeatRow).where(GameSeatRow.participant_id == participant_id).values(participant_id=new))
+        configs = dict(s.execute(select(StudyRow.id, StudyRow.config).where(
+            StudyRow.id.in_({g.study_id for g in games.values()}))).all()) if games else {}
         for g in games.values():
             judged = ev.INTERROGATOR in actors[g.id]
             flags = dict(g.flags or {})
             flags[SEATS_FLAG] = {**flags.get(SEATS_FLAG, {}), **actors[g.id]}
             flags["withdrawn" if judged else "witness_withdrawn"] = True
+            if ((configs.get(g.study_id) or {}).get("withdrawal") or {}).get("witness_games") == "exclude":
+                flags["withdrawn"] = True  # the study leaves out their witness games too
             g.flags = flags
             if judged:
                 g.interrogator_id = new
@@ -120,11 +126,12 @@ def withdraw(store: Any, participant_id: str, reason: str, who: str, t_ms: int |
         s.execute(update(AdminActionRow).where(AdminActionRow.target == participant_id).values(target=new))
         s.flush()
         s.delete(old)
-        row = WithdrawalRow(t_ms=t, who=who, reason=reason, placeholder=new, study=old.study, games=len(games))
+        row = WithdrawalRow(t_ms=t, who=who, reason=reason, placeholder=new, study=old.study, games=len(games),
+                            gone=gone_hash(participant_id))
         s.add(row)
         s.flush()
         store._seat_cache.clear()
-        return Withdrawal(row.id, row.t_ms, row.who, row.reason, row.placeholder, row.study, row.games)
+        return _info(row)
 
 
 def _erase_events(s: Any, actors: dict[str, dict[str, str]]) -> None:
@@ -152,9 +159,18 @@ def _erase_static(s: Any, old: str, new: str) -> None:
             judge_id=new, answers=bindparam("a")), [{"rid": r, "a": scrub_answers(a)} for r, a in rows])
 
 
-def withdrawals(store: Any) -> list[Withdrawal]:
-    """The withdrawal log, oldest first."""
+def gone_hash(participant_id: str) -> str:
+    """What a running server compares its participants with: the erased id, hashed."""
+    return hashlib.sha256(b"withdrawn:" + participant_id.encode()).hexdigest()
+
+
+def withdrawals(store: Any, after_id: int = 0) -> list[Withdrawal]:
+    """The withdrawal log (entries with an id above `after_id`), oldest first."""
     with store._tx() as s:
-        return [Withdrawal(r.id, r.t_ms, r.who, r.reason, r.placeholder, r.study, r.games)
-                for r in s.scalars(select(WithdrawalRow).order_by(WithdrawalRow.id))]
+        return [_info(r) for r in s.scalars(select(WithdrawalRow).where(WithdrawalRow.id > after_id)
+                                            .order_by(WithdrawalRow.id))]
+
+
+def _info(r: WithdrawalRow) -> Withdrawal:
+    return Withdrawal(r.id, r.t_ms, r.who, r.reason, r.placeholder, r.study, r.games, r.gone)
 

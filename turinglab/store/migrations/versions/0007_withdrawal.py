@@ -62,6 +62,7 @@ def upgrade() -> None:
         sa.Column("placeholder", sa.String(length=40), nullable=False),
         sa.Column("study", sa.String(length=210), nullable=True),
         sa.Column("games", sa.Integer(), nullable=False),
+        sa.Column("gone", sa.String(length=64), nullable=False),
     )
     if op.get_bind().dialect.name == "postgresql":
         op.execute(PG.format(table="events", same=_same(_EVENT_PLACE, True),
