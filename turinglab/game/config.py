@@ -338,6 +338,13 @@ class Study(_Strict):
         return "auto" if kind == "local" else "unlimited"
 
 
+def consent_version(text: str) -> str:
+    """The version of a consent text: its SHA-256 (stored with each participant who agreed to it)."""
+    import hashlib
+
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 def canonical_json(study: BaseModel) -> str:
     """The study (live or static) as canonical JSON: sorted keys, defaults filled in, no whitespace."""
     data = study.model_dump(mode="json")

@@ -13,7 +13,7 @@ from fastapi import FastAPI, Request, WebSocket
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.websockets import WebSocketDisconnect
 
-from turinglab.game.config import Study, Timing
+from turinglab.game.config import Study, Timing, consent_version
 from turinglab.server.live import protocol as proto
 from turinglab.server.content_filter import ComposedFilter, ModerationHook
 from turinglab.server.live.hub import Clock, Hub, WitnessFactory
@@ -302,7 +302,7 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
         return resp
 
     async def record_consent(p: Any) -> None:
-        await app.state.hub.consent(p.id)
+        await app.state.hub.consent(p.id, consent_version(study.consent_text or DEFAULT_CONSENT))
 
     add_consent_routes(
         app, posted, message, consented=record_consent, no_consent_url=study.no_consent_url,

@@ -50,7 +50,7 @@ from turinglab.store.models import (
 
 FLAG_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")  # a researcher's flag name (`turinglab flag set`)
 
-_PARTICIPANT_FIELDS = ("label", "prolific_pid", "prolific_study_id", "prolific_session_id", "consent_ms")
+_PARTICIPANT_FIELDS = ("label", "prolific_pid", "prolific_study_id", "prolific_session_id", "consent_ms", "consent_hash")
 
 
 def readable(value: Any) -> Any:
@@ -93,6 +93,7 @@ class ParticipantInfo:
     demographics: dict[str, Any]
     created_ms: int
     study: str | None = None  # "live:NAME" / "static:NAME": the study whose link created them (None: any)
+    consent_hash: str | None = None  # SHA-256 of the consent text they agreed to (game.config.consent_version)
 
 
 @dataclass(frozen=True)
@@ -615,7 +616,7 @@ def _study_info(r: StudyRow) -> StudyInfo:
 
 def _participant_info(r: ParticipantRow) -> ParticipantInfo:
     return ParticipantInfo(r.id, r.label, r.prolific_pid, r.prolific_study_id, r.prolific_session_id,
-                           r.consent_ms, dict(r.demographics), r.created_ms, r.study)
+                           r.consent_ms, dict(r.demographics), r.created_ms, r.study, r.consent_hash)
 
 
 def _verdict_info(r: VerdictRow) -> VerdictInfo:

@@ -44,6 +44,7 @@ class ParticipantRow(Base):
     created_ms: Mapped[int] = mapped_column(BigInteger)
     # the study whose link created them: "live:NAME" / "static:NAME" (migration 0006; NULL: any)
     study: Mapped[str | None] = mapped_column(String(210), index=True)
+    consent_hash: Mapped[str | None] = mapped_column(String(64))  # SHA-256 of the consent text agreed to (0008)
 
 
 class GameRow(Base):

@@ -50,6 +50,8 @@ TABLES = {"judgements": JUDGEMENT_COLUMNS, "participants": PARTICIPANT_COLUMNS, 
           "beliefs": BELIEF_COLUMNS}  # beliefs: the interrogators' slider moves (issue 29)
 
 
+CONSENT_COLUMN = ("string", "The consent text the participant agreed to: the first 16 hex digits of its SHA-256 "
+                  "(a changed text is a new version; empty: stored before versions were kept, or no consent).")
 PAYMENT_FILE = "payment_ids_RAW.csv"
 PSEUDONYMISATION = ("participant ids (the participants' login tokens) and tagger names are keyed hashes "
                     "(HMAC-SHA256 under the database's export key, $TURINGLAB_EXPORT_KEY or a key generated "
@@ -60,7 +62,8 @@ PSEUDONYMISATION = ("participant ids (the participants' login tokens) and tagger
                     "`turinglab export-payment-ids`, which joins them to these pseudonyms and must not be shared")
 
 
-def codebook(study: str, options: Options, counts: dict[str, int], extra_flags: list[str]) -> dict:
+def codebook(study: str, options: Options, counts: dict[str, int], extra_flags: list[str],
+             consent: dict[str, int] | None = None) -> dict:
     from turinglab import __version__
 
     tables = {}
@@ -70,10 +73,12 @@ def codebook(study: str, options: Options, counts: dict[str, int], extra_flags: 
         tables["judgements"][c] = {"dtype": t, "description": d}
     for f in extra_flags:
         tables["judgements"][f] = {"dtype": "boolean", "description": f"Flag stored with the game: {f[5:]}."}
+    tables["participants"]["consent_version"] = {"dtype": CONSENT_COLUMN[0], "description": CONSENT_COLUMN[1]}
     return {
         "dataset_version": EXPORT_VERSION, "turinglab_version": __version__, "study": study,
         "rows": counts,
         "pseudonymisation": PSEUDONYMISATION,
+        "consent_versions": dict(consent or {}),  # version -> participants who agreed to it
         "raw_ids": {"file": PAYMENT_FILE, "written_by": "turinglab export-payment-ids", "columns": PAYMENT_COLUMNS,
                     "share": "never: for payment only"},
         "default_analysis": {"alpha": options.alpha, "exclude": list(options.exclude), "n_boot": options.n_boot,
@@ -88,6 +93,8 @@ def codebook_md(cb: dict) -> str:
     lines = [f"# Codebook: {cb['study']}", "",
              f"Dataset version {cb['dataset_version']}, written by turinglab {cb['turinglab_version']}.", "",
              cb["pseudonymisation"] + ".", "",
+             "Consent versions (participants per version of the consent text; `participants.consent_version`): "
+             + (", ".join(f"{k}: {v}" for k, v in cb.get("consent_versions", {}).items()) or "none") + ".", "",
              "Every table is given as CSV and Parquet. `rebuild.py` recomputes every number of `report.html` "
              "from the CSV files (`python rebuild.py`) and compares them with `report_numbers.json`.", ""]
     for name, cols in cb["tables"].items():
@@ -112,6 +119,8 @@ def export(loaded, out_dir: str | Path, options: Options | None = None, key: byt
         j[c] = pseudonymise(j[c], key)
     p = loaded.participants.copy()
     p["participant_id"] = pseudonymise(p["participant_id"], key)
+    if "consent_version" not in p.columns:
+        p["consent_version"] = pd.Series(dtype="string")
     t = loaded.tags.copy()
     t["tagger"] = pseudonymise(t["tagger"], key, prefix=PREFIX["tagger"])
     m = loaded.messages.copy()
@@ -130,7 +139,9 @@ def export(loaded, out_dir: str | Path, options: Options | None = None, key: byt
     write_numbers(a, out / "report_numbers.json")
     write_report(a, out / "report.html")
     extra = [c for c in j.columns if c.startswith("flag_") and c not in JUDGEMENT_COLUMNS]
-    cb = codebook(loaded.study_name, opt, {n: len(df) for n, df in tables.items()}, extra)
+    consent = p["consent_version"].fillna("none").value_counts().sort_index()
+    cb = codebook(loaded.study_name, opt, {n: len(df) for n, df in tables.items()}, extra,
+                  {str(k): int(v) for k, v in consent.items()})
     (out / "codebook.json").write_text(json.dumps(cb, indent=1))
     (out / "codebook.md").write_text(codebook_md(cb))
     for name in ("rebuild.py", "rebuild_more.py"):

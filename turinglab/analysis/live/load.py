@@ -106,6 +106,8 @@ def participants_table(infos) -> pd.DataFrame:
             "chatbot_freq": survey.ordinal(chat, survey.CHATBOT_USE),
             "llm_knowledge": survey.ordinal(know, survey.LLM_KNOWLEDGE),
             "prior_visits": survey.ordinal(d.get("prior_visits"), survey.PRIOR_VISITS),
+            # the consent text agreed to (issue 38.4): its SHA-256, first 16 hex digits
+            "consent_version": (getattr(p, "consent_hash", None) or "")[:16] or None,
         })
     if not rows:
         return empty(PARTICIPANT_COLUMNS)

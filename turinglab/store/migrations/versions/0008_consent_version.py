@@ -1,0 +1,27 @@
+"""Consent versions (issue 38.4): the SHA-256 of the consent text each participant agreed to
+(a changed text is a new version). Participants stored before have none.
+
+Revision ID: 0008
+Revises: 0007
+Create Date: 2026-11-28
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from alembic import op
+
+revision = "0008"
+down_revision = "0007"
+branch_labels = None
+depends_on = None
+
+
+def upgrade() -> None:
+    with op.batch_alter_table("participants") as batch:
+        batch.add_column(sa.Column("consent_hash", sa.String(length=64), nullable=True))
+
+
+def downgrade() -> None:
+    with op.batch_alter_table("participants") as batch:
+        batch.drop_column("consent_hash")
