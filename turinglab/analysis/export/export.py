@@ -95,6 +95,9 @@ def codebook_md(cb: dict) -> str:
              cb["pseudonymisation"] + ".", "",
              "Consent versions (participants per version of the consent text; `participants.consent_version`): "
              + (", ".join(f"{k}: {v}" for k, v in cb.get("consent_versions", {}).items()) or "none") + ".", "",
+             "Redaction: " + cb.get("redaction", {}).get("method", "none") + (
+                 " Placeholders per kind: " + ", ".join(f"{k} {v}" for k, v in cb["redaction"]["counts"].items()) + "."
+                 if "counts" in cb.get("redaction", {}) else "."), "",
              "Every table is given as CSV and Parquet. `rebuild.py` recomputes every number of `report.html` "
              "from the CSV files (`python rebuild.py`) and compares them with `report_numbers.json`.", ""]
     for name, cols in cb["tables"].items():
@@ -104,9 +107,12 @@ def codebook_md(cb: dict) -> str:
     return "\n".join(lines)
 
 
-def export(loaded, out_dir: str | Path, options: Options | None = None, key: bytes | None = None) -> dict:
+def export(loaded, out_dir: str | Path, options: Options | None = None, key: bytes | None = None, *,
+           redact: bool = False, reviewed: dict[str, str] | None = None) -> dict:
     """Write the dataset of a `load.Loaded` study to `out_dir` (created; must be empty or absent).
-    `key`: the export key (`pseudonyms.export_key(store)`); None: a random one, linking to nothing."""
+    `key`: the export key (`pseudonyms.export_key(store)`); None: a random one, linking to nothing.
+    `redact`: personal data in the free text replaced by placeholders (analysis/export/redaction.py),
+    the review file written beside `out_dir`; `reviewed`: its decisions (id -> keep|redact)."""
     out = Path(out_dir)
     if out.exists() and any(out.iterdir()):
         raise FileExistsError(f"{out} is not empty; choose a new directory for the export")
@@ -128,6 +134,14 @@ def export(loaded, out_dir: str | Path, options: Options | None = None, key: byt
                      columns=list(WITNESS_COLUMNS))
     b = loaded.beliefs if loaded.beliefs is not None else pd.DataFrame(columns=list(BELIEF_COLUMNS))
     tables = {"judgements": j, "participants": p, "messages": m, "tags": t, "witnesses": w, "beliefs": b.copy()}
+    redaction = None
+    if redact:
+        from turinglab.analysis.export.redaction import METHOD, redact_tables, review_path
+
+        review, counts = redact_tables(tables, loaded.personas or {}, reviewed)
+        review.to_csv(review_path(out), index=False)
+        redaction = {"method": METHOD, "counts": counts, "reviewed": reviewed is not None,
+                     "review_file": f"{review_path(out).name} (beside the dataset; holds the original words: never share it)"}
     for name, df in tables.items():
         df.to_csv(out / f"{name}.csv", index=False)
         df.to_parquet(out / f"{name}.parquet", index=False)
@@ -142,6 +156,7 @@ def export(loaded, out_dir: str | Path, options: Options | None = None, key: byt
     consent = p["consent_version"].fillna("none").value_counts().sort_index()
     cb = codebook(loaded.study_name, opt, {n: len(df) for n, df in tables.items()}, extra,
                   {str(k): int(v) for k, v in consent.items()})
+    cb["redaction"] = redaction or {"method": "none: the free text is as typed (export with --redact to redact it)"}
     (out / "codebook.json").write_text(json.dumps(cb, indent=1))
     (out / "codebook.md").write_text(codebook_md(cb))
     for name in ("rebuild.py", "rebuild_more.py"):

@@ -33,6 +33,7 @@ class Loaded:
     witness_specs: tuple = ()  # the study file's AI witnesses (codename, kind, model), played or not
     pass_decisions: str = "holm"  # the study file's pass_decisions (see analysis.passes)
     beliefs: pd.DataFrame | None = None  # the interrogators' belief moves (issue 29; analysis.belief.BELIEF_COLUMNS)
+    personas: dict | None = None  # game_id -> the words of its witnesses' drawn personas (name, city, state)
 
 
 class LoadError(ValueError):
@@ -73,6 +74,27 @@ def _messages(store, game_ids: list[str]) -> pd.DataFrame:
             rows += [(g, s, t, a, c or "A", readable((p or {}).get("text", ""))) for g, s, t, a, c, p in conn.execute(q)]
     return pd.DataFrame(rows, columns=["game_id", "seq", "t_ms", "actor", "conversation", "text"]).sort_values(
         ["game_id", "seq"], kind="stable").reset_index(drop=True)
+
+
+def _personas(store, game_ids: list[str]) -> dict[str, tuple[str, ...]]:
+    """The drawn personas' words of each game (from `game_started`): not personal data, kept by `--redact`."""
+    from sqlalchemy import select
+
+    from turinglab.store.models import EventRow
+
+    out: dict[str, tuple[str, ...]] = {}
+    with store.engine.connect() as conn:
+        for i in range(0, len(game_ids), 500):
+            q = select(EventRow.game_id, EventRow.payload).where(EventRow.type == "game_started",
+                                                                 EventRow.game_id.in_(game_ids[i:i + 500]))
+            for g, p in conn.execute(q):
+                words = []
+                for persona in ((p or {}).get("personas") or {}).values():
+                    if isinstance(persona, dict):
+                        words += [str(persona.get("name") or "")] + [w.strip() for w in str(persona.get("city") or "").split(",")]
+                if any(words):
+                    out[g] = tuple(w for w in words if w)
+    return out
 
 
 def _beliefs(store, game_ids: list[str]) -> pd.DataFrame:
@@ -205,4 +227,5 @@ def load(url: str | None = None, study: str | int | None = None, *, include_bots
         tags = coerce(pd.DataFrame(tag_rows), TAG_COLUMNS, "tags") if tag_rows else empty(TAG_COLUMNS)
         return Loaded(info.id, info.name, info.study.format, (*info.study.exclusions, "withdrawn"), df, parts, msgs,
                       tags, no_verdict, pd.DataFrame(game_rows), pd.DataFrame(verdict_rows),
-                      tuple(info.study.witnesses), getattr(info.study, "pass_decisions", None) or "holm", beliefs)
+                      tuple(info.study.witnesses), getattr(info.study, "pass_decisions", None) or "holm", beliefs,
+                      _personas(store, [g.id for g in games]))
