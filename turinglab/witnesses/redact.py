@@ -35,11 +35,17 @@ september october november december english british american scottish welsh iris
 italian chinese indian canadian australian european asian african christian muslim jewish human ai bot
 robot real person student teacher doctor nurse engineer single married retired uk us usa england scotland
 wales ireland america europe asia africa internet google reddit chatgpt gpt discord covid christmas easter
+i'm i'll i'd i've
 """.split())
 _CAP = r"[A-Z][a-z'’]+"
+# a naming cue takes the next word whatever its case; a weaker one ("I'm", "my mate", "says") a capitalised word
 _NAME_CUE = re.compile(r"\b(?:my\s+name\s+is|my\s+name's|name's|call\s+me|i'?m\s+called|i\s+am\s+called|"
-                       r"they\s+call\s+me|this\s+is|signed|cheers|thanks|regards)\s+([A-Za-z][a-z'’]+)"
-                       r"|\b(?:i'?m|i\s+am|it'?s)\s+(" + _CAP + r")\b", re.I)
+                       r"they\s+call\s+me)\s+([A-Za-z][a-z'’]+)"
+                       r"|\b(?:i'?m|i\s+am|it'?s|this\s+is|sorry|thanks|cheers|hi|hey|hello|(?:my|our)\s+(?:mate|friend|"
+                       r"sister|brother|mum|mom|dad|wife|husband|boyfriend|girlfriend|partner|son|daughter|cousin|"
+                       r"flatmate|roommate|boss|teacher))\s+((?-i:" + _CAP + r"))\b"
+                       r"|(?<![.!?]\s)(?<!^)\b((?-i:" + _CAP + r"))\s+(?:says|said|here\b|told\s+me|was\s+talking)"
+                       r"|^((?-i:" + _CAP + r"))\s+(?:says|said|here\b)", re.I)
 _PLACE_CUE = re.compile(r"\b(?:live\s+in|living\s+in|lived\s+in|from|born\s+in|grew\s+up\s+in|based\s+in|"
                         r"near|moved\s+to|raised\s+in|located\s+in|outside|visiting|stay\s+in|staying\s+in)\s+"
                         r"(" + _CAP + r"(?:[ -](?:upon-|on-|under-)?" + _CAP + r"){0,2})")
@@ -80,7 +86,7 @@ def find(text: str, keep: tuple[str, ...] = ()) -> list[Span]:
     found: list[tuple[int, int, str]] = [(s, e, _FROM_FILTER[k]) for s, e, k in personal_data.find(text)]
     name_re, city_re = _lists()
     for m in _NAME_CUE.finditer(text):
-        g = 1 if m.group(1) else 2
+        g = next(i for i in range(1, 5) if m.group(i))
         if m.group(g).lower().strip("'’") not in _NOT_NAMES:
             found.append((m.start(g), m.end(g), "name"))
     for m in _PLACE_CUE.finditer(text):
