@@ -344,11 +344,15 @@ def add_admin(app: FastAPI, password: str | None, page, message, accounts_file: 
                                              "overflowed": cap.overflowed}
         board = await asyncio.to_thread(leaderboard_rows, games)
         acts = (await asyncio.to_thread(shown_actions, store, hub.study_id, key))[:20]
+        from turinglab.server.withdrawal import rights_rows
+
+        rights = await asyncio.to_thread(rights_rows, store, hub.study)
         return templates.TemplateResponse(request, "admin.html", {
             "study_name": hub.study.name, "waiting": waiting, "live": live, "studies": studies,
             "witnesses": witnesses, "human_sr": human_sr, "n_human": len(humans), "flagged": flagged,
             "n_games": len(games), "tables": TABLES, "blocked_ai": blocked_ai, "recent": recent,
             "capacity": capacity, "cap_counts": cap_counts, **board, **status_rows(hub), "actions": acts,
+            "rights": rights,
             "form_token": request.app.state.admin_form_token(request),
             "logout_token": request.app.state.admin_logout_token(request.state.admin)})
 

@@ -20,6 +20,26 @@ PARTICIPANT = "participant"  # `who` of a withdrawal asked from the done page
 DONE_REASON = "asked from the done page"
 
 
+def rights_rows(store: Any, study: Any) -> dict[str, Any]:
+    """The /admin figures of issue 38: withdrawals, and what the retention settings keep and erase."""
+    from turinglab.store.retention import due
+    from turinglab.store.withdraw import withdrawals
+
+    mine = [w for w in withdrawals(store) if w.study in (None, f"live:{study.name}")]
+    ret = study.retention
+    d = next((x for x in due(store) if x.study == study.name), None)
+    lines = []
+    if ret is None or (ret.payment_ids_days is None and ret.raw_chat_days is None):
+        lines.append("no retention set in the study file: raw Prolific ids and raw chat are kept until you erase them")
+    if d is not None and ret.payment_ids_days is not None:
+        lines.append(f"raw Prolific ids: kept {ret.payment_ids_days} days after a participant's last game; "
+                     f"{d.kept_ids} participant(s) kept, {len(d.participants)} due for `turinglab db purge`")
+    if d is not None and ret.raw_chat_days is not None:
+        lines.append(f"raw chat: redacted {ret.raw_chat_days} days after a game ended; {d.kept_chat} game(s) kept, "
+                     f"{len(d.games)} due for `turinglab db purge`")
+    return {"withdrawals": len(mine), "last_withdrawal_ms": mine[-1].t_ms if mine else None, "retention": lines}
+
+
 def offered(study: Any) -> bool:
     return study.withdrawal is None or study.withdrawal.on_done_page
 

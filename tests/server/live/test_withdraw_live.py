@@ -11,7 +11,7 @@ import httpx
 
 from tests.server.live.test_server import ELIZA, running, say, study
 from tests.store.test_withdraw import _dump_db
-from turinglab.game.config import Withdrawal
+from turinglab.game.config import Retention, Withdrawal
 from turinglab.game.engine import Game
 from turinglab.server.testing import AdminLogin, WsPlayer
 from turinglab.store.api import Store
@@ -34,6 +34,7 @@ async def test_admin_withdraws_a_participant_in_a_running_game(db_url):
         await p.send({"type": "join"})
         gid = (await p.phase("game"))["game"]["game_id"]
         await say(p, "my name is Zanzibar Quillfeather")
+        await p.next("message", timeout=20)  # ELIZA's reply: the counterpart's text, which stays
         async with httpx.AsyncClient(base_url=base) as c:
             auth = AdminLogin("pw")
             token = re.search(r'action="/admin/withdraw"[^>]*>\s*<input type="hidden" name="csrf" value="([0-9a-f]+)"',
@@ -45,13 +46,15 @@ async def test_admin_withdraws_a_participant_in_a_running_game(db_url):
             assert r.status_code == 200 and "Withdrawn" in r.text, r.text
             await _ended(db_url, gid)
             assert (await c.get(f"/p/{p.pid}")).status_code == 404  # their link opens nothing now
+            shown = (await c.get("/admin", auth=auth)).text
+            assert "Withdrawals: 1" in shown and "no retention set" in shown
         await p.close()
     dump = _dump_db(db_url)
     assert "Zanzibar" not in dump and p.pid not in dump
     with Store(db_url, upgrade=False) as store:
         events = store.events(gid)
         Game.replay(events)
-        assert any(e.type == "message" and e.payload.get("withdrawn") for e in events)
+        assert any(e.type == "message" and e.payload.get("withdrawn") for e in events), events
         assert any(e.type == "message" and e.actor == "A" and e.payload.get("text") for e in events)  # ELIZA's stay
         assert store.game(gid).flags["withdrawn"] is True
         assert [(w.who, w.reason) for w in withdrawals(store)] == [("admin", "emailed us")]
@@ -93,3 +96,14 @@ async def test_a_study_may_turn_the_done_page_withdrawal_off(sqlite_url):
             assert r.status_code == 404
     with Store(sqlite_url, upgrade=False) as store:
         assert withdrawals(store) == [] and store.get_participant(p.pid)
+
+
+async def test_admin_shows_the_retention_figures(sqlite_url):
+    s = study(witnesses=(ELIZA,), retention=Retention(payment_ids_days=30, raw_chat_days=7))
+    with running(s, sqlite_url, admin_password="pw") as base:
+        await WsPlayer.create(base, query="?PROLIFIC_PID=aaaaaaaaaaaaaaaaaaaaaaaa&STUDY_ID=s&SESSION_ID=n")
+        async with httpx.AsyncClient(base_url=base) as c:
+            shown = (await c.get("/admin", auth=AdminLogin("pw"))).text
+    assert "Withdrawals: 0" in shown
+    assert "raw Prolific ids: kept 30 days after a participant&#39;s last game; 1 participant(s) kept, 0 due" in shown
+    assert "raw chat: redacted 7 days after a game ended; 0 game(s) kept, 0 due" in shown

@@ -1,7 +1,8 @@
 """Participants' withdrawal (issue 38): the `withdrawals` log (who, when, why; not what was
 erased) and append-only triggers that let one kind of UPDATE through: erasing a withdrawn
-participant's text. An event row may change only if its place (game, seq, time, type, actor,
-conversation, study hash) stays and its new payload carries `"withdrawn": true`, or its payload
+participant's text, or redacting raw chat when its retention ends (`turinglab db purge`). An event
+row may change only if its place (game, seq, time, type, actor, conversation, study hash) stays and
+its new payload carries `"withdrawn": true` or `"redacted": true`, or its payload
 stays (the hidden identity then names the withdrawn participant's placeholder id). A static trial
 may change only its judge and its answers, which must carry `"withdrawn": true`. DELETE stays refused.
 
@@ -45,11 +46,13 @@ def _same(cols: list[str], pg: bool) -> str:
 
 
 def _pg_marked(col: str) -> str:
-    return f"COALESCE(NEW.{col}::jsonb ->> 'withdrawn', '') = 'true'"
+    return (f"(COALESCE(NEW.{col}::jsonb ->> 'withdrawn', '') = 'true' "
+            f"OR COALESCE(NEW.{col}::jsonb ->> 'redacted', '') = 'true')")
 
 
 def _sqlite_marked(col: str) -> str:
-    return f"json_extract(NEW.{col}, '$.withdrawn') IS 1"  # IS: NULL must not let a row through
+    # IS: NULL must not let a row through
+    return f"(json_extract(NEW.{col}, '$.withdrawn') IS 1 OR json_extract(NEW.{col}, '$.redacted') IS 1)"
 
 
 def upgrade() -> None:
