@@ -146,3 +146,19 @@ def test_events_stay_append_only_but_for_erasure(db_url):
                     "UPDATE events SET seq = seq + 100, payload = '{\"withdrawn\": true}'"):
             with pytest.raises(Exception, match="append-only"), st.engine.begin() as conn:
                 conn.execute(text(sql))
+
+
+def test_a_study_may_leave_out_the_witness_games_too(sqlite_url):
+    """`withdrawal: {witness_games: exclude}`: the games they were the witness in get `withdrawn` too."""
+    from turinglab.game.config import Withdrawal
+    from turinglab.store.withdraw import withdraw
+
+    with Store(sqlite_url) as st:
+        sid = st.register_study(Study(name="wx", withdrawal=Withdrawal(witness_games="exclude")))
+        me, other = st.create_participant(label="me"), st.create_participant(label="other")
+        gid, _ = _game(st, sid, {"A": Identity("human", participant_id=me)}, other, T0,
+                       [("interrogator", "hi"), ("A", MINE[0])], "human", THEIRS[2])
+        withdraw(st, me, "asked", "dr")
+        flags = st.game(gid).flags
+        assert flags["withdrawn"] is True and flags["witness_withdrawn"] is True
+        assert st.game(gid).verdict.reason == THEIRS[2]  # the interrogator's own reason stays
