@@ -18,10 +18,9 @@ depends_on = None
 
 
 def upgrade() -> None:
-    with op.batch_alter_table("participants") as batch:
-        batch.add_column(sa.Column("consent_hash", sa.String(length=64), nullable=True))
+    op.add_column("participants", sa.Column("consent_hash", sa.String(length=64), nullable=True))
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("participants") as batch:
-        batch.drop_column("consent_hash")
+    # a plain ALTER TABLE (SQLite 3.35+): a batch copy of `participants` would break its foreign keys
+    op.drop_column("participants", "consent_hash")
