@@ -135,6 +135,15 @@ def test_withdraw_unknown_and_without_reason(sqlite_url):
         pid = st.participants()[0].id
     r = CliRunner().invoke(app, ["participant", "withdraw", pid, "--db", sqlite_url])
     assert r.exit_code != 0 and "reason" in r.output
+    from turinglab.analysis.export.pseudonyms import export_key, keyed
+
+    with Store(sqlite_url) as st:
+        code = keyed(pid, export_key(st))  # the code on /admin, in the exports and on the done page
+    r = CliRunner().invoke(app, ["participant", "withdraw", code, "--reason", "by code", "--db", sqlite_url])
+    assert r.exit_code == 0 and "withdrawn:" in r.output, r.output
+    with Store(sqlite_url) as st:
+        assert pid not in {p.id for p in st.participants()}
+        assert [w.reason for w in withdrawals(st)] == ["by code"]
 
 
 def test_events_stay_append_only_but_for_erasure(db_url):
