@@ -12,7 +12,8 @@ from turinglab.store.models import Base
 TABLES = {"studies", "participants", "games", "game_seats", "events", "verdicts", "tags",
           "static_studies", "static_stimuli", "static_responses", "static_sessions", "static_trials",
           "settings",  # issue 24: the export key
-          "admin_actions"}  # issue 27: what researchers did from /admin or `turinglab admin`
+          "admin_actions",  # issue 27: what researchers did from /admin or `turinglab admin`
+          "withdrawals"}  # issue 38: who withdrew a participant, when and why
 
 
 def tables(url: str) -> set[str]:

@@ -12,7 +12,9 @@ import sys
 import typer
 import typer.core
 
-from turinglab.cli import admin, audit, data, db, i18n, judges, plugins, replicate, report, security, serve, static, stats, witness
+from turinglab.cli import (
+    admin, audit, data, db, i18n, judges, participant, plugins, replicate, report, security, serve, static, stats, witness,
+)
 from turinglab.cli.common import console, err_console, fail
 
 __all__ = ["app", "console", "err_console", "fail", "main"]
@@ -78,6 +80,7 @@ app.add_typer(static.app, name="static")
 app.add_typer(data.app, name="data")
 app.add_typer(security.filter_app, name="filter")
 app.add_typer(admin.app, name="admin")  # accounts (security.py) and actions (admin.py)
+app.add_typer(participant.app, name="participant")  # withdrawal (issue 38)
 app.add_typer(audit.app, name="audit")
 app.add_typer(i18n.app, name="i18n")
 

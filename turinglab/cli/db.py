@@ -117,3 +117,30 @@ flag_app.command("set")(_flag_command(
 flag_app.command("unset")(_flag_command(
     False, "flag name, e.g. knows_witness",
     "Clear a flag by hand; this overrides the rule that computes it (e.g. a knows_witness false alarm)."))
+
+
+@app.command("purge")
+def db_purge(yes: bool = typer.Option(False, "--yes", help="erase what is due (without it: a dry run that only "
+                                      "prints what it would erase)"),
+             db: str | None = _DB) -> None:
+    """Apply the studies' `retention` settings: erase raw Prolific ids and redact raw chat that are past
+    their time. A dry run unless --yes; safe to run from cron (it erases only what is due)."""
+    from turinglab.store.retention import due, purge
+
+    with _reading(db) as store:
+        plan = due(store)
+        if not plan:
+            typer.echo("no study sets retention: nothing to erase")
+            return
+        verb = "erased" if yes else "would erase"
+        for d in plan:
+            ids = f"the raw Prolific ids of {len(d.participants)} participant(s) ({d.kept_ids} kept for now; " \
+                  f"{d.payment_ids_days} days after their last game)" if d.payment_ids_days is not None else None
+            chat = f"the raw chat of {len(d.games)} game(s) by redaction ({d.kept_chat} kept for now; " \
+                   f"{d.raw_chat_days} days after the game ended)" if d.raw_chat_days is not None else None
+            typer.echo(f"study {d.study}: {verb} " + "; ".join(x for x in (ids, chat) if x))
+        if yes:
+            n_ids, n_games = purge(store, plan)
+            typer.echo(f"done: raw ids of {n_ids} participant(s) erased, chat of {n_games} game(s) redacted")
+        else:
+            typer.echo("dry run: nothing was erased; run again with --yes to erase it")

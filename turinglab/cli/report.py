@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 
 from turinglab.cli.common import analysis_load, console, err_console, fail, static_store
@@ -112,6 +114,11 @@ def export_cmd(
     out: str = typer.Option(..., "--out", help="New directory for the dataset."),
     db: str = typer.Option(None, "--db", help="Database URL (default: $DATABASE_URL or ./turinglab.db)."),
     study: str = typer.Option(None, "--study", help="Study id or name."),
+    redact: bool = typer.Option(False, "--redact", help="Replace personal data in chat text, reasons and free-text "
+                                "answers with [NAME], [PLACE], [EMAIL], [PHONE], [HANDLE], [NUMBER]; the review "
+                                "file (every redaction with context) is written beside --out."),
+    redactions: str = typer.Option(None, "--redactions", help="A reviewed review file: its keep/redact decisions "
+                                   "apply (implies --redact)."),
 ) -> None:
     """Export a study as a pseudonymous dataset (CSV + Parquet, codebook, report, rebuild.py); a static
     study as its trials and judges (CSV), its numbers and rebuild.py."""
@@ -121,13 +128,26 @@ def export_cmd(
     if names_static_study(db, study):
         return _static_export(db, study, out)
 
+    reviewed = None
+    if redactions is not None:
+        from turinglab.analysis.export.redaction import read_review
+
+        try:
+            reviewed = read_review(redactions)
+        except (OSError, ValueError) as exc:
+            fail(f"cannot use the review file: {exc}")
     loaded = analysis_load(db, study)
     try:
-        res = export(loaded, out, key=_export_key(db))
+        res = export(loaded, out, key=_export_key(db), redact=redact or reviewed is not None, reviewed=reviewed)
     except FileExistsError as exc:
         fail(str(exc))
     rows = ", ".join(f"{k} {v}" for k, v in res["rows"].items())
     console.print(f"wrote {res['out']} ({rows}); check it with: python {out}/rebuild.py")
+    if redact or reviewed is not None:
+        from turinglab.analysis.export.redaction import review_path
+
+        console.print(f"redactions listed in {review_path(Path(out))} (holds the original words: review it, "
+                      "never share it)", highlight=False)
 
 
 def _static_export(db: str | None, study: str | None, out: str) -> None:

@@ -237,6 +237,24 @@ class Counting(_Strict):
     min_seconds: Annotated[float, Field(ge=0)] = 0.0
 
 
+class Withdrawal(_Strict):
+    """Participants' withdrawal (issue 38; turinglab/store/withdraw.py). `on_done_page`: the done page
+    shows the participant's code and a button that erases their data; `witness_games`: the games in
+    which a withdrawn participant was the witness stay in the analyses for the interrogator's verdict
+    ("keep") or leave them too ("exclude": flag withdrawn, as the games they judged)."""
+
+    on_done_page: bool = True
+    witness_games: Literal["keep", "exclude"] = "keep"
+
+
+class Retention(_Strict):
+    """How long raw data is kept (issue 38; `turinglab db purge`): raw Prolific ids `payment_ids_days`
+    after the participant's last game; raw chat `raw_chat_days` after its game ended (then redacted)."""
+
+    payment_ids_days: Annotated[int, Field(ge=0)] | None = None
+    raw_chat_days: Annotated[int, Field(ge=0)] | None = None
+
+
 Outcome = Literal["completed", "no_consent", "screened_out", "timed_out", "returned"]
 PROLIFIC_REDIRECT = "https://app.prolific.com/submissions/complete?cc={code}"
 
@@ -299,6 +317,8 @@ class Study(_Strict):
         from turinglab.i18n import check_language
 
         return check_language(v)
+    withdrawal: Withdrawal | None = None  # None: the defaults of Withdrawal
+    retention: Retention | None = None  # None: nothing expires
 
     def completion_link(self, outcome: str) -> str | None:
         """Where a participant goes when their part ends with `outcome` (None: nowhere, a thank-you):
@@ -360,10 +380,17 @@ class Study(_Strict):
         return "auto" if kind == "local" else "unlimited"
 
 
+def consent_version(text: str) -> str:
+    """The version of a consent text: its SHA-256 (stored with each participant who agreed to it)."""
+    import hashlib
+
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 def canonical_json(study: BaseModel) -> str:
     """The study (live or static) as canonical JSON: sorted keys, defaults filled in, no whitespace."""
     data = study.model_dump(mode="json")
-    for key in ("pass_decisions", "stop_after", "prolific", "counting"):  # unset: the hash of studies written before the key
+    for key in ("pass_decisions", "stop_after", "prolific", "counting", "withdrawal", "retention"):  # unset: the hash of studies written before the key
         if key in data and data[key] is None:
             data.pop(key)
     for w in data.get("witnesses") or ():  # no options: the hash of witnesses written before them

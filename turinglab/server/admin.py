@@ -292,6 +292,7 @@ def add_admin(app: FastAPI, password: str | None, page, message, accounts_file: 
             keys.append(await asyncio.to_thread(make, request.app.state.store))
         return keys[0]
     guard = admin_guard(app, password, message, accounts_file)
+    app.state.admin_guard, app.state.export_key_of = guard, export_key  # for the withdrawal routes
     from turinglab.server.admin_actions import add_action_routes, shown_actions, status_rows
 
     add_action_routes(app, guard, message, export_key, spreadsheet_safe)
@@ -328,7 +329,7 @@ def add_admin(app: FastAPI, password: str | None, page, message, accounts_file: 
                    "verdict": f"{g.verdict.choice} ({g.verdict.confidence})" if g.verdict else ""}
                   for g in sorted(games, key=lambda g: g.started_ms, reverse=True)[:20]]
         def set_flags(g) -> list[str]:  # noqa: ANN001 - "origins" records who set a flag, it is not one
-            return [k for k, v in g.flags.items() if v and k != "origins"]
+            return [k for k, v in g.flags.items() if v and k not in ("origins", "withdrawn_seats")]
 
         flagged = [{"game_id": g.id, "flags": ", ".join(set_flags(g)), "status": g.status}
                    for g in games if set_flags(g)]
@@ -348,11 +349,15 @@ def add_admin(app: FastAPI, password: str | None, page, message, accounts_file: 
         health["status"] = "degraded" if hub.write_health.degraded() or health.get("redis") == "down" else "ok"
         board = await asyncio.to_thread(leaderboard_rows, games)
         acts = (await asyncio.to_thread(shown_actions, store, hub.study_id, key))[:20]
+        from turinglab.server.withdrawal import rights_rows
+
+        rights = await asyncio.to_thread(rights_rows, store, hub.study)
         return templates.TemplateResponse(request, "admin.html", {
             "study_name": hub.study.name, "waiting": waiting, "live": live, "studies": studies,
             "witnesses": witnesses, "human_sr": human_sr, "n_human": len(humans), "flagged": flagged,
             "n_games": len(games), "tables": TABLES, "blocked_ai": blocked_ai, "recent": recent,
             "capacity": capacity, "cap_counts": cap_counts, **board, **status_rows(hub), "actions": acts, "health": health,
+            "rights": rights,
             "form_token": request.app.state.admin_form_token(request),
             "logout_token": request.app.state.admin_logout_token(request.state.admin),
             "language_notes": admin_notes(hub.study.language, hub.study.witnesses, getattr(hub.filter, "lists", None))})

@@ -16,7 +16,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 from starlette.websockets import WebSocketDisconnect
 
 from turinglab import i18n
-from turinglab.game.config import Study, Timing
+from turinglab.game.config import Study, Timing, consent_version
 from turinglab.i18n import N_
 from turinglab.server.live import protocol as proto
 from turinglab.server.content_filter import ComposedFilter, ModerationHook
@@ -195,13 +195,14 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
         request.state.csrf_field = csrf_field
         return p, forged(request, p.id)
 
-    def ending(request: Request, outcome: str | None, heading: str, text: str, status: int = 200) -> Response:
+    def ending(request: Request, outcome: str | None, heading: str, text: str, status: int = 200,
+               withdraw: dict[str, str] | None = None) -> Response:
         """A page that ends the participant's part: the study's completion code of `outcome`
         (study file `prolific.completion_codes`), shown, then the browser goes on to its link."""
         code = study.completion_code(outcome) if outcome else None
         link = study.completion_link(outcome) if code else None
         return message(request, _(heading), _(text), status, code=code, redirect=link, link=link,
-                       link_text=_("Continue to the study site"))
+                       link_text=_("Continue to the study site"), withdraw=withdraw)
 
     def turned_away(request: Request, gate: str) -> Response:
         heading, text = GATE_PAGES[gate]
@@ -302,7 +303,7 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
         return resp
 
     async def record_consent(p: Any) -> None:
-        await app.state.hub.consent(p.id)
+        await app.state.hub.consent(p.id, consent_version(study.consent_text or DEFAULT_CONSENT))
 
     add_consent_routes(
         app, posted, message, consented=record_consent, no_consent_url=study.no_consent_url,
@@ -330,12 +331,16 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
         outcome = hub(request).outcome(p.id)
         if outcome is None:
             return turned_away(request, "blocked")
+        from turinglab.analysis.export.pseudonyms import keyed
+        from turinglab.server.withdrawal import done_offer
+
+        offer = done_offer(app, study, p.id, keyed(p.id, await app.state.export_key_of(request)))
         if study.completion_code(outcome):
-            return ending(request, outcome, N_("Thank you!"), DONE_TEXTS[outcome])
+            return ending(request, outcome, N_("Thank you!"), DONE_TEXTS[outcome], withdraw=offer)
         if study.completion_url:  # no code for this outcome: the study's one completion link, as before
             return RedirectResponse(study.completion_url, status_code=303)
         return message(request, _("Thank you!"), _("Thank you for taking part. You can close this page."),
-                       link=f"/p/{p.id}", link_text=_("Play another game"))
+                       link=f"/p/{p.id}", link_text=_("Play another game"), withdraw=offer)
 
     @app.get("/healthz")
     async def healthz(request: Request) -> Response:
@@ -411,4 +416,7 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
     from turinglab.server.admin import add_admin
 
     add_admin(app, admin_password, page, message, admin_accounts)
+    from turinglab.server.withdrawal import add_withdrawal_routes
+
+    add_withdrawal_routes(app, app.state.admin_guard, message, app.state.export_key_of, posted, study)
     return app

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import secrets
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sqlalchemy import delete, select
@@ -35,6 +35,7 @@ from turinglab.store.rows import (
     group_batches,
     insert_rows,
 )
+from turinglab.store import withdraw as withdrawn
 from turinglab.store.static import StaticMixin
 from turinglab.store.versions import register_versioned
 from turinglab.store.models import (
@@ -49,7 +50,7 @@ from turinglab.store.models import (
 
 FLAG_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")  # a researcher's flag name (`turinglab flag set`)
 
-_PARTICIPANT_FIELDS = ("label", "prolific_pid", "prolific_study_id", "prolific_session_id", "consent_ms")
+_PARTICIPANT_FIELDS = ("label", "prolific_pid", "prolific_study_id", "prolific_session_id", "consent_ms", "consent_hash")
 
 
 def readable(value: Any) -> Any:
@@ -92,6 +93,7 @@ class ParticipantInfo:
     demographics: dict[str, Any]
     created_ms: int
     study: str | None = None  # "live:NAME" / "static:NAME": the study whose link created them (None: any)
+    consent_hash: str | None = None  # SHA-256 of the consent text they agreed to (game.config.consent_version)
 
 
 @dataclass(frozen=True)
@@ -381,11 +383,16 @@ class Store(StaticMixin):
             if game is None:
                 raise UnknownId(f"no game with id {game_id!r}")
             identity, study_hash = self._seat_cache.get(game_id) or ({}, game.study_hash)
+            gone = (game.flags or {}).get(withdrawn.SEATS_FLAG)  # a withdrawn player's text never comes back
+            if gone:
+                identity = withdrawn.renamed(identity, gone)
             expected = last[game_id] + 1 if last.get(game_id) is not None else 0
             for i, e in enumerate(per_game[game_id]):
                 if e.seq != expected + i:
                     raise StoreError(f"game {game_id}: event seq {e.seq} does not continue the log "
                                      f"(expected {expected + i}); nothing was stored")
+                if gone and e.actor in gone:
+                    e = replace(e, payload=withdrawn.scrub(e.payload))
                 rows.append({"game_id": game_id, "seq": e.seq, "t_ms": e.t_ms, "type": e.type,
                              "actor": e.actor, "conversation": e.conversation, "payload": e.payload,
                              "identity": identity, "study_hash": study_hash})
@@ -609,7 +616,7 @@ def _study_info(r: StudyRow) -> StudyInfo:
 
 def _participant_info(r: ParticipantRow) -> ParticipantInfo:
     return ParticipantInfo(r.id, r.label, r.prolific_pid, r.prolific_study_id, r.prolific_session_id,
-                           r.consent_ms, dict(r.demographics), r.created_ms, r.study)
+                           r.consent_ms, dict(r.demographics), r.created_ms, r.study, r.consent_hash)
 
 
 def _verdict_info(r: VerdictRow) -> VerdictInfo:

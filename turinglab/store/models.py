@@ -44,6 +44,7 @@ class ParticipantRow(Base):
     created_ms: Mapped[int] = mapped_column(BigInteger)
     # the study whose link created them: "live:NAME" / "static:NAME" (migration 0006; NULL: any)
     study: Mapped[str | None] = mapped_column(String(210), index=True)
+    consent_hash: Mapped[str | None] = mapped_column(String(64))  # SHA-256 of the consent text agreed to (0008)
 
 
 class GameRow(Base):
@@ -227,3 +228,20 @@ class AdminActionRow(Base):
     action: Mapped[str] = mapped_column(String(20))  # see turinglab/store/admin_log.py ACTIONS
     target: Mapped[str | None] = mapped_column(String(64))  # a game id or participant id
     reason: Mapped[str | None] = mapped_column(Text)
+
+
+class WithdrawalRow(Base):
+    """A participant's withdrawal (issue 38, migration 0007): who asked, when and why, and the
+    placeholder id their games now name; never what was erased."""
+
+    __tablename__ = "withdrawals"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    t_ms: Mapped[int] = mapped_column(BigInteger)
+    who: Mapped[str] = mapped_column(String(64))  # a researcher's account, or "participant" (the done page)
+    reason: Mapped[str] = mapped_column(Text)
+    placeholder: Mapped[str] = mapped_column(String(40))
+    study: Mapped[str | None] = mapped_column(String(210))
+    games: Mapped[int] = mapped_column(Integer)
+    # SHA-256 of the erased id: a running server forgets that participant (their link opens nothing)
+    gone: Mapped[str] = mapped_column(String(64))

@@ -50,6 +50,8 @@ TABLES = {"judgements": JUDGEMENT_COLUMNS, "participants": PARTICIPANT_COLUMNS, 
           "beliefs": BELIEF_COLUMNS}  # beliefs: the interrogators' slider moves (issue 29)
 
 
+CONSENT_COLUMN = ("string", "The consent text the participant agreed to: the first 16 hex digits of its SHA-256 "
+                  "(a changed text is a new version; empty: stored before versions were kept, or no consent).")
 PAYMENT_FILE = "payment_ids_RAW.csv"
 PSEUDONYMISATION = ("participant ids (the participants' login tokens) and tagger names are keyed hashes "
                     "(HMAC-SHA256 under the database's export key, $TURINGLAB_EXPORT_KEY or a key generated "
@@ -60,7 +62,8 @@ PSEUDONYMISATION = ("participant ids (the participants' login tokens) and tagger
                     "`turinglab export-payment-ids`, which joins them to these pseudonyms and must not be shared")
 
 
-def codebook(study: str, options: Options, counts: dict[str, int], extra_flags: list[str]) -> dict:
+def codebook(study: str, options: Options, counts: dict[str, int], extra_flags: list[str],
+             consent: dict[str, int] | None = None) -> dict:
     from turinglab import __version__
 
     tables = {}
@@ -70,10 +73,12 @@ def codebook(study: str, options: Options, counts: dict[str, int], extra_flags: 
         tables["judgements"][c] = {"dtype": t, "description": d}
     for f in extra_flags:
         tables["judgements"][f] = {"dtype": "boolean", "description": f"Flag stored with the game: {f[5:]}."}
+    tables["participants"]["consent_version"] = {"dtype": CONSENT_COLUMN[0], "description": CONSENT_COLUMN[1]}
     return {
         "dataset_version": EXPORT_VERSION, "turinglab_version": __version__, "study": study,
         "rows": counts,
         "pseudonymisation": PSEUDONYMISATION,
+        "consent_versions": dict(consent or {}),  # version -> participants who agreed to it
         "raw_ids": {"file": PAYMENT_FILE, "written_by": "turinglab export-payment-ids", "columns": PAYMENT_COLUMNS,
                     "share": "never: for payment only"},
         "default_analysis": {"alpha": options.alpha, "exclude": list(options.exclude), "n_boot": options.n_boot,
@@ -88,6 +93,11 @@ def codebook_md(cb: dict) -> str:
     lines = [f"# Codebook: {cb['study']}", "",
              f"Dataset version {cb['dataset_version']}, written by turinglab {cb['turinglab_version']}.", "",
              cb["pseudonymisation"] + ".", "",
+             "Consent versions (participants per version of the consent text; `participants.consent_version`): "
+             + (", ".join(f"{k}: {v}" for k, v in cb.get("consent_versions", {}).items()) or "none") + ".", "",
+             "Redaction: " + cb.get("redaction", {}).get("method", "none") + (
+                 " Placeholders per kind: " + ", ".join(f"{k} {v}" for k, v in cb["redaction"]["counts"].items()) + "."
+                 if "counts" in cb.get("redaction", {}) else "."), "",
              "Every table is given as CSV and Parquet. `rebuild.py` recomputes every number of `report.html` "
              "from the CSV files (`python rebuild.py`) and compares them with `report_numbers.json`.", ""]
     for name, cols in cb["tables"].items():
@@ -97,9 +107,12 @@ def codebook_md(cb: dict) -> str:
     return "\n".join(lines)
 
 
-def export(loaded, out_dir: str | Path, options: Options | None = None, key: bytes | None = None) -> dict:
+def export(loaded, out_dir: str | Path, options: Options | None = None, key: bytes | None = None, *,
+           redact: bool = False, reviewed: dict[str, str] | None = None) -> dict:
     """Write the dataset of a `load.Loaded` study to `out_dir` (created; must be empty or absent).
-    `key`: the export key (`pseudonyms.export_key(store)`); None: a random one, linking to nothing."""
+    `key`: the export key (`pseudonyms.export_key(store)`); None: a random one, linking to nothing.
+    `redact`: personal data in the free text replaced by placeholders (analysis/export/redaction.py),
+    the review file written beside `out_dir`; `reviewed`: its decisions (id -> keep|redact)."""
     out = Path(out_dir)
     if out.exists() and any(out.iterdir()):
         raise FileExistsError(f"{out} is not empty; choose a new directory for the export")
@@ -112,6 +125,8 @@ def export(loaded, out_dir: str | Path, options: Options | None = None, key: byt
         j[c] = pseudonymise(j[c], key)
     p = loaded.participants.copy()
     p["participant_id"] = pseudonymise(p["participant_id"], key)
+    if "consent_version" not in p.columns:
+        p["consent_version"] = pd.Series(dtype="string")
     t = loaded.tags.copy()
     t["tagger"] = pseudonymise(t["tagger"], key, prefix=PREFIX["tagger"])
     m = loaded.messages.copy()
@@ -119,6 +134,14 @@ def export(loaded, out_dir: str | Path, options: Options | None = None, key: byt
                      columns=list(WITNESS_COLUMNS))
     b = loaded.beliefs if loaded.beliefs is not None else pd.DataFrame(columns=list(BELIEF_COLUMNS))
     tables = {"judgements": j, "participants": p, "messages": m, "tags": t, "witnesses": w, "beliefs": b.copy()}
+    redaction = None
+    if redact:
+        from turinglab.analysis.export.redaction import METHOD, redact_tables, review_path
+
+        review, counts = redact_tables(tables, loaded.personas or {}, reviewed)
+        review.to_csv(review_path(out), index=False)
+        redaction = {"method": METHOD, "counts": counts, "reviewed": reviewed is not None,
+                     "review_file": f"{review_path(out).name} (beside the dataset; holds the original words: never share it)"}
     for name, df in tables.items():
         df.to_csv(out / f"{name}.csv", index=False)
         df.to_parquet(out / f"{name}.parquet", index=False)
@@ -130,7 +153,10 @@ def export(loaded, out_dir: str | Path, options: Options | None = None, key: byt
     write_numbers(a, out / "report_numbers.json")
     write_report(a, out / "report.html")
     extra = [c for c in j.columns if c.startswith("flag_") and c not in JUDGEMENT_COLUMNS]
-    cb = codebook(loaded.study_name, opt, {n: len(df) for n, df in tables.items()}, extra)
+    consent = p["consent_version"].fillna("none").value_counts().sort_index()
+    cb = codebook(loaded.study_name, opt, {n: len(df) for n, df in tables.items()}, extra,
+                  {str(k): int(v) for k, v in consent.items()})
+    cb["redaction"] = redaction or {"method": "none: the free text is as typed (export with --redact to redact it)"}
     (out / "codebook.json").write_text(json.dumps(cb, indent=1))
     (out / "codebook.md").write_text(codebook_md(cb))
     for name in ("rebuild.py", "rebuild_more.py"):

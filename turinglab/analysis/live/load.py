@@ -34,6 +34,7 @@ class Loaded:
     pass_decisions: str = "holm"  # the study file's pass_decisions (see analysis.passes)
     beliefs: pd.DataFrame | None = None  # the interrogators' belief moves (issue 29; analysis.belief.BELIEF_COLUMNS)
     language: str = "en"  # the study's language (issue 39): its pages, its LLM witnesses' chat
+    personas: dict | None = None  # game_id -> the words of its witnesses' drawn personas (name, city, state)
 
 
 class LoadError(ValueError):
@@ -76,6 +77,27 @@ def _messages(store, game_ids: list[str]) -> pd.DataFrame:
         ["game_id", "seq"], kind="stable").reset_index(drop=True)
 
 
+def _personas(store, game_ids: list[str]) -> dict[str, tuple[str, ...]]:
+    """The drawn personas' words of each game (from `game_started`): not personal data, kept by `--redact`."""
+    from sqlalchemy import select
+
+    from turinglab.store.models import EventRow
+
+    out: dict[str, tuple[str, ...]] = {}
+    with store.engine.connect() as conn:
+        for i in range(0, len(game_ids), 500):
+            q = select(EventRow.game_id, EventRow.payload).where(EventRow.type == "game_started",
+                                                                 EventRow.game_id.in_(game_ids[i:i + 500]))
+            for g, p in conn.execute(q):
+                words = []
+                for persona in ((p or {}).get("personas") or {}).values():
+                    if isinstance(persona, dict):
+                        words += [str(persona.get("name") or "")] + [w.strip() for w in str(persona.get("city") or "").split(",")]
+                if any(words):
+                    out[g] = tuple(w for w in words if w)
+    return out
+
+
 def _beliefs(store, game_ids: list[str]) -> pd.DataFrame:
     """The `belief` events of these games (study setting rules.belief_tracking), one row per move."""
     from sqlalchemy import select
@@ -107,6 +129,8 @@ def participants_table(infos) -> pd.DataFrame:
             "chatbot_freq": survey.ordinal(chat, survey.CHATBOT_USE),
             "llm_knowledge": survey.ordinal(know, survey.LLM_KNOWLEDGE),
             "prior_visits": survey.ordinal(d.get("prior_visits"), survey.PRIOR_VISITS),
+            # the consent text agreed to (issue 38.4): its SHA-256, first 16 hex digits
+            "consent_version": (getattr(p, "consent_hash", None) or "")[:16] or None,
         })
     if not rows:
         return empty(PARTICIPANT_COLUMNS)
@@ -202,7 +226,7 @@ def load(url: str | None = None, study: str | int | None = None, *, include_bots
         tag_rows = [{"game_id": t.game_id, "taxonomy": t.taxonomy, "category": t.category, "tagger": t.tagger}
                     for t in store.tags() if t.game_id in game_ids]
         tags = coerce(pd.DataFrame(tag_rows), TAG_COLUMNS, "tags") if tag_rows else empty(TAG_COLUMNS)
-        return Loaded(info.id, info.name, info.study.format, tuple(info.study.exclusions), df, parts, msgs,
+        return Loaded(info.id, info.name, info.study.format, (*info.study.exclusions, "withdrawn"), df, parts, msgs,
                       tags, no_verdict, pd.DataFrame(game_rows), pd.DataFrame(verdict_rows),
                       tuple(info.study.witnesses), getattr(info.study, "pass_decisions", None) or "holm", beliefs,
-                      getattr(info.study, "language", "en"))
+                      getattr(info.study, "language", "en"), _personas(store, [g.id for g in games]))

@@ -43,6 +43,7 @@ from turinglab.server.web import (
 from turinglab.plugins.manager import static_tasks
 from turinglab.server.guards import HealthLog, PerAddress, returning, too_many_starts
 from turinglab.server.judging.trial_writer import TrialWriter
+from turinglab.game.config import consent_version
 from turinglab.game.static_config import StaticStudy
 from turinglab.statictests.fill import fill_problem
 from turinglab.statictests.images import IMAGE_TYPES, safe_image
@@ -346,7 +347,8 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
 
     async def record_consent(p: Any) -> None:
         if p.consent_ms is None:
-            await asyncio.to_thread(store.update_participant, p.id, consent_ms=now())
+            await asyncio.to_thread(store.update_participant, p.id, consent_ms=now(),
+                                    consent_hash=consent_version(study.consent_text or DEFAULT_CONSENT))
 
     add_consent_routes(
         app, posted, message, consented=record_consent, no_consent_url=study.no_consent_url,

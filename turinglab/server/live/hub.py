@@ -335,8 +335,9 @@ class Hub:
         return await asyncio.to_thread(self.store.create_participant, t_ms=self.now(), label=label,
                                        study=self.study_key, **prolific)
 
-    async def consent(self, pid: str) -> None:
-        await asyncio.to_thread(self.store.update_participant, pid, consent_ms=self.now())
+    async def consent(self, pid: str, version: str | None = None) -> None:
+        """Record consent now; `version`: the hash of the consent text shown (game.config.consent_version)."""
+        await asyncio.to_thread(self.store.update_participant, pid, consent_ms=self.now(), consent_hash=version)
         p = await self.person(pid)
         if p:
             p.consented = True

@@ -17,6 +17,7 @@ from typing import Any
 from turinglab.game.engine import End
 from turinglab.store import admin_log
 from turinglab.store.counting import min_rule, too_short
+from turinglab.store.withdraw import gone_hash, withdrawals
 
 log = logging.getLogger("turinglab.server")
 RESEARCHER_END = "researcher"  # the end reason of a game a researcher ended
@@ -53,6 +54,7 @@ class Recruitment:
         self._asked: dict[str, float] = {}
         self.outcomes: dict[int, str] = {}  # action id -> what happened here, when not simply applied (/admin says it)
         self._counted = time.monotonic()
+        self.last_withdrawal = max((w.id for w in withdrawals(hub.store)), default=0)  # nobody known here yet
         wall = time.time_ns() // 1_000_000
         for r in self._read(admin_log.actions(hub.store, hub.study_id)):  # the state before this start
             if r.action == "end_game" and r.target and wall - r.t_ms < PENDING_S * 1000:
@@ -142,6 +144,9 @@ class Recruitment:
                     log.exception("applying researcher action %s (%s) failed", r.id, r.action)
                     self._said(r.id, f"stored, but applying it here failed ({type(exc).__name__}); its block, "
                                "pause or resume holds all the same")
+            for w in await asyncio.to_thread(withdrawals, self.hub.store, self.last_withdrawal):
+                self.last_withdrawal = w.id
+                await self._forget(w.gone)
             for gid in [g for g in self.pending if g in self.hub.live]:  # taken over here since the request
                 r = self.pending.pop(gid)
                 try:
@@ -175,6 +180,19 @@ class Recruitment:
             await hub.send_state(r.target)
         elif r.action == "unblock" and r.target:
             await hub.send_state(r.target)
+
+    async def _forget(self, gone: str) -> None:
+        """A participant withdrew (turinglab/store/withdraw.py): if they are known here, their game
+        ends, their open pages can start nothing more, and their link is forgotten."""
+        hub = self.hub
+        for pid in [p for p in list(hub.people) if gone_hash(p) == gone]:
+            self.blocked.add(pid)
+            await hub._unqueue(pid)
+            s = hub.session_of.get(pid)
+            if s is not None and s.id in hub.live:
+                await end_session(s, "a participant withdrew", "withdrawal")
+            await hub.send_state(pid)
+            hub.people.pop(pid, None)
 
     def _said(self, action_id: int, text: str) -> None:
         self.outcomes[action_id] = text
