@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from turinglab.analysis.audit.frames import channel_columns, content_columns, describe
+from turinglab.analysis.pformat import p_text
 
 CLASSIFIERS = ("logistic", "boosting")
 
@@ -394,8 +395,8 @@ def _num(x):
     return None if x is None or (isinstance(x, float) and np.isnan(x)) else float(x)
 
 
-def _p(x: float) -> str:
-    return "–" if np.isnan(x) else ("< 0.001" if x < 0.001 else f"{x:.3f}")
+def _p(x) -> str:
+    return p_text(x)
 
 
 def _direction(t: pd.DataFrame, feature: str) -> str:
