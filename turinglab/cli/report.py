@@ -19,7 +19,8 @@ def _analysis_options(loaded, exclude: list[str] | None, alpha: float):
         flags = () if [e for e in exclude if e] in ([], ["none"]) else tuple(exclude)
     if not 0 < alpha < 1:
         fail(f"--alpha must be between 0 and 1 (e.g. 0.05), got {alpha}")
-    return Options(alpha=alpha, exclude=flags, pass_decisions=getattr(loaded, "pass_decisions", "holm"))
+    return Options(alpha=alpha, exclude=flags, pass_decisions=getattr(loaded, "pass_decisions", "holm"),
+                   closed_criterion=getattr(loaded, "closed_criterion", True))
 
 
 def _static_report(db: str | None, study: str | None, out: str, alpha: float, fmt: str) -> None:

@@ -123,7 +123,7 @@ def cluster_test(y_a, c_a, y_b=None, c_b=None):
     return se, float(2 * t_dist.sf(abs(diff / se), g - 1))
 
 
-def criteria(out: dict, d: pd.DataFrame, prefix: str, alpha: float, three: bool) -> None:
+def criteria(out: dict, d: pd.DataFrame, prefix: str, alpha: float, three: bool, closed: bool = True) -> None:
     """Giunti's criteria per AI witness on the rows d, Holm over them, and the cluster-robust companion."""
     from statsmodels.stats.multitest import multipletests
 
@@ -141,7 +141,9 @@ def criteria(out: dict, d: pd.DataFrame, prefix: str, alpha: float, three: bool)
         if n == 0:
             continue
         if three:
-            r = stats.three_player(k, n, alpha=alpha).to_dict()
+            r = stats.three_player(k, n, alpha=alpha, closed=closed).to_dict()
+            if prefix == "criteria":
+                put(out, f"{prefix}.{w}.size", stats.pass_size(n, alpha, closed=closed)[0])
         elif n_h:
             r = stats.two_player(k, n, k_h, n_h, alpha=alpha).to_dict()
         else:
@@ -219,8 +221,8 @@ def rebuild(meta: dict) -> dict:
             for key, pv, ph in zip(keys, ps, holm):
                 put(out, f"{key}.p_value", pv), put(out, f"{key}.p_holm", ph)
     # Giunti's criteria, Holm over the pass decisions, and the cluster-robust companion: all games, first games
-    criteria(out, df, "criteria", alpha, three)
-    criteria(out, df[df["game_index"] == 1], "criteria_first", alpha, three)
+    criteria(out, df, "criteria", alpha, three, meta.get("closed_criterion", True))
+    criteria(out, df[df["game_index"] == 1], "criteria_first", alpha, three, meta.get("closed_criterion", True))
     if not three and ps:
         cl = []
         for (wa, _), (wb, _) in pairs:

@@ -26,6 +26,7 @@ class Options:
     max_games_gee: int = 300_000
     include_bots: bool = False  # games flagged `bot` are left out of every analysis but the leaderboard
     pass_decisions: str = "holm"  # the family of pass decisions: "holm" (adjusted) or "per-witness" (confirmatory each)
+    closed_criterion: bool = True  # three-player: Giunti's closed criterion (False: the open set, nominal size)
 
 
 @dataclass
@@ -79,6 +80,8 @@ class Analysis:
             for c in ("machine_success", "ms_low", "ms_high", "threshold", "p_value", "humanness", "hu_low", "hu_high",
                       "p_holm", "se_cluster", "p_cluster"):
                 out[f"criteria.{r.witness}.{c}"] = getattr(r, c)
+            if self.format == "three-player":
+                out[f"criteria.{r.witness}.size"] = r.size
         for r in self.accuracy.itertuples(index=False):
             for c in ("k", "n", "rate", "low", "high"):
                 out[f"accuracy.{r.group}.{c}"] = getattr(r, c)
@@ -185,7 +188,8 @@ def analyse(
     tick("success rates")
     comp = tables.comparisons(sr, fmt, opt.alpha)
     tick("comparisons")
-    crit = passes.add_companions(tables.criteria(sr, fmt, opt.alpha), df, fmt, opt.alpha, opt.pass_decisions)
+    crit = passes.add_companions(tables.criteria(sr, fmt, opt.alpha, opt.closed_criterion), df, fmt, opt.alpha,
+                                 opt.pass_decisions, closed=opt.closed_criterion)
     tick("criteria")
     acc = accuracy.accuracy_table(games, opt.alpha)
     idx = accuracy.by_game_index(games, opt.alpha)
@@ -201,7 +205,8 @@ def analyse(
     timing = timing_table(games if fmt == "two-player" else df)  # three-player: both seats
     tick("timing")
     comp = add_cluster_tests(comp, df, opt.alpha)
-    ext = more(df, games, sr, participants, tags, messages, witnesses, bots, fmt, opt.alpha, opt.pass_decisions)
+    ext = more(df, games, sr, participants, tags, messages, witnesses, bots, fmt, opt.alpha, opt.pass_decisions,
+               opt.closed_criterion)
     tick("further analyses")
     return Analysis(
         study=str(df["study"].iloc[0]), format=fmt, options=opt, exclusions=excl,

@@ -33,6 +33,7 @@ class Loaded:
     witness_specs: tuple = ()  # the study file's AI witnesses (codename, kind, model), played or not
     pass_decisions: str = "holm"  # the study file's pass_decisions (see analysis.passes)
     beliefs: pd.DataFrame | None = None  # the interrogators' belief moves (issue 29; analysis.belief.BELIEF_COLUMNS)
+    closed_criterion: bool = True  # the study file's criteria.closed (three-player pass criterion)
 
 
 class LoadError(ValueError):
@@ -203,4 +204,5 @@ def load(url: str | None = None, study: str | int | None = None, *, include_bots
         tags = coerce(pd.DataFrame(tag_rows), TAG_COLUMNS, "tags") if tag_rows else empty(TAG_COLUMNS)
         return Loaded(info.id, info.name, info.study.format, tuple(info.study.exclusions), df, parts, msgs,
                       tags, no_verdict, pd.DataFrame(game_rows), pd.DataFrame(verdict_rows),
-                      tuple(info.study.witnesses), getattr(info.study, "pass_decisions", None) or "holm", beliefs)
+                      tuple(info.study.witnesses), getattr(info.study, "pass_decisions", None) or "holm", beliefs,
+                      getattr(getattr(info.study, "criteria", None), "closed", True))

@@ -122,7 +122,7 @@ def methods(a: Analysis, esc: Callable[[str], str] = str) -> list[str]:
             "the decision; the interval of the ratio of SRs is descriptive. Comparisons are Holm-adjusted over their family.")
     comp += " " + family_text(a)
     if a.format == "three-player":
-        comp += " " + passes.CLOSED_NOTE.format(pct=pct)
+        comp += " " + passes.closed_text(a.criteria, pct, o.alpha, o.closed_criterion)
     return [
         f"Study “{esc(a.study)}”, {a.format} format: {a.n_games} games with a verdict, {a.n_interrogators} interrogators. "
         f"Significance level α = {o.alpha} ({pct}% intervals). {excl}",
@@ -336,7 +336,8 @@ def context(a: Analysis) -> dict:
         "ipw": _records(a.ipw), "demographics": _records(a.demographics), "ipw_text": ipw_text(), "timing": _records(a.timing),
         "tags": tag_summary(a), "reasons": reason_sample(a), "boschloo_max": f"{tables.BOSCHLOO_MAX_CELLS:,}",
         "few_games": few_games_text(a.dprime),
-        "closed_note": passes.CLOSED_NOTE.format(pct=int(round(100 * (1 - a.options.alpha))))
+        "closed_note": passes.closed_text(a.criteria, int(round(100 * (1 - a.options.alpha))), a.options.alpha,
+                                          a.options.closed_criterion)
         if a.format == "three-player" else "",
         "family_text": family_text(a),
         "criteria_rule": rules.criteria_rule(a.format, int(round(100 * (1 - a.options.alpha))), a.options.alpha),
@@ -480,7 +481,7 @@ def render_markdown(a: Analysis, fig_dir_name: str, figs: list[Figure]) -> str:
         parts.append(rules.criteria_rule(a.format, pct, a.options.alpha))
         parts.append(table("Pass criteria, all games", crit_header, crit_rows(c["criteria"])))
         if a.format == "three-player":
-            parts.append(passes.CLOSED_NOTE.format(pct=pct))
+            parts.append(passes.closed_text(a.criteria, pct, a.options.alpha, a.options.closed_criterion))
         if x["first_criteria"]:
             parts.append(table("Pass criteria, interrogators' first games only", crit_header, crit_rows(x["first_criteria"])))
     else:
@@ -629,7 +630,8 @@ def settings(a: Analysis) -> dict:
     return {"alpha": a.options.alpha, "exclude": list(a.options.exclude), "n_boot": a.options.n_boot,
             "seed": a.options.seed, "format": a.format, "study": a.study,
             "max_games_mixed": a.options.max_games_mixed, "max_games_gee": a.options.max_games_gee,
-            "pass_decisions": a.options.pass_decisions, "include_bots": a.options.include_bots}
+            "pass_decisions": a.options.pass_decisions, "include_bots": a.options.include_bots,
+            "closed_criterion": a.options.closed_criterion}
 
 
 def _model_terms(t: pd.DataFrame | None) -> dict | None:
