@@ -175,6 +175,17 @@ def top_codes(t: pd.DataFrame, n_top: int) -> list[tuple[str, int]]:
     return sorted(k.items(), key=lambda x: (-x[1], x[0]))[:n_top]
 
 
+def tag_accuracy(out, put, tags, games) -> None:
+    """HTML table "Accuracy in games with each tag": per code, the analysed games with it and accuracy in them."""
+    if not len(tags):
+        return
+    correct = pd.Series(games["correct"].to_numpy(float), index=games["game_id"].astype(str))
+    for (tax, cat), g in tags.groupby(["taxonomy", "category"]):
+        acc = correct.reindex(g["game_id"].astype(str).unique()).dropna()
+        put(out, f"tag_accuracy.{tax}.{cat}.games", len(acc))
+        put(out, f"tag_accuracy.{tax}.{cat}.accuracy", acc.mean() if len(acc) else None)
+
+
 def tag_tables(out, put, tags, games, three, alpha, stats) -> None:
     """Top-10 codes per taxonomy (share of the taxonomy's tagged games, mean game number), and the top 5 by
     verdict × witness kind (reasons) and by game number (strategies), over the analysed games."""

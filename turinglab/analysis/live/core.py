@@ -74,6 +74,7 @@ class Analysis:
                       "low_first", "high_first", "p_value_first"):
                 out[f"success.{w}.{c}"] = getattr(r, c)
         for r in self.comparisons.itertuples(index=False):
+            out[f"compare.{r.a}|{r.b}.diff"] = r.diff
             out[f"compare.{r.a}|{r.b}.p_value"] = r.p_value
             out[f"compare.{r.a}|{r.b}.p_holm"] = r.p_holm
         for r in self.criteria.itertuples(index=False):
@@ -90,6 +91,11 @@ class Analysis:
                 out[f"by_index.{r.game_index}.{c}"] = getattr(r, c)
         for c in ("pooled", "per_interrogator_mean", "per_interrogator_median"):
             out[f"dprime.{c}"] = self.dprime.get(c, np.nan)
+        from turinglab.analysis.live.taxonomy import tag_accuracy
+
+        for r in tag_accuracy(self.tags, self.games).itertuples(index=False):
+            out[f"tag_accuracy.{r.taxonomy}.{r.category}.games"] = r.games
+            out[f"tag_accuracy.{r.taxonomy}.{r.category}.accuracy"] = r.accuracy
         for k, v in self.brier.items():
             out[f"brier.{k}"] = v
         for r in self.calibration.itertuples(index=False):
@@ -99,7 +105,7 @@ class Analysis:
             t = self.regressions.get(name)
             if t is not None:
                 for r in t.itertuples(index=False):
-                    for c in ("estimate", "se", "p_value"):
+                    for c in ("estimate", "se", "z", "p_value", "low", "high"):
                         out[f"{name}.{r.term}.{c}"] = getattr(r, c)
         for c, v in (self.regressions.get("random_effects") or {}).items():
             if c != "singular":

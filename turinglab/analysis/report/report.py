@@ -279,15 +279,12 @@ def tag_summary(a: Analysis) -> list[dict]:
         return []
     from turinglab.analysis.live.taxonomy import names
 
+    from turinglab.analysis.live.taxonomy import tag_accuracy
+
     lookup = names()
-    correct = a.games.set_index("game_id")["correct"] if a.games is not None else pd.Series(dtype=bool)
-    rows = []
-    for (tax, cat), g in a.tags.groupby(["taxonomy", "category"]):
-        ids = g["game_id"].astype(str).unique()
-        acc = correct.reindex(ids).dropna()
-        rows.append({"taxonomy": tax, "category": cat, "name": lookup.get((tax, cat), "?"),
-                     "games": len(ids), "accuracy": float(acc.mean()) if len(acc) else float("nan")})
-    return rows
+    t = tag_accuracy(a.tags, a.games)
+    return [{"taxonomy": r["taxonomy"], "category": r["category"], "name": lookup.get((r["taxonomy"], r["category"]), "?"),
+             "games": int(r["games"]), "accuracy": r["accuracy"]} for r in t.to_dict("records")]
 
 
 def reason_sample(a: Analysis, k: int = REASON_SAMPLE) -> list[dict]:
