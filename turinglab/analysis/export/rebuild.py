@@ -359,6 +359,8 @@ def rebuild(meta: dict) -> dict:
     more.tag_tables(out, put, tags, games, three, alpha, stats)
     more.tag_accuracy(out, put, tags, games)
     more.kappa(out, put, tags, set(df["game_id"].astype(str)))
+    if (HERE / "beliefs.csv").exists():
+        more.beliefs(out, put, df, msgs, read("beliefs"), alpha)
     # participation: games per participant, as interrogator and as human witness
     one = df.drop_duplicates("game_id")
     hw = df[df["witness_kind"] == "human"].dropna(subset=["witness_participant_id"])

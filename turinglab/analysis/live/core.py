@@ -93,6 +93,8 @@ class Analysis:
             out[f"dprime.{c}"] = self.dprime.get(c, np.nan)
         from turinglab.analysis.live.taxonomy import tag_accuracy
 
+        out.update(belief_numbers(self.beliefs))
+
         for r in tag_accuracy(self.tags, self.games).itertuples(index=False):
             out[f"tag_accuracy.{r.taxonomy}.{r.category}.games"] = r.games
             out[f"tag_accuracy.{r.taxonomy}.{r.category}.accuracy"] = r.accuracy
@@ -128,6 +130,29 @@ class Analysis:
             v = float(v) if v is not None else float("nan")
             clean[k] = v if np.isfinite(v) else None  # undefined or unbounded, as in JSON
         return clean
+
+
+BELIEF_DETECTION = ("n", "events", "median_s", "median_s_low", "median_s_high", "median_s_boot_low",
+                    "median_s_boot_high", "median_k", "median_k_low", "median_k_high", "median_k_boot_low",
+                    "median_k_boot_high")
+
+
+def belief_numbers(b) -> dict:
+    """The belief block's numbers (issue 29) under dotted keys, as rebuild.py rebuilds them."""
+    out: dict = {}
+    if b is None:
+        return out
+    out["beliefs.n_games"], out["beliefs.n_moves"] = b.n_games, b.n_moves
+    for r in b.detection.to_dict("records"):
+        for c in BELIEF_DETECTION:
+            out[f"beliefs.detection.{r['by']}.{r['group']}.{c}"] = r[c]
+    for r in b.trajectories.itertuples(index=False):
+        for c in ("n", "mean", "low", "high"):
+            out[f"beliefs.trajectory.{r.by}.{r.group}.{r.k}.{c}"] = getattr(r, c)
+    if b.moves is not None:
+        for i, r in enumerate(b.moves.itertuples(index=False), 1):
+            out[f"beliefs.moves.{i}.k"], out[f"beliefs.moves.{i}.change"] = r.k, r.change
+    return out
 
 
 def timing_table(games: pd.DataFrame) -> pd.DataFrame:
