@@ -63,6 +63,7 @@ def report(
     fmt: str = typer.Option("html", "--format", help="html (one self-contained file), md (+ a figures folder) or json (every number, keyed)."),
     include_bots: bool = typer.Option(False, "--include-bots", help="Analyse games flagged bot too (by default they are only in the leaderboard)."),
     audit: bool = typer.Option(True, "--audit/--no-audit", help="Include the blinding audit (`turinglab audit blinding`)."),
+    audit_max_games: int = typer.Option(2000, "--audit-max-games", help="Audit a seeded sample of whole interrogators up to this many games (0: every game; the report says which)."),
 ) -> None:
     """Analyse a study's games and write the report (tables, figures, methods)."""
     if fmt not in ("html", "md", "json"):
@@ -94,7 +95,8 @@ def report(
 
             bar.update(task, description="blinding audit")
             try:
-                a.audit = audit_blinding(db, loaded.study_id, alpha=alpha, include_bots=include_bots)
+                a.audit = audit_blinding(db, loaded.study_id, alpha=alpha, include_bots=include_bots,
+                                         max_games=audit_max_games or None)
             except ValueError as exc:  # too few games of a kind: the report says nothing of it
                 err_console.print(f"blinding audit left out: {exc}", markup=False)
         if loaded.beliefs is not None and len(loaded.beliefs):
