@@ -4,12 +4,15 @@
 
 Games are generated at the DataFrame level (turinglab.analysis.demo.synth), not through the
 engine. Above 5 000 games the mixed-effects model is skipped and above 300 000 the GEE too;
-the report's methods paragraph says so.
+the report's methods paragraph says so. Peak memory is the process's, so far (it only grows).
+The blinding audit needs stored games and is not run here: `turinglab report` audits a seeded sample
+of at most 2 000 games (`--audit-max-games`).
 """
 
 from __future__ import annotations
 
 import argparse
+import resource
 import tempfile
 import time
 from pathlib import Path
@@ -38,7 +41,13 @@ def main() -> None:
         top = sorted(a.seconds.items(), key=lambda kv: -kv[1])[:3]
         steps = ", ".join(f"{k} {v:.1f}" for k, v in top)
         print(f"{n:>9} {t1 - t0:>11.1f} {t2 - t1:>10.1f} {t3 - t2:>9.1f} {t3 - t1:>8.1f}  {steps}; "
-              f"report {size / 1e6:.1f} MB; notes: {'; '.join(a.regressions['notes']) or 'none'}", flush=True)
+              f"report {size / 1e6:.1f} MB; peak memory {peak_gb():.2f} GB; "
+              f"notes: {'; '.join(a.regressions['notes']) or 'none'}", flush=True)
+
+
+def peak_gb() -> float:
+    """The process's peak resident memory so far (Linux: ru_maxrss in KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
 
 
 if __name__ == "__main__":

@@ -27,3 +27,12 @@ def test_duplicate_codenames_refused():
 def test_llm_witness_needs_model():
     with pytest.raises(ValidationError, match="model"):
         WitnessSpec(codename="Sierra", kind="llm")
+
+
+def test_criteria_closed_is_a_study_setting_that_leaves_old_hashes_alone():
+    plain = Study.model_validate({"name": "s"})
+    assert plain.criteria is None and '"criteria"' not in __import__("turinglab.game.config", fromlist=["x"]).canonical_json(plain)
+    open_ = Study.model_validate({"name": "s", "criteria": {"closed": False}})
+    assert open_.criteria.closed is False and config_hash(open_) != config_hash(plain)
+    with pytest.raises(ValidationError, match="closd"):
+        Study.model_validate({"name": "s", "criteria": {"closd": False}})

@@ -541,6 +541,7 @@ def test_static_report_has_an_ai_judges_section(sqlite_url, tmp_path):
     assert r.returncode == 0, r.stderr
     md = out.read_text()
     assert "No AI judge has been evaluated" not in md
+    from turinglab.analysis.pformat import p_text
     from turinglab.analysis.report.report import md_escape
 
     def row(*cells) -> str:
@@ -554,7 +555,7 @@ def test_static_report_has_an_ai_judges_section(sqlite_url, tmp_path):
         assert row(name, res["n"], f"{res['accuracy']:.3f}", f"{res['balanced_accuracy']:.3f}", f"[{lo:.3f}, {hi:.3f}]",
                    f"{res['auroc']:.3f}", f"{res['tpr_at_5fpr']:.3f}", 0,
                    f"{mc['ai_right_human_wrong']} / {mc['ai_wrong_human_right']}",
-                   "< 0.0001" if p < 1e-4 else f"{p:.4f}") in md
+                   p_text(p)) in md
         for a in res["agents"]:
             jh = a["judged_human"]
             assert row(name, a["agent"], a["n"], jh["k"], f"{jh['rate']:.3f}") in md

@@ -21,6 +21,7 @@ def blinding(
     seed: int = typer.Option(0, "--seed", help="Random seed (folds, bootstrap, permutations)."),
     exclude_bots: bool = typer.Option(False, "--exclude-bots", help="Leave out games flagged bot (kept by default: a pilot with bots is worth auditing)."),
     strict: bool = typer.Option(False, "--strict", help="Exit with status 1 when the blinding leaks."),
+    max_games: int = typer.Option(2000, "--max-games", min=0, help="Audit a seeded sample of whole interrogators up to this many games (0: every game)."),
 ) -> None:
     """From stored games, rebuild what the interrogator's browser received (frame types, times,
     typing indicator, reply delays, error codes; no text) and test whether a classifier grouped by
@@ -35,7 +36,7 @@ def blinding(
         fail(f"--alpha must be between 0 and 1 (e.g. 0.05), got {alpha}")
     try:
         res = audit_blinding(db, study, alpha=alpha, n_boot=boot, n_perm=permutations, seed=seed,
-                             include_bots=not exclude_bots)
+                             include_bots=not exclude_bots, max_games=max_games or None, sample_seed=seed)
     except (LoadError, ValueError) as exc:
         fail(str(exc))
     if as_json:

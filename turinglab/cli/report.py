@@ -22,7 +22,8 @@ def _analysis_options(loaded, exclude: list[str] | None, alpha: float):
     if not 0 < alpha < 1:
         fail(f"--alpha must be between 0 and 1 (e.g. 0.05), got {alpha}")
     return Options(alpha=alpha, exclude=flags, pass_decisions=getattr(loaded, "pass_decisions", "holm"),
-                   language=getattr(loaded, "language", "en"))
+                   language=getattr(loaded, "language", "en"),
+                   closed_criterion=getattr(loaded, "closed_criterion", True))
 
 
 def _static_report(db: str | None, study: str | None, out: str, alpha: float, fmt: str) -> None:
@@ -65,6 +66,7 @@ def report(
     fmt: str = typer.Option("html", "--format", help="html (one self-contained file), md (+ a figures folder) or json (every number, keyed)."),
     include_bots: bool = typer.Option(False, "--include-bots", help="Analyse games flagged bot too (by default they are only in the leaderboard)."),
     audit: bool = typer.Option(True, "--audit/--no-audit", help="Include the blinding audit (`turinglab audit blinding`)."),
+    audit_max_games: int = typer.Option(2000, "--audit-max-games", help="Audit a seeded sample of whole interrogators up to this many games (0: every game; the report says which)."),
 ) -> None:
     """Analyse a study's games and write the report (tables, figures, methods)."""
     if fmt not in ("html", "md", "json"):
@@ -96,7 +98,8 @@ def report(
 
             bar.update(task, description="blinding audit")
             try:
-                a.audit = audit_blinding(db, loaded.study_id, alpha=alpha, include_bots=include_bots)
+                a.audit = audit_blinding(db, loaded.study_id, alpha=alpha, include_bots=include_bots,
+                                         max_games=audit_max_games or None)
             except ValueError as exc:  # too few games of a kind: the report says nothing of it
                 err_console.print(f"blinding audit left out: {exc}", markup=False)
         if loaded.beliefs is not None and len(loaded.beliefs):

@@ -227,6 +227,15 @@ class StopAfter(_Strict):
     participants: Annotated[int | None, Field(gt=0)] = None
 
 
+class Criteria(_Strict):
+    """How the three-player pass criterion reads its confidence set (issue 42). ``closed`` (the
+    default, Giunti's): a set that starts exactly at 0.5 passes, whose size is above the nominal
+    (3.2 % at n = 50 against 2.5 %; the report prints it); ``closed: false``: the open criterion,
+    a set wholly above 0.5, which keeps the nominal size."""
+
+    closed: bool = True
+
+
 class Counting(_Strict):
     """Which games count (issue 36; turinglab/store/counting.py): for the quotas of `stop_after`
     and the bonus file. An ended game counts when its interrogator sent at least `min_messages`
@@ -305,6 +314,7 @@ class Study(_Strict):
     stop_after: StopAfter | None = None  # quotas (issue 27)
     prolific: Prolific | None = None  # completion codes per outcome, repeat participants, bonuses (issue 27)
     counting: Counting | None = None  # which games count for quotas and bonuses (None: the defaults)
+    criteria: Criteria | None = None  # the three-player pass criterion, closed or open (None: closed)
     # studies whose participants (by Prolific id) are screened out here, as Prolific's own screeners do
     exclude_participants_of: tuple[Annotated[str, Field(min_length=1)], ...] = ()
     # the participant pages' language, a BCP 47 tag with a message catalogue (issue 39): pages, dates,
@@ -390,7 +400,7 @@ def consent_version(text: str) -> str:
 def canonical_json(study: BaseModel) -> str:
     """The study (live or static) as canonical JSON: sorted keys, defaults filled in, no whitespace."""
     data = study.model_dump(mode="json")
-    for key in ("pass_decisions", "stop_after", "prolific", "counting", "withdrawal", "retention"):  # unset: the hash of studies written before the key
+    for key in ("pass_decisions", "stop_after", "prolific", "counting", "withdrawal", "retention", "criteria"):  # unset: the hash of studies written before the key
         if key in data and data[key] is None:
             data.pop(key)
     for w in data.get("witnesses") or ():  # no options: the hash of witnesses written before them

@@ -5,7 +5,7 @@ See docs in each module; the main entry points are re-exported here.
 
 from .bayes import beta_posterior, confidence_sequence
 from .binomial import binom_pvalue, blaker_pvalue
-from .criteria import binom_test, three_player, two_player, two_sample_test
+from .criteria import binom_test, pass_size, three_player, two_player, two_sample_test
 from .intervals import METHODS, interval
 from .power import power
 from .ratio import RATIO_METHODS
@@ -44,6 +44,7 @@ __all__ = [
     "dprime",
     "dprime_2afc",
     "interval",
+    "pass_size",
     "power",
     "three_player",
     "two_player",

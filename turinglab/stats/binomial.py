@@ -27,7 +27,7 @@ import numbers
 from typing import Callable
 
 import numpy as np
-from scipy.special import betainc, betaincc, gammaln
+from scipy.special import betainc, betaincc, betaln, gammaln
 
 class _LazyScipyStats:
     """scipy.stats, imported on first use (it alone takes about as long as the rest of the CLI)."""
@@ -120,10 +120,14 @@ def _tail(beta, below: float, above: float, x, n, p):
 
 
 def log_choose(n: int, j):
-    """log C(n, j), symmetric in j and n - j to the last bit (so exact ties stay ties)."""
+    """log C(n, j), symmetric in j and n - j to the last bit (so exact ties stay ties).
+
+    As -log(n + 1) - log B(j + 1, n - j + 1): relative precision for small j at any n (the
+    difference of log-gammas loses ~ ulp(log n!), 8e-7 at n = 10^9, j = 1).
+    """
     j = np.asarray(j, dtype=float)
     j = np.minimum(j, n - j)
-    return gammaln(n + 1.0) - gammaln(j + 1.0) - gammaln(n - j + 1.0)
+    return -np.log1p(np.asarray(n, dtype=float)) - betaln(j + 1.0, n - j + 1.0)
 
 
 def logit(p):

@@ -71,8 +71,12 @@ def binom_test(
     return BinomResult(k, n, p0, alpha, k / n, p, ci, alternative)
 
 
-def three_player(k: int, n: int, alpha: float = 0.05, method: str = "sterne") -> ThreePlayerResult:
-    """Three-player criteria from k games (of n) in which the machine was chosen as the human."""
+def three_player(k: int, n: int, alpha: float = 0.05, method: str = "sterne", closed: bool = True) -> ThreePlayerResult:
+    """Three-player criteria from k games (of n) in which the machine was chosen as the human.
+
+    ``closed`` (Giunti's criterion): a set that starts exactly at 0.5 passes; ``closed=False``
+    asks for a set wholly above 0.5 (see ``pass_size``).
+    """
     k, n = check_counts(k, n)
     alpha = check_alpha(alpha)
     check_method(method)
@@ -80,9 +84,38 @@ def three_player(k: int, n: int, alpha: float = 0.05, method: str = "sterne") ->
     est = k / n
     return ThreePlayerResult(
         k=k, n=n, alpha=alpha, method=method, machine_success=Estimate(est, ci.low, ci.high), interval=ci,
-        p_value=_two_sided_p(k, n, 0.5, method), decision=decide(ci.pieces, 0.5),
+        p_value=_two_sided_p(k, n, 0.5, method), decision=decide(ci.pieces, 0.5, closed),
         humanness=Estimate(est / 0.5, ci.low / 0.5, ci.high / 0.5, tuple((a / 0.5, b / 0.5) for a, b in ci.pieces)),
     )
+
+
+def pass_size(n: int, alpha: float = 0.05, method: str = "sterne", closed: bool = True) -> tuple[float, int | None]:
+    """Size of the three-player pass decision at n games: sup over P(S_m) < 0.5 of P(passes).
+
+    The outcomes that pass form an upper set {k >= k*} (the set's lower bound grows with k), so
+    P(passes) grows with P(S_m) and its supremum below 0.5 is its value at 0.5, the exact sum
+    P(X >= k*) for X ~ Bin(n, 0.5). Returns (size, k*), k* None when no outcome passes. The
+    nominal size is alpha / 2 (one side of the two-sided set); the closed criterion can exceed it,
+    because 0.5 is always a breakpoint of the exact p-value, where the set keeps its end point.
+    """
+    n = check_counts(0, n)[1]
+    alpha = check_alpha(alpha)
+
+    def passes(k: int) -> bool:
+        return decide(interval(k, n, alpha, method).pieces, 0.5, closed) == "passes"
+
+    if not passes(n):
+        return 0.0, None
+    lo, hi = n // 2, n  # passes(hi); below n/2 the estimate is under 0.5 and never passes
+    if passes(lo):
+        hi = lo
+    else:
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (lo, mid) if passes(mid) else (mid, hi)
+    from .binomial import sf
+
+    return float(sf(hi - 1, n, 0.5)), hi
 
 
 def two_sample_test(k_m: int, n_m: int, k_h: int, n_h: int, test: str = "auto") -> tuple[float, str]:

@@ -12,7 +12,8 @@ corresponding two-sided exact test. They are computed exactly, without a grid:
    Blaker they are found by bisection (each is a single crossing of two tail probabilities).
 2. Between two breakpoints P is quasi-convex: its derivative n*b(hi-1; n-1) - n*b(lo; n-1)
    changes sign once, at a p* known in closed form. So on each piece the accepted set is the
-   piece minus at most one open interval around p*, found by brentq to 1e-14.
+   piece minus at most one open interval around p*, found by brentq to a relative 4 * eps
+   (an absolute tolerance would leave a bound of 5e-11 at n = 10^9 right to 6.5e-6 only).
 3. Accepted parts of adjacent pieces are merged. At a breakpoint P takes the larger of its
    two one-sided limits, so the accepted set is closed.
 
@@ -47,7 +48,10 @@ from .binomial import (
 from .results import IntervalSet
 
 METHODS = ("sterne", "blaker", "clopper-pearson", "wilson", "jeffreys")
-_XTOL = 1e-14
+# brentq stops at |error| < xtol + rtol * |x|: xtol negligible, so every bound, however
+# small, is found to a relative 4 * eps (scipy's least rtol)
+_XTOL = 1e-300
+_RTOL = 4 * np.finfo(float).eps
 _WAYS = 8  # parts a chunk is cut into
 _CHUNK = 64  # breakpoints a chunk may hold before it goes through the exact walk
 
@@ -70,9 +74,10 @@ def _sterne_range(k: int, n: int, alpha: float) -> tuple[float, float]:
     thr = math.log(alpha / ((n + 1) * (1 + RTOL))) - 1e-9
     mle = k / n
     g = lambda p: _log_pmf_k(k, n, p) - thr  # noqa: E731
-    a = 0.0 if k == 0 else optimize.brentq(g, 0.0, mle, xtol=1e-15)
-    b = 1.0 if k == n else optimize.brentq(g, mle, 1.0, xtol=1e-15)
-    return a, b
+    a = 0.0 if k == 0 else optimize.brentq(g, 0.0, mle, xtol=_XTOL, rtol=_RTOL)
+    b = 1.0 if k == n else optimize.brentq(g, mle, 1.0, xtol=_XTOL, rtol=_RTOL)
+    # widen by the root's own tolerance, so the range surely holds every accepted p
+    return max(0.0, a * (1 - 4 * _RTOL)), min(1.0, b * (1 + 4 * _RTOL))
 
 
 def _sterne_breakpoints(k: int, n: int, a: float, b: float) -> tuple[np.ndarray, np.ndarray]:
@@ -159,12 +164,12 @@ def _blaker_breakpoints(k: int, n: int, a: float, b: float) -> np.ndarray:
     at_a, at_b = counted(cand, left), counted(cand, right)
     change = at_a != at_b
     cand, left, right, at_a = cand[change], left[change], right[change], at_a[change]
-    for _ in range(60):  # bisection to float resolution
+    for _ in range(1100):  # bisection to float resolution, relative (a tiny bound needs ~100 steps)
         mid = 0.5 * (left + right)
         same = counted(cand, mid) == at_a
         left = np.where(same, mid, left)
         right = np.where(same, right, mid)
-        if np.all(right - left <= _XTOL):
+        if np.all(right - left <= _RTOL * right):
             break
     return right
 
@@ -284,9 +289,9 @@ def _exact_pieces(k: int, n: int, alpha: float, kind: str, a: float, b: float) -
         left_end = float(pstar[i]) if inside[i] else e_i
         right_start = float(pstar[i]) if inside[i] else s_i
         if ps[i] >= alpha:
-            out.append((s_i, optimize.brentq(f, s_i, left_end, xtol=_XTOL)))
+            out.append((s_i, optimize.brentq(f, s_i, left_end, xtol=_XTOL, rtol=_RTOL)))
         if pe[i] >= alpha:
-            out.append((optimize.brentq(f, right_start, e_i, xtol=_XTOL), e_i))
+            out.append((optimize.brentq(f, right_start, e_i, xtol=_XTOL, rtol=_RTOL), e_i))
     return out
 
 

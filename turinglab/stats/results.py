@@ -23,18 +23,20 @@ def _num(x: float | None) -> float | None:
     return x if math.isfinite(x) else None
 
 
-def decide(interval_pieces: Sequence[Sequence[float]], threshold: float) -> Decision:
+def decide(interval_pieces: Sequence[Sequence[float]], threshold: float, closed: bool = True) -> Decision:
     """The three-way pass decision from the accepted set of a parameter.
 
-    ``passes`` when every accepted value is at or above ``threshold``, ``fails`` when every
-    accepted value is below it, ``inconclusive`` when the set has values on both sides.
+    ``passes`` when every accepted value is at or above ``threshold`` (``closed``, Giunti's
+    criterion; with ``closed=False`` every value strictly above it, so a set that starts at the
+    threshold is inconclusive), ``fails`` when every accepted value is below it,
+    ``inconclusive`` otherwise.
     """
     pieces = [(float(a), float(b)) for a, b in interval_pieces]
     if not pieces:
         raise ValueError("decide() needs at least one (low, high) piece")
     low = min(a for a, _ in pieces)
     high = max(b for _, b in pieces)
-    if low >= threshold:
+    if low > threshold or (closed and low == threshold):
         return "passes"
     if high < threshold:
         return "fails"

@@ -5,7 +5,7 @@ Kinds and how each is found:
 - [EMAIL], [PHONE], [HANDLE]: the content filter's detectors (witnesses/personal_data.py:
   the standard library's address parser, `phonenumbers`, handle cues); a street address or a
   postcode found there is a [PLACE];
-- [NAME]: a first name of the shipped SSA list (persona_data/us_names.tsv) written with a
+- [NAME]: a first name of the shipped SSA list (persona_data/us_names_by_year.tsv) written with a
   capital, or any word after a naming cue ("my name is", "call me", "I'm" + a capital);
 - [PLACE]: a city of the shipped Census list (persona_data/us_cities.tsv), or capitalised words
   after a place cue ("I live in", "from", "grew up in", "near");
@@ -74,7 +74,8 @@ def _tsv(name: str, column: str) -> list[str]:
 
 @functools.cache
 def _lists() -> tuple[re.Pattern, re.Pattern]:
-    names = sorted(_tsv("us_names.tsv", "name"), key=len, reverse=True)
+    # every first name of the persona draws' SSA file (the most common names of each birth year)
+    names = sorted(set(_tsv("us_names_by_year.tsv", "name")), key=len, reverse=True)
     cities = sorted(_tsv("us_cities.tsv", "city"), key=len, reverse=True)
     name_re = re.compile(r"\b(?:" + "|".join(map(re.escape, names)) + r")\b")  # capitalised, as written
     city_re = re.compile(r"\b(?:" + "|".join(map(re.escape, cities)) + r")\b", re.I)

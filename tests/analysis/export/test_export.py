@@ -182,3 +182,30 @@ def test_rebuild_imports_no_analysis_code():
         assert all(m in ("turinglab", "turinglab.stats") or m.startswith("turinglab.stats.") for m in ours), (name, ours)
         assert "from turinglab import" not in resources.files("turinglab.analysis.export").joinpath(name).read_text().replace(
             "from turinglab import stats", "")
+
+
+@pytest.mark.parametrize("three", [False, True])
+def test_rebuild_recomputes_the_belief_block(sqlite_url, tmp_path, three):
+    """Issue 42 item 1: the beliefs block (Kaplan-Meier medians and their intervals, the interrogator
+    bootstrap, trajectories, the biggest moves) is in the report's numbers and rebuilt; a changed slider
+    move is noticed."""
+    from typer.testing import CliRunner
+
+    from turinglab.cli import app
+
+    args = ["demo-data", "--db", sqlite_url, "--games", "90", "--beliefs", "--seed", "5"] + (["--three-player"] if three else [])
+    assert CliRunner().invoke(app, args).exit_code == 0
+    out = tmp_path / "export"
+    r = CliRunner().invoke(app, ["export", "--db", sqlite_url, "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    n = json.loads((out / "report_numbers.json").read_text())["numbers"]
+    keys = [k for k in n if k.startswith("beliefs.")]
+    assert any(".median_s_boot_high" in k for k in keys) and any(".trajectory." in k for k in keys)
+    assert "beliefs.moves.1.change" in n and len(keys) > 100
+    r = subprocess.run([sys.executable, "rebuild.py"], cwd=out, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and " 0 differ; 0 not rebuilt" in r.stdout, r.stdout + r.stderr
+    b = pd.read_csv(out / "beliefs.csv")
+    b.loc[b["value"] < 50, "value"] = 100 - b.loc[b["value"] < 50, "value"]  # every move flipped to one side
+    b.to_csv(out / "beliefs.csv", index=False)
+    r = subprocess.run([sys.executable, "rebuild.py"], cwd=out, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 1 and "MISMATCH beliefs." in r.stdout

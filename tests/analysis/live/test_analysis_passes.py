@@ -81,6 +81,24 @@ def test_closed_criterion_is_explained_where_it_applies():
     assert passes.CLOSED_NOTE.split(":")[0] not in " ".join(methods(analyse(from_counts({"M": (60, 100)}, human=(60, 100)), None, FAST)))
 
 
+def test_closed_criterion_size_is_printed_and_the_open_set_can_be_chosen():
+    from dataclasses import replace
+
+    from turinglab import stats
+
+    df = from_counts({"M": (60, 100), "N": (31, 50)}, format="three-player")
+    closed = analyse(df, None, FAST)
+    text = " ".join(methods(closed))
+    for n in (50, 100):
+        assert f"{stats.pass_size(n)[0]:.2%} at n = {n}" in text
+    assert "nominal 2.50%" in text and closed.numbers()["criteria.M.size"] == stats.pass_size(100)[0]
+    opened = analyse(df, None, replace(FAST, closed_criterion=False))
+    row = opened.criteria.set_index("witness").loc["M"]
+    assert row["decision"] == "inconclusive" and closed.criteria.set_index("witness").loc["M", "decision"] == "passes"
+    text = " ".join(methods(opened))
+    assert "criteria.closed: false" in text and f"{stats.pass_size(100, closed=False)[0]:.2%} at n = 100" in text
+
+
 def test_kappa_counts_only_the_analysed_games():
     df, parts = simulate(SynthSpec(n_games=300, seed=2))
     flagged = df.drop_duplicates("game_id").head(40)["game_id"]

@@ -65,7 +65,7 @@ def test_report_shows_every_further_analysis_numbered(two_player):
                    "Most frequent reasons (share of tagged games)", "Top reasons by verdict and witness kind",
                    "Top strategies by game number", "Game length, messages and words by witness kind",
                    "Participation: games per participant", "Humanlikeness leaderboard",
-                   "Comparisons between witnesses: exact and cluster-robust tests"):
+                   "Comparisons between witnesses: two-sample and cluster-robust tests"):
         assert needed in names, needed
     figs = re.findall(r"<b>Figure (\d+)\. ([^<]+)\.</b>", html)
     assert [int(n) for n, _ in figs] == list(range(1, len(figs) + 1))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 from turinglab.analysis.audit.audit import BlindingAudit, FamilyResult
+from turinglab.analysis.pformat import p_text
 
 METHOD = (
     "What the interrogator's browser received before the verdict is rebuilt from the event log (state, ack, "
@@ -31,9 +32,7 @@ def _f(x, d: int = 3) -> str:
 
 
 def _p(x) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "–"
-    return "< 0.001" if x < 0.001 else f"{x:.3f}"
+    return p_text(x)
 
 
 def classifier_lines(r: FamilyResult, pct: int) -> list[str]:

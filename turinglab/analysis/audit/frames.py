@@ -253,8 +253,34 @@ def describe(feature: str) -> str:
     return CHANNEL.get(feature) or CONTENT.get(feature) or feature
 
 
-def load_games(url: str | None, study: str | int | None) -> tuple[object, list[GameLog]]:
-    """The study (StudyInfo) and every stored game of it whose seats have a known kind, with its log."""
+def sample_interrogators(infos: list, max_games: int | None, seed: int = 0) -> tuple[list, str]:
+    """At most `max_games` games, drawn as whole interrogators in a seeded random order (so the audit's
+    interrogator bootstrap and permutations stay valid for the sample), and a sentence saying so."""
+    if max_games is None or len(infos) <= max_games:
+        return infos, ""
+    import numpy as np
+
+    by: dict[str, list] = {}
+    for g in infos:
+        by.setdefault(str(g.interrogator_id), []).append(g)
+    order = sorted(by)  # sorted ids, then a seeded shuffle: the same sample from the same store
+    keep: list = []
+    for i in np.random.default_rng(seed).permutation(len(order)):
+        if len(keep) + len(by[order[i]]) > max_games and keep:
+            continue
+        keep += by[order[i]]
+        if len(keep) >= max_games:
+            break
+    chosen = {id(g) for g in keep}
+    return ([g for g in infos if id(g) in chosen],
+            f"audited a seeded sample of {len(keep):,} of the {len(infos):,} games (whole interrogators drawn at "
+            f"random, seed {seed}, up to {max_games:,} games); its AUROC interval and tests are the sample's own")
+
+
+def load_games(url: str | None, study: str | int | None, max_games: int | None = None,
+               seed: int = 0) -> tuple[object, list[GameLog], str]:
+    """The study (StudyInfo), its stored games whose seats have a known kind, with their logs (at most
+    `max_games`, a seeded sample of interrogators: `sample_interrogators`), and the sampling note."""
     from sqlalchemy import select
 
     from turinglab.analysis.live.load import is_demo, read_study
@@ -264,6 +290,7 @@ def load_games(url: str | None, study: str | int | None) -> tuple[object, list[G
     with read_study(url, study) as (store, info):
         infos = [g for g in store.games(info.id) if g.seats and not is_demo(g.flags)
                  and all(s.kind in ("human", "ai") for s in g.seats.values())]
+        infos, note = sample_interrogators(infos, max_games, seed)
         logs: dict[str, list[Event]] = {g.id: [] for g in infos}
         ids = list(logs)
         with store.engine.connect() as conn:
@@ -276,4 +303,4 @@ def load_games(url: str | None, study: str | int | None) -> tuple[object, list[G
         games = [GameLog(g.id, g.format, g.interrogator_id, g.started_ms,
                          {k: (s.kind, s.witness if s.kind == "ai" else "Human") for k, s in g.seats.items()},
                          logs[g.id], bool((g.flags or {}).get("bot"))) for g in infos]
-        return info, games
+        return info, games, note

@@ -118,7 +118,8 @@ def export(loaded, out_dir: str | Path, options: Options | None = None, key: byt
         raise FileExistsError(f"{out} is not empty; choose a new directory for the export")
     out.mkdir(parents=True, exist_ok=True)
     opt = options or Options(exclude=tuple(f for f in loaded.exclusions if "flag_" + f in loaded.judgements.columns),
-                             pass_decisions=loaded.pass_decisions, language=loaded.language)
+                             pass_decisions=loaded.pass_decisions, language=loaded.language,
+                             closed_criterion=loaded.closed_criterion)
     key = key or export_key()
     j = loaded.judgements.copy()
     for c in ("interrogator_id", "witness_participant_id"):

@@ -7,8 +7,9 @@
 Written independently of turinglab.analysis (with rebuild_more.py beside it): it imports pandas, numpy,
 scipy, statsmodels, gpboost (the mixed model) and turinglab.stats (the exact tests and intervals), nothing
 else of turinglab, and reads only files in this folder. The cluster bootstraps repeat the report's
-resampling (same seed, same draws), so they are compared like every other number (relative 1e-6);
-the mixed model is an iterative ML fit, compared to relative 1e-3.
+resampling (same seed, same draws), so they are compared like every other number (relative 1e-9);
+the GEE is compared to relative 1e-6 and the mixed model, an iterative ML fit, to relative 1e-3
+(see RTOL; numbers within 1e-12 of 0 count as 0).
 """
 
 from __future__ import annotations
@@ -123,7 +124,7 @@ def cluster_test(y_a, c_a, y_b=None, c_b=None):
     return se, float(2 * t_dist.sf(abs(diff / se), g - 1))
 
 
-def criteria(out: dict, d: pd.DataFrame, prefix: str, alpha: float, three: bool) -> None:
+def criteria(out: dict, d: pd.DataFrame, prefix: str, alpha: float, three: bool, closed: bool = True) -> None:
     """Giunti's criteria per AI witness on the rows d, Holm over them, and the cluster-robust companion."""
     from statsmodels.stats.multitest import multipletests
 
@@ -141,7 +142,9 @@ def criteria(out: dict, d: pd.DataFrame, prefix: str, alpha: float, three: bool)
         if n == 0:
             continue
         if three:
-            r = stats.three_player(k, n, alpha=alpha).to_dict()
+            r = stats.three_player(k, n, alpha=alpha, closed=closed).to_dict()
+            if prefix == "criteria":
+                put(out, f"{prefix}.{w}.size", stats.pass_size(n, alpha, closed=closed)[0])
         elif n_h:
             r = stats.two_player(k, n, k_h, n_h, alpha=alpha).to_dict()
         else:
@@ -214,13 +217,14 @@ def rebuild(meta: dict) -> dict:
         for (wa, (_, ka, na)), (wb, (_, kb, nb)) in pairs:
             ps.append(stats.two_sample_test(ka, na, kb, nb)[0])  # the test the criterion uses
             keys.append(f"compare.{wa}|{wb}")
+            put(out, f"compare.{wa}|{wb}.diff", ka / na - kb / nb)
         if ps:
             holm = multipletests(ps, alpha=alpha, method="holm")[1]
             for key, pv, ph in zip(keys, ps, holm):
                 put(out, f"{key}.p_value", pv), put(out, f"{key}.p_holm", ph)
     # Giunti's criteria, Holm over the pass decisions, and the cluster-robust companion: all games, first games
-    criteria(out, df, "criteria", alpha, three)
-    criteria(out, df[df["game_index"] == 1], "criteria_first", alpha, three)
+    criteria(out, df, "criteria", alpha, three, meta.get("closed_criterion", True))
+    criteria(out, df[df["game_index"] == 1], "criteria_first", alpha, three, meta.get("closed_criterion", True))
     if not three and ps:
         cl = []
         for (wa, _), (wb, _) in pairs:
@@ -353,7 +357,10 @@ def rebuild(meta: dict) -> dict:
     more.timing_check(out, put, df, msgs, three)
     more.roster(out, put, {w: v for w, v in sr.items()}, read_witnesses())
     more.tag_tables(out, put, tags, games, three, alpha, stats)
+    more.tag_accuracy(out, put, tags, games)
     more.kappa(out, put, tags, set(df["game_id"].astype(str)))
+    if (HERE / "beliefs.csv").exists():
+        more.beliefs(out, put, df, msgs, read("beliefs"), alpha)
     # participation: games per participant, as interrogator and as human witness
     one = df.drop_duplicates("game_id")
     hw = df[df["witness_kind"] == "human"].dropna(subset=["witness_participant_id"])
@@ -434,23 +441,39 @@ def regress(out: dict, games: pd.DataFrame, parts: pd.DataFrame, alpha: float, m
             if not np.all(np.isfinite(c[1])):  # the stated fallback: the random-intercept-only fit
                 c, var = fit(False)
                 var = np.r_[var[:1], np.nan]
+            q = norm.ppf(1 - alpha / 2)
             for t, mu, s in zip(X.columns, c[0], c[1]):
-                put(out, f"mixed.{t}.estimate", mu), put(out, f"mixed.{t}.se", s)
+                put(out, f"mixed.{t}.estimate", mu), put(out, f"mixed.{t}.se", s), put(out, f"mixed.{t}.z", mu / s)
                 put(out, f"mixed.{t}.p_value", 2 * norm.sf(abs(mu / s)))
+                put(out, f"mixed.{t}.low", mu - q * s), put(out, f"mixed.{t}.high", mu + q * s)
             put(out, "mixed.random_effects.intercept_var", var[0]), put(out, "mixed.random_effects.slope_var", var[1])
         if len(d) <= meta["max_games_gee"]:
             r = smf.gee(formula, "interrogator", d, family=sm.families.Binomial(),
                         cov_struct=sm.cov_struct.Exchangeable()).fit()
+            ci = r.conf_int(alpha)
             for t in r.params.index:
                 put(out, f"gee.{t}.estimate", r.params[t]), put(out, f"gee.{t}.se", r.bse[t])
-                put(out, f"gee.{t}.p_value", r.pvalues[t])
+                put(out, f"gee.{t}.z", r.tvalues[t]), put(out, f"gee.{t}.p_value", r.pvalues[t])
+                put(out, f"gee.{t}.low", ci.loc[t, 0]), put(out, f"gee.{t}.high", ci.loc[t, 1])
+
+
+# Relative tolerance per kind of number (|a - b| <= rtol * max(|a|, |b|)); ZERO is the absolute floor
+# for numbers that are 0 up to rounding (a difference of equal rates). Exact and closed-form numbers,
+# and the bootstraps (same seed, same draws): 1e-9. Iterative fits: the GEE 1e-6, the mixed model's
+# ML fit 1e-3 (its optimiser's tolerance; a GLMM p of 0.0012 against 0.000265 differs).
+RTOL = {"mixed.": 1e-3, "gee.": 1e-6}
+RTOL_DEFAULT = 1e-9
+ZERO = 1e-12
+
+
+def tolerance(key: str) -> float:
+    return next((t for prefix, t in RTOL.items() if key.startswith(prefix)), RTOL_DEFAULT)
 
 
 def close(a, b, key: str) -> bool:
     if a is None or b is None:
         return a is None and b is None
-    tol = 1e-3 if key.startswith("mixed.") else 1e-6  # ML fit: optimiser tolerance
-    return abs(a - b) <= tol * max(1.0, abs(a), abs(b))
+    return abs(a - b) <= max(tolerance(key) * max(abs(a), abs(b)), ZERO)
 
 
 def main() -> int:

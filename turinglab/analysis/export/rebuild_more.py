@@ -8,6 +8,7 @@ timing check, tag tables, Cohen's κ, the bot rows of the leaderboard and Bradle
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -175,6 +176,17 @@ def top_codes(t: pd.DataFrame, n_top: int) -> list[tuple[str, int]]:
     return sorted(k.items(), key=lambda x: (-x[1], x[0]))[:n_top]
 
 
+def tag_accuracy(out, put, tags, games) -> None:
+    """HTML table "Accuracy in games with each tag": per code, the analysed games with it and accuracy in them."""
+    if not len(tags):
+        return
+    correct = pd.Series(games["correct"].to_numpy(float), index=games["game_id"].astype(str))
+    for (tax, cat), g in tags.groupby(["taxonomy", "category"]):
+        acc = correct.reindex(g["game_id"].astype(str).unique()).dropna()
+        put(out, f"tag_accuracy.{tax}.{cat}.games", len(acc))
+        put(out, f"tag_accuracy.{tax}.{cat}.accuracy", acc.mean() if len(acc) else None)
+
+
 def tag_tables(out, put, tags, games, three, alpha, stats) -> None:
     """Top-10 codes per taxonomy (share of the taxonomy's tagged games, mean game number), and the top 5 by
     verdict × witness kind (reasons) and by game number (strategies), over the analysed games."""
@@ -295,3 +307,117 @@ def bradley_terry(out, put, df: pd.DataFrame, alpha) -> None:
         for c, v in zip(("beta", "se", "low", "high", "p_beats_ref", "p_low", "p_high"), vals):
             put(out, f"bradley_terry.{pl}.{c}", v)
         put(out, f"bradley_terry.{pl}.wins", wins.get(pl, 0)), put(out, f"bradley_terry.{pl}.comparisons", total.get(pl, 0))
+
+
+# --- beliefs (issue 29): the report's belief block, from beliefs.csv, messages.csv and the analysed games ---
+
+CONFIDENT, BELIEF_BOOT = 0.75, 400
+
+
+def _km_median(t, e, alpha, ci: bool):
+    from statsmodels.duration.survfunc import SurvfuncRight
+
+    sf = SurvfuncRight(np.asarray(t, float), np.asarray(e, int))
+    med = float(sf.quantile(0.5))
+    if not ci:
+        return med
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        try:
+            lo, hi = sf.quantile_ci(0.5, alpha=alpha)
+        except (ValueError, IndexError, ZeroDivisionError):
+            lo, hi = np.nan, np.nan
+    return med, float(lo), float(hi)
+
+
+def _boot_median(ids, t, e, alpha):
+    rng = np.random.default_rng(0)
+    uniq = np.unique(ids)
+    rows_of = {u: np.flatnonzero(ids == u) for u in uniq}
+    meds = np.empty(BELIEF_BOOT)
+    for b in range(BELIEF_BOOT):
+        idx = np.concatenate([rows_of[u] for u in rng.choice(uniq, len(uniq))])
+        m = _km_median(t[idx], e[idx], alpha, False) if e[idx].any() else np.nan
+        meds[b] = np.inf if np.isnan(m) else m
+    q = np.quantile(meds, [alpha / 2, 1 - alpha / 2], method="inverted_cdf")
+    return float(q[0]), float(q[1])
+
+
+def beliefs(out, put, df, msgs, moves, alpha) -> None:
+    """Time to a confident correct belief (Kaplan-Meier medians, their intervals and the interrogator
+    bootstrap), the mean belief in the truth after each reply, and the biggest moves."""
+    from scipy import stats as st
+
+    if moves is None or not len(moves):
+        return
+    df = df.sort_values(["started_ms", "game_id", "seat"], kind="stable")
+    games = []
+    for gid, g in df.groupby("game_id", sort=False):
+        if g["format"].iloc[0] == "two-player":
+            kind, witness = str(g["witness_kind"].iloc[0]), str(g["witness"].iloc[0])
+            sign = 1 if kind == "ai" else -1
+        else:
+            ai, hu = g[g["witness_kind"] == "ai"], g[g["witness_kind"] == "human"]
+            if len(ai) != 1 or len(hu) != 1:
+                continue
+            kind, witness, sign = "AI and human", str(ai["witness"].iloc[0]), 1 if hu["seat"].iloc[0] == "B" else -1
+        games.append((str(gid), str(g["interrogator_id"].iloc[0]), kind, witness, sign,
+                      int(g["started_ms"].iloc[0]), int(g["ended_ms"].iloc[0])))
+    ids = {x[0] for x in games}
+    mv = moves[moves["game_id"].astype(str).isin(ids)]
+    if not len(mv):
+        return
+    w = msgs[msgs["actor"] != "interrogator"].sort_values(["game_id", "seq"])
+    replies = {str(g): x["seq"].astype(int).tolist() for g, x in w.groupby("game_id")}
+    by_game = {str(g): b.sort_values("seq") for g, b in mv.groupby("game_id")}
+    rows, paths = [], {}
+    for gid, who, kind, witness, sign, t0, t1 in games:
+        seqs = replies.get(gid, [])
+        path, event, time_s, k_det = [0.5] * len(seqs), 0, (t1 - t0) / 1000.0, len(seqs)
+        b = by_game.get(gid)
+        if b is not None:
+            v = b["value"].to_numpy(float) / 100.0
+            pc = v if sign > 0 else 1.0 - v
+            ks = np.searchsorted(seqs, b["after_seq"].to_numpy(int)) + 1
+            for k, p in zip(ks, pc):
+                path[int(k) - 1:] = [float(p)] * (len(seqs) - int(k) + 1)
+            hit = np.flatnonzero(pc >= CONFIDENT - 1e-12)
+            if len(hit):
+                event, time_s, k_det = 1, (int(b["t_ms"].iloc[hit[0]]) - t0) / 1000.0, int(ks[hit[0]])
+        paths[gid] = path
+        rows.append({"game_id": gid, "interrogator_id": who, "kind": kind, "witness": witness,
+                     "n_replies": len(seqs), "event": event, "time_s": time_s, "replies": k_det})
+    g_all = pd.DataFrame(rows)
+    put(out, "beliefs.n_games", len(g_all)), put(out, "beliefs.n_moves", len(mv))
+    for by in ("kind", "witness"):
+        for group, g in g_all.groupby(by, sort=True):
+            key = f"beliefs.detection.{by}.{group}"
+            events = int(g["event"].sum())
+            put(out, f"{key}.n", len(g)), put(out, f"{key}.events", events)
+            for scale, col in (("s", "time_s"), ("k", "replies")):
+                m = lo = hi = blo = bhi = np.nan
+                if events:
+                    m, lo, hi = _km_median(g[col], g["event"], alpha, True)
+                    blo, bhi = _boot_median(g["interrogator_id"].to_numpy(), g[col].to_numpy(float),
+                                            g["event"].to_numpy(int), alpha)
+                for name, v in (("", m), ("_low", lo), ("_high", hi), ("_boot_low", blo), ("_boot_high", bhi)):
+                    put(out, f"{key}.median_{scale}{name}", v)
+            for k in range(1, int(g["n_replies"].max()) + 1 if len(g) else 1):
+                v = np.array([paths[x][k - 1] for x in g["game_id"] if len(paths[x]) >= k])
+                m = float(v.mean())
+                half = (st.t.ppf(1 - alpha / 2, len(v) - 1) * v.std(ddof=1) / np.sqrt(len(v))
+                        if len(v) > 1 and v.std(ddof=1) > 0 else np.nan)
+                key_t = f"beliefs.trajectory.{by}.{group}.{k}"
+                put(out, f"{key_t}.n", len(v)), put(out, f"{key_t}.mean", m)
+                put(out, f"{key_t}.low", max(0.0, m - half))  # as the report: no interval reads [0, 1]
+                put(out, f"{key_t}.high", min(1.0, m + half))
+    changes = []
+    for r in rows:
+        path = paths[r["game_id"]]
+        for k, p in enumerate(path):
+            before = path[k - 1] if k else 0.5
+            if p != before:
+                changes.append((k + 1, p - before))
+    changes.sort(key=lambda x: -abs(x[1]))  # stable: ties keep the games' order
+    for i, (k, c) in enumerate(changes[:10], 1):
+        put(out, f"beliefs.moves.{i}.k", k), put(out, f"beliefs.moves.{i}.change", c)

@@ -27,6 +27,7 @@ class Options:
     include_bots: bool = False  # games flagged `bot` are left out of every analysis but the leaderboard
     pass_decisions: str = "holm"  # the family of pass decisions: "holm" (adjusted) or "per-witness" (confirmatory each)
     language: str = "en"  # the study's language, stated in the methods
+    closed_criterion: bool = True  # three-player: Giunti's closed criterion (False: the open set, nominal size)
 
 
 @dataclass
@@ -74,12 +75,15 @@ class Analysis:
                       "low_first", "high_first", "p_value_first"):
                 out[f"success.{w}.{c}"] = getattr(r, c)
         for r in self.comparisons.itertuples(index=False):
+            out[f"compare.{r.a}|{r.b}.diff"] = r.diff
             out[f"compare.{r.a}|{r.b}.p_value"] = r.p_value
             out[f"compare.{r.a}|{r.b}.p_holm"] = r.p_holm
         for r in self.criteria.itertuples(index=False):
             for c in ("machine_success", "ms_low", "ms_high", "threshold", "p_value", "humanness", "hu_low", "hu_high",
                       "p_holm", "se_cluster", "p_cluster"):
                 out[f"criteria.{r.witness}.{c}"] = getattr(r, c)
+            if self.format == "three-player":
+                out[f"criteria.{r.witness}.size"] = r.size
         for r in self.accuracy.itertuples(index=False):
             for c in ("k", "n", "rate", "low", "high"):
                 out[f"accuracy.{r.group}.{c}"] = getattr(r, c)
@@ -88,6 +92,13 @@ class Analysis:
                 out[f"by_index.{r.game_index}.{c}"] = getattr(r, c)
         for c in ("pooled", "per_interrogator_mean", "per_interrogator_median"):
             out[f"dprime.{c}"] = self.dprime.get(c, np.nan)
+        from turinglab.analysis.live.taxonomy import tag_accuracy
+
+        out.update(belief_numbers(self.beliefs))
+
+        for r in tag_accuracy(self.tags, self.games).itertuples(index=False):
+            out[f"tag_accuracy.{r.taxonomy}.{r.category}.games"] = r.games
+            out[f"tag_accuracy.{r.taxonomy}.{r.category}.accuracy"] = r.accuracy
         for k, v in self.brier.items():
             out[f"brier.{k}"] = v
         for r in self.calibration.itertuples(index=False):
@@ -97,7 +108,7 @@ class Analysis:
             t = self.regressions.get(name)
             if t is not None:
                 for r in t.itertuples(index=False):
-                    for c in ("estimate", "se", "p_value"):
+                    for c in ("estimate", "se", "z", "p_value", "low", "high"):
                         out[f"{name}.{r.term}.{c}"] = getattr(r, c)
         for c, v in (self.regressions.get("random_effects") or {}).items():
             if c != "singular":
@@ -120,6 +131,29 @@ class Analysis:
             v = float(v) if v is not None else float("nan")
             clean[k] = v if np.isfinite(v) else None  # undefined or unbounded, as in JSON
         return clean
+
+
+BELIEF_DETECTION = ("n", "events", "median_s", "median_s_low", "median_s_high", "median_s_boot_low",
+                    "median_s_boot_high", "median_k", "median_k_low", "median_k_high", "median_k_boot_low",
+                    "median_k_boot_high")
+
+
+def belief_numbers(b) -> dict:
+    """The belief block's numbers (issue 29) under dotted keys, as rebuild.py rebuilds them."""
+    out: dict = {}
+    if b is None:
+        return out
+    out["beliefs.n_games"], out["beliefs.n_moves"] = b.n_games, b.n_moves
+    for r in b.detection.to_dict("records"):
+        for c in BELIEF_DETECTION:
+            out[f"beliefs.detection.{r['by']}.{r['group']}.{c}"] = r[c]
+    for r in b.trajectories.itertuples(index=False):
+        for c in ("n", "mean", "low", "high"):
+            out[f"beliefs.trajectory.{r.by}.{r.group}.{r.k}.{c}"] = getattr(r, c)
+    if b.moves is not None:
+        for i, r in enumerate(b.moves.itertuples(index=False), 1):
+            out[f"beliefs.moves.{i}.k"], out[f"beliefs.moves.{i}.change"] = r.k, r.change
+    return out
 
 
 def timing_table(games: pd.DataFrame) -> pd.DataFrame:
@@ -186,7 +220,8 @@ def analyse(
     tick("success rates")
     comp = tables.comparisons(sr, fmt, opt.alpha)
     tick("comparisons")
-    crit = passes.add_companions(tables.criteria(sr, fmt, opt.alpha), df, fmt, opt.alpha, opt.pass_decisions)
+    crit = passes.add_companions(tables.criteria(sr, fmt, opt.alpha, opt.closed_criterion), df, fmt, opt.alpha,
+                                 opt.pass_decisions, closed=opt.closed_criterion)
     tick("criteria")
     acc = accuracy.accuracy_table(games, opt.alpha)
     idx = accuracy.by_game_index(games, opt.alpha)
@@ -202,7 +237,8 @@ def analyse(
     timing = timing_table(games if fmt == "two-player" else df)  # three-player: both seats
     tick("timing")
     comp = add_cluster_tests(comp, df, opt.alpha)
-    ext = more(df, games, sr, participants, tags, messages, witnesses, bots, fmt, opt.alpha, opt.pass_decisions)
+    ext = more(df, games, sr, participants, tags, messages, witnesses, bots, fmt, opt.alpha, opt.pass_decisions,
+               opt.closed_criterion)
     tick("further analyses")
     return Analysis(
         study=str(df["study"].iloc[0]), format=fmt, options=opt, exclusions=excl,

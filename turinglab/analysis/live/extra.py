@@ -10,11 +10,11 @@ from turinglab.analysis.live import leaderboard as lb
 
 
 def first_game_criteria(sr: pd.DataFrame, fmt: str, alpha: float, df: pd.DataFrame | None = None,
-                        family: str = "holm") -> pd.DataFrame:
+                        family: str = "holm", closed: bool = True) -> pd.DataFrame:
     """Giunti's criteria on interrogators' first games only (with the companions of `passes`)."""
     first = sr[["witness", "kind", "k_first", "n_first"]].rename(columns={"k_first": "k", "n_first": "n"})
-    crit = tables.criteria(first, fmt, alpha)
-    return crit if df is None else passes.add_companions(crit, df, fmt, alpha, family, first_only=True)
+    crit = tables.criteria(first, fmt, alpha, closed)
+    return crit if df is None else passes.add_companions(crit, df, fmt, alpha, family, first_only=True, closed=closed)
 
 
 def leaderboard_rows(df: pd.DataFrame, bots: pd.DataFrame) -> pd.DataFrame:
@@ -26,7 +26,7 @@ def leaderboard_rows(df: pd.DataFrame, bots: pd.DataFrame) -> pd.DataFrame:
 
 
 def more(df, games, sr, participants, tags, messages, witnesses, bots, fmt: str, alpha: float,
-         family: str = "holm") -> dict:
+         family: str = "holm", closed: bool = True) -> dict:
     stage = jb.verdict_kind(games)
     tagged = tags if tags is not None and not tags.empty else None
     idx = games["game_index"].clip(upper=5).astype(int).map(lambda i: "5+" if i == 5 else str(i))
@@ -34,7 +34,7 @@ def more(df, games, sr, participants, tags, messages, witnesses, bots, fmt: str,
         "by_index_kind": jb.by_index_kind(games, alpha),
         "distribution": jb.demographic_distribution(games, participants),
         "dprime_reg": jb.dprime_regression(games, participants, alpha),
-        "first_criteria": first_game_criteria(sr, fmt, alpha, df, family),
+        "first_criteria": first_game_criteria(sr, fmt, alpha, df, family, closed),
         "participation": jb.participation(df),
         "roster": jb.roster(sr, witnesses),
         "length": jb.length_table(df, messages, fmt),

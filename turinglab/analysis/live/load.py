@@ -35,6 +35,7 @@ class Loaded:
     beliefs: pd.DataFrame | None = None  # the interrogators' belief moves (issue 29; analysis.belief.BELIEF_COLUMNS)
     language: str = "en"  # the study's language (issue 39): its pages, its LLM witnesses' chat
     personas: dict | None = None  # game_id -> the words of its witnesses' drawn personas (name, city, state)
+    closed_criterion: bool = True  # the study file's criteria.closed (three-player pass criterion)
 
 
 class LoadError(ValueError):
@@ -229,4 +230,5 @@ def load(url: str | None = None, study: str | int | None = None, *, include_bots
         return Loaded(info.id, info.name, info.study.format, (*info.study.exclusions, "withdrawn"), df, parts, msgs,
                       tags, no_verdict, pd.DataFrame(game_rows), pd.DataFrame(verdict_rows),
                       tuple(info.study.witnesses), getattr(info.study, "pass_decisions", None) or "holm", beliefs,
-                      getattr(info.study, "language", "en"), _personas(store, [g.id for g in games]))
+                      getattr(info.study, "language", "en"), _personas(store, [g.id for g in games]),
+                      getattr(getattr(info.study, "criteria", None), "closed", True))

@@ -26,6 +26,22 @@ CLOSED_NOTE = (
     "threshold, the threshold included, so a set that starts exactly at the threshold (e.g. 60 of 100: "
     "[0.500, 0.694], p = 0.057) passes although the test of p = threshold does not reject."
 )
+OPEN_NOTE = (
+    "The study file sets criteria.closed: false, so a machine passes only when its whole {pct}% set lies above 0.5 "
+    "(the open criterion: a set that starts exactly at 0.5 is inconclusive), which keeps the nominal size."
+)
+
+
+def closed_text(crit: pd.DataFrame, pct: int, alpha: float, closed: bool = True) -> str:
+    """The three-player criterion used (closed or open) and its exact size at each witness's n."""
+    head = (CLOSED_NOTE if closed else OPEN_NOTE).format(pct=pct)
+    if crit.empty or "size" not in crit:
+        return head
+    by_n = crit.drop_duplicates("n").sort_values("n")
+    sizes = ", ".join(f"{s:.2%} at n = {int(n)}" for n, s in zip(by_n["n"], by_n["size"]))
+    return (f"{head} Its size (the chance of “passes” as P(S_m) rises to 0.5 from below, summed exactly over "
+            f"the outcomes that pass): {sizes}; nominal {alpha / 2:.2%} (α/2, one side of the {pct}% set)."
+            + (" The study file can choose the open criterion (criteria.closed: false)." if closed else ""))
 
 
 def cluster_one_sample_test(y, c, p0: float) -> dict:
@@ -53,7 +69,8 @@ def _direction(diff: float, p: float, alpha: float) -> str:
     return "passes" if diff > 0 else "fails"
 
 
-def holm_decisions(crit: pd.DataFrame, fmt: str, alpha: float, human: tuple[int, int] | None) -> tuple[list, list]:
+def holm_decisions(crit: pd.DataFrame, fmt: str, alpha: float, human: tuple[int, int] | None,
+                   closed: bool = True) -> tuple[list, list]:
     """(Holm-adjusted p, decision under Holm's step-down) per row of a criteria table."""
     from turinglab import stats
 
@@ -65,7 +82,7 @@ def holm_decisions(crit: pd.DataFrame, fmt: str, alpha: float, human: tuple[int,
         level = alpha / (m - r)
         k, n = int(crit["k"].iloc[i]), int(crit["n"].iloc[i])
         if fmt == "three-player":
-            d = stats.three_player(k, n, alpha=level).decision
+            d = stats.three_player(k, n, alpha=level, closed=closed).decision
         else:
             d = stats.two_player(k, n, human[0], human[1], alpha=level).decision
         if d == "inconclusive":
@@ -75,7 +92,7 @@ def holm_decisions(crit: pd.DataFrame, fmt: str, alpha: float, human: tuple[int,
 
 
 def add_companions(crit: pd.DataFrame, df: pd.DataFrame, fmt: str, alpha: float, family: str = "holm",
-                   first_only: bool = False) -> pd.DataFrame:
+                   first_only: bool = False, closed: bool = True) -> pd.DataFrame:
     """The criteria table with p_holm, decision_family, se_cluster, p_cluster, decision_cluster."""
     if family not in FAMILIES:
         raise ValueError(f"pass_decisions must be one of {', '.join(FAMILIES)}; got {family!r}")
@@ -98,7 +115,7 @@ def add_companions(crit: pd.DataFrame, df: pd.DataFrame, fmt: str, alpha: float,
             res.append(cluster_one_sample_test(y[mw], c[mw], 0.5))
         else:
             res.append(cluster_diff_test(y[mw], c[mw], y[hm], c[hm]))
-    adj, fam = holm_decisions(out, fmt, alpha, human)
+    adj, fam = holm_decisions(out, fmt, alpha, human, closed)
     out["p_holm"] = adj
     out["decision_family"] = fam if family == "holm" else out["decision"].tolist()
     out["se_cluster"] = [x["se"] for x in res]

@@ -112,12 +112,15 @@ def comparisons(sr: pd.DataFrame, fmt: str, alpha: float) -> pd.DataFrame:
     return out
 
 
-def criteria(sr: pd.DataFrame, fmt: str, alpha: float) -> pd.DataFrame:
-    """Giunti's absolute criterion (pass decision) and degree of humanness per AI witness."""
+def criteria(sr: pd.DataFrame, fmt: str, alpha: float, closed: bool = True) -> pd.DataFrame:
+    """Giunti's absolute criterion (pass decision) and degree of humanness per AI witness.
+
+    Three-player: ``closed`` (the study file's criteria.closed) chooses Giunti's closed criterion or
+    the open one; ``size`` is the decision's exact size at the witness's n (stats.pass_size)."""
     from turinglab import stats
 
     cols = ["witness", "k", "n", "machine_success", "ms_low", "ms_high", "threshold", "p_value",
-            "decision", "humanness", "hu_low", "hu_high", "test"]
+            "decision", "humanness", "hu_low", "hu_high", "test", "size"]
     ai = sr[sr["kind"] == "ai"]
     hum = sr[sr["kind"] == "human"]
     rows = []
@@ -125,7 +128,7 @@ def criteria(sr: pd.DataFrame, fmt: str, alpha: float) -> pd.DataFrame:
         if r.n == 0:
             continue
         if fmt == "three-player":
-            res = stats.three_player(int(r.k), int(r.n), alpha=alpha)
+            res = stats.three_player(int(r.k), int(r.n), alpha=alpha, closed=closed)
         else:
             if hum.empty or int(hum.iloc[0]["n"]) == 0:
                 continue  # no human witnesses: no two-player threshold to compare with
@@ -137,5 +140,6 @@ def criteria(sr: pd.DataFrame, fmt: str, alpha: float) -> pd.DataFrame:
         rows.append({"witness": r.witness, "k": int(r.k), "n": int(r.n), "machine_success": ms.estimate,
                      "ms_low": ms.low, "ms_high": ms.high, "threshold": float(thr), "p_value": float(res.p_value),
                      "decision": res.decision, "humanness": hu.estimate, "hu_low": hu.low, "hu_high": hu.high,
-                     "test": test})
+                     "test": test,
+                     "size": stats.pass_size(int(r.n), alpha, closed=closed)[0] if fmt == "three-player" else np.nan})
     return pd.DataFrame(rows, columns=cols)

@@ -32,6 +32,20 @@ def names() -> dict[tuple[str, str], str]:
     return {(t, c): n for t in FILES for c, n in codes(t).items()}
 
 
+def tag_accuracy(tags: pd.DataFrame | None, games: pd.DataFrame | None) -> pd.DataFrame:
+    """Per (taxonomy, category): the analysed games with that tag and the interrogators' accuracy in them."""
+    cols = ["taxonomy", "category", "games", "correct", "accuracy"]
+    if tags is None or tags.empty or games is None or games.empty:
+        return pd.DataFrame(columns=cols)
+    correct = games.drop_duplicates("game_id").set_index(games.drop_duplicates("game_id")["game_id"].astype(str))["correct"]
+    rows = []
+    for (tax, cat), g in tags.groupby(["taxonomy", "category"]):
+        acc = correct.reindex(g["game_id"].astype(str).unique()).dropna().astype(float)
+        rows.append({"taxonomy": tax, "category": cat, "games": len(acc), "correct": float(acc.sum()),
+                     "accuracy": float(acc.mean()) if len(acc) else float("nan")})
+    return pd.DataFrame(rows, columns=cols)
+
+
 def check(taxonomy: str, category: str) -> str:
     """Normalise and validate a code like '4C' -> '4c'; a clear error lists what is allowed."""
     code = category.strip().lower()

@@ -23,6 +23,8 @@ from turinglab.analysis.live.jb import KAPPA_NOTE
 from turinglab.analysis.live.core import Analysis
 from turinglab.analysis.report.figures import Figure, all_figures, save
 from turinglab.analysis.report import belief_report
+from turinglab.analysis.pformat import RULE as P_RULE, p_text
+from turinglab.analysis.report import rules
 
 REASON_SAMPLE = 12
 
@@ -36,10 +38,7 @@ def f(x, digits: int = 3) -> str:
 
 
 def p(x) -> str:
-    if _isnan(x):
-        return "–"
-    x = float(x)
-    return "< 0.001" if x < 0.001 else f"{x:.3f}"
+    return p_text(x)
 
 
 def interval_text(row) -> str:
@@ -109,16 +108,22 @@ def methods(a: Analysis, esc: Callable[[str], str] = str) -> list[str]:
                  "; Wald SEs, p-values and intervals from the ML fit. Random-effect variances (logit scale): "
                  f"intercept {f(re.get('intercept_var'))}, slope {f(sv) if sv is not None else 'not fitted'}"
                  + ("; singular fit (a variance at 0)" if re.get("singular") else "") +
-                 ". Its coefficients are conditional (for a given interrogator), while the GEE's are marginal "
-                 "(averaged over interrogators) and so nearer zero when interrogators differ" + (f" ({sub})" if sub else ""))
+                 (f" ({sub})" if sub else ""))
         fb = "; ".join(n for n in reg.get("notes", []) if "undefined SEs" in n)
         if fb:
             mixed += f" ({fb})"
     else:
         why = "; ".join(n for n in reg.get("notes", []) if "mixed" in n) or "not fitted"
         mixed = f"no mixed-effects model ({why})"
-    gee = ("a GEE cross-check (binomial, exchangeable working correlation, groups = interrogator, robust SEs)"
-           if reg.get("gee") is not None else "no GEE (" + ("; ".join(n for n in reg.get("notes", []) if "GEE" in n) or "not fitted") + ")")
+    if reg.get("gee") is not None:
+        gee = ("Beside it, a GEE (binomial, exchangeable working correlation, groups = interrogator, robust SEs) as a "
+               "cross-check. The mixed model's coefficients are conditional (for a given interrogator), the GEE's "
+               "marginal (averaged over interrogators), so the GEE's are nearer zero when interrogators differ."
+               if reg.get("mixed") is not None else
+               "A GEE (binomial, exchangeable working correlation, groups = interrogator, robust SEs) gives marginal "
+               "effects (averaged over interrogators).")
+    else:
+        gee = "No GEE (" + ("; ".join(n for n in reg.get("notes", []) if "GEE" in n) or "not fitted") + ")."
     comp = ("No two-sample tests: in three-player games P(S_m) = 1 − P(S_h) (Giunti). "
             "Pass criteria: the machine's SR against 0.5, the two-sided exact binomial test (Sterne) and the decision "
             "from the Sterne set."
@@ -128,27 +133,44 @@ def methods(a: Analysis, esc: Callable[[str], str] = str) -> list[str]:
             "the decision; the interval of the ratio of SRs is descriptive. Comparisons are Holm-adjusted over their family.")
     comp += " " + family_text(a)
     if a.format == "three-player":
-        comp += " " + passes.CLOSED_NOTE.format(pct=pct)
+        comp += " " + passes.closed_text(a.criteria, pct, o.alpha, o.closed_criterion)
     return [
         f"Study “{esc(a.study)}”, {a.format} format: {a.n_games} games with a verdict, {a.n_interrogators} interrogators. "
         f"Significance level α = {o.alpha} ({pct}% intervals). {language_text(o.language)} {excl}",
         "Success rates use exact binomial inference (turinglab.stats): the two-tailed exact p-value sums the "
         "probabilities of all outcomes no more probable than the one observed, and Sterne's interval is the set of rates "
         "not rejected at α (shown as pieces if it has gaps). " + comp,
-        "Interrogator accuracy: share of correct verdicts per game; d′ with rates smoothed (x+0.5)/(n+1) (Jones & Bergen). "
+        "Interrogator accuracy: share of correct verdicts per game; " + dprime_words(a.format) + " "
         "Calibration reads confidence c (0–100) as a stated probability 0.5 + c/200 of being right, and reports the Brier score "
-        f"and accuracy within confidence bins. Accuracy against games played and demographics: {mixed}, and {gee}.",
+        f"and accuracy within confidence bins. Accuracy against games played and demographics: {mixed}. {gee}",
         f"Games are not independent (interrogators play several), so pooled rates also get cluster-bootstrap intervals "
-        f"({o.n_boot} resamples of interrogators, seed {o.seed}), and each comparison between witnesses also gets a "
-        "cluster-robust test (sandwich standard error over interrogators, t with G−1 df) beside the exact one. "
+        f"({o.n_boot} resamples of interrogators, seed {o.seed}). " + clustered_words(a) +
         "Adaptive allocation is corrected by inverse-probability weighting (section “Correction for adaptive allocation”). "
         "An AI witness with a capacity limit (games at once, the study file's allocation.capacity) was never given a game "
         "past it: the draw was made among the witnesses with room, and the probability of that draw is the one recorded "
         "and used for the weights (or the overflow witness played, or the participant waited). "
         f"Games flagged bot are left out of every analysis and shown apart in the leaderboard ({a.extra.get('bot_games', 0)} such games). "
         "Precision: rates, proportions and their intervals to 3 decimals; coefficients, d′, κ, z and ratios to 2; "
-        "p-values to 3 (or < 0.001); seconds to 1.",
+        f"{P_RULE}; seconds to 1.",
     ]
+
+
+def dprime_words(fmt: str) -> str:
+    if fmt == "three-player":
+        return ("d′ of the two-alternative choice, √2·Z(proportion correct), unsmoothed (no (x+0.5)/(n+1): it is "
+                "infinite when every verdict is right or every one wrong).")
+    return "d′ = Z(hit rate) − Z(false-alarm rate) with rates smoothed (x+0.5)/(n+1) (Jones & Bergen)."
+
+
+def clustered_words(a: Analysis) -> str:
+    """Which cluster-robust tests the report holds (none is claimed that is not there)."""
+    has_crit = "p_cluster" in a.criteria and a.criteria["p_cluster"].notna().any()
+    has_comp = "p_cluster" in a.comparisons and a.comparisons["p_cluster"].notna().any()
+    what = [w for w, ok in (("each pass decision", has_crit), ("each comparison between witnesses", has_comp)) if ok]
+    if not what:
+        return "No cluster-robust test could be computed (fewer than two interrogators). "
+    return (" and ".join(what).capitalize() + " also gets a cluster-robust test (sandwich standard error over "
+            "interrogators, t with G−1 df) beside the exact one. ")
 
 
 def few_games_text(dp: dict) -> str:
@@ -185,8 +207,7 @@ def family_text(a: Analysis) -> str:
         return (f"The {m} pass decisions are per-witness confirmatory, as the study file declares (pass_decisions: "
                 "per-witness): each is made at α and none is adjusted for the others (Holm-adjusted p shown for "
                 "reference)." + companion)
-    return (f"The {m} pass decisions form one family, adjusted by Holm's step-down (ordered by p, the r-th of m is "
-            "decided at α/(m − r) by the same rule, and once one is inconclusive so are the rest; column "
+    return (f"The {m} pass decisions form one family, adjusted by {rules.holm_words(m)} (column "
             "“decision (Holm)”)." + companion)
 
 
@@ -269,15 +290,12 @@ def tag_summary(a: Analysis) -> list[dict]:
         return []
     from turinglab.analysis.live.taxonomy import names
 
+    from turinglab.analysis.live.taxonomy import tag_accuracy
+
     lookup = names()
-    correct = a.games.set_index("game_id")["correct"] if a.games is not None else pd.Series(dtype=bool)
-    rows = []
-    for (tax, cat), g in a.tags.groupby(["taxonomy", "category"]):
-        ids = g["game_id"].astype(str).unique()
-        acc = correct.reindex(ids).dropna()
-        rows.append({"taxonomy": tax, "category": cat, "name": lookup.get((tax, cat), "?"),
-                     "games": len(ids), "accuracy": float(acc.mean()) if len(acc) else float("nan")})
-    return rows
+    t = tag_accuracy(a.tags, a.games)
+    return [{"taxonomy": r["taxonomy"], "category": r["category"], "name": lookup.get((r["taxonomy"], r["category"]), "?"),
+             "games": int(r["games"]), "accuracy": r["accuracy"]} for r in t.to_dict("records")]
 
 
 def reason_sample(a: Analysis, k: int = REASON_SAMPLE) -> list[dict]:
@@ -326,9 +344,12 @@ def context(a: Analysis) -> dict:
         "ipw": _records(a.ipw), "demographics": _records(a.demographics), "ipw_text": ipw_text(), "timing": _records(a.timing),
         "tags": tag_summary(a), "reasons": reason_sample(a), "boschloo_max": f"{tables.BOSCHLOO_MAX_CELLS:,}",
         "few_games": few_games_text(a.dprime),
-        "closed_note": passes.CLOSED_NOTE.format(pct=int(round(100 * (1 - a.options.alpha))))
+        "closed_note": passes.closed_text(a.criteria, int(round(100 * (1 - a.options.alpha))), a.options.alpha,
+                                          a.options.closed_criterion)
         if a.format == "three-player" else "",
         "family_text": family_text(a),
+        "criteria_rule": rules.criteria_rule(a.format, int(round(100 * (1 - a.options.alpha))), a.options.alpha),
+        "comparisons_rule": rules.comparisons_rule(len(a.comparisons)), "comparisons_header": rules.COMPARISONS_HEADER,
         "x": further(a), "missing_notes": missing_kind_notes(a),
     }
 
@@ -465,9 +486,10 @@ def render_markdown(a: Analysis, fig_dir_name: str, figs: list[Figure]) -> str:
              "A witness in the study file that was never chosen is listed with n = 0 (“no games”).",
              fig("success_rates"), fig("first_games"), "## Pass criteria (Giunti)"]
     if c["criteria"]:
+        parts.append(rules.criteria_rule(a.format, pct, a.options.alpha))
         parts.append(table("Pass criteria, all games", crit_header, crit_rows(c["criteria"])))
         if a.format == "three-player":
-            parts.append(passes.CLOSED_NOTE.format(pct=pct))
+            parts.append(passes.closed_text(a.criteria, pct, a.options.alpha, a.options.closed_criterion))
         if x["first_criteria"]:
             parts.append(table("Pass criteria, interrogators' first games only", crit_header, crit_rows(x["first_criteria"])))
     else:
@@ -476,12 +498,8 @@ def render_markdown(a: Analysis, fig_dir_name: str, figs: list[Figure]) -> str:
     if a.format == "three-player":
         parts.append("None: in three-player games P(S_m) = 1 − P(S_h), so two-sample tests do not apply.")
     elif c["comparisons"]:
-        parts.append("The test is the one the pass criteria use (named per row). "
-                     "Exact tests treat games as independent; the cluster-robust test (sandwich SE over interrogators, "
-                     "t with G−1 df) allows for an interrogator's games being alike. Both Holm-adjusted.")
-        parts.append(table("Comparisons between witnesses: exact and cluster-robust tests",
-                           ["a", "b", "SR a − SR b", "exact test", "p exact", "p exact (Holm)", "SE cluster-robust",
-                            "p cluster-robust", "p cluster-robust (Holm)"],
+        parts.append(rules.comparisons_rule(len(c["comparisons"])))
+        parts.append(table("Comparisons between witnesses: two-sample and cluster-robust tests", rules.COMPARISONS_HEADER,
                            [[e(r["a"]), e(r["b"]), f(r["diff"]), e(r.get("test") or r["method"]), p(r["p_value"]), p(r["p_holm"]),
                              f(r.get("se_cluster")), p(r.get("p_cluster")), p(r.get("p_cluster_holm"))] for r in c["comparisons"]]))
     parts.append("## Interrogator accuracy")
@@ -620,7 +638,8 @@ def settings(a: Analysis) -> dict:
     return {"alpha": a.options.alpha, "exclude": list(a.options.exclude), "n_boot": a.options.n_boot,
             "seed": a.options.seed, "format": a.format, "study": a.study,
             "max_games_mixed": a.options.max_games_mixed, "max_games_gee": a.options.max_games_gee,
-            "pass_decisions": a.options.pass_decisions, "include_bots": a.options.include_bots}
+            "pass_decisions": a.options.pass_decisions, "include_bots": a.options.include_bots,
+            "closed_criterion": a.options.closed_criterion}
 
 
 def _model_terms(t: pd.DataFrame | None) -> dict | None:

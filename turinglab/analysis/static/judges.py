@@ -8,6 +8,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from turinglab.analysis.pformat import p_text
+
 HOW_TO = ("No AI judge has been evaluated on these items yet. Run, for example, "
           "`turinglab judges evaluate --study {study} --judge svm` (also rf, tfidf-lr, or llm with the "
           "embedded model), then write this report again.")
@@ -20,9 +22,7 @@ def _f(x: Any, d: int = 3) -> str:
 
 
 def _p(p: Any) -> str:
-    if p is None:
-        return "–"
-    return "< 0.0001" if p < 1e-4 else f"{p:.4f}"
+    return p_text(p)
 
 
 def _ci(pair: Any) -> str:

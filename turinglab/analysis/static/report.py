@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from turinglab.analysis.live.resample import cluster_sums
+from turinglab.analysis.pformat import p_text
 from turinglab.analysis.static.answers import native_flags
 from turinglab.statictests.topics import MIN_TOPIC_ACCURACY
 from turinglab.stats import interval, two_player
@@ -203,7 +204,8 @@ def analyse_counts(jc: pd.DataFrame, lc: pd.DataFrame, judges: pd.DataFrame | No
             method = "sterne" if max(n, n_h) <= STERNE_MAX_N else "clopper-pearson"
             g = two_player(k, n, k_h, n_h, alpha, method)
             r.update({"giunti_decision": g.decision, "giunti_p": g.p_value, "humanness": g.humanness.estimate,
-                      "humanness_low": g.humanness.low, "humanness_high": g.humanness.high, "giunti_method": method})
+                      "humanness_low": g.humanness.low, "humanness_high": g.humanness.high, "giunti_method": method,
+                      "giunti_test": g.test})
         rows.append(r)
     agents_df = pd.DataFrame(rows)
     if "giunti_method" in agents_df and (agents_df["giunti_method"] == "clopper-pearson").any():
@@ -444,6 +446,12 @@ def _fmt(x: Any, d: int = 3) -> str:
     return str(x)
 
 
+def _tests(agents: pd.DataFrame) -> str:
+    """The two-sample tests the agents' rows used, named once each."""
+    names = sorted({str(t) for t in agents.get("giunti_test", pd.Series(dtype=str)).dropna()})
+    return "; ".join(names) if names else "none (no agent with human items beside it)"
+
+
 def _tables(a: StaticAnalysis) -> list[tuple[str, str, list[str], list[list[Any]]]]:
     """(section, intro, header, rows) of the report, in order."""
     pct = int(round(100 * (1 - a.alpha)))
@@ -455,13 +463,15 @@ def _tables(a: StaticAnalysis) -> list[tuple[str, str, list[str], list[list[Any]
     out.append(("Judged-human rate per agent",
                 f"Exact {pct}% Clopper-Pearson interval; judge-clustered bootstrap {pct}% interval (judges resampled); "
                 f"Zhang's criterion: the rate within {ZHANG_BAND[0]}-{ZHANG_BAND[1]}. Giunti's two-player criteria: "
-                "the agent's items against the human items (decision from the interval of p_m / p_h against 1).",
+                f"the agent's items against the human items. Decision and p from one test of p_m = p_h: {_tests(ag)}; "
+                f"it passes if the test rejects at α = {a.alpha:g} with the agent's rate above the humans', fails if it "
+                "rejects with it below, else inconclusive. The ratio p_m / p_h and its interval are descriptive.",
                 ["agent", "n", "judges", "judged human", "rate", f"{pct}% exact", f"{pct}% clustered", "Zhang band",
                  "Giunti", "p", "humanness p_m/p_h"],
                 [[r["agent"], r["n"], r["judges"], r["judged_human"], _fmt(r["rate"]), f"[{_fmt(r['low'])}, {_fmt(r['high'])}]",
                   f"[{_fmt(r['boot_low'])}, {_fmt(r['boot_high'])}]", ("–" if r["zhang_in_band"] is None else "in" if r["zhang_in_band"] else "out"),
                   r.get("giunti_decision", "–") if isinstance(r.get("giunti_decision"), str) else "–",
-                  _fmt(r.get("giunti_p")), (f"{_fmt(r.get('humanness'), 2)} [{_fmt(r.get('humanness_low'), 2)}, "
+                  p_text(r.get("giunti_p")), (f"{_fmt(r.get('humanness'), 2)} [{_fmt(r.get('humanness_low'), 2)}, "
                                             f"{_fmt(r.get('humanness_high'), 2)}]") if r["agent"] != "human" else "–"]
                  for r in ag.to_dict("records")]))
     out.append(("Detectability (balanced accuracy)",
