@@ -30,6 +30,7 @@ from turinglab.server.live.view import participant_view, verdict_correct
 from turinglab.witnesses import personal_data, timing
 from turinglab.witnesses.base import GameContext, Turn
 
+HUMAN = {"source": "human"}  # the author of a person's witness message (the AI seat names its own)
 MASK_AT_MOST = 2 * MAX_REFUSED_TEXT  # characters of a too-long message masked (the engine keeps MAX_REFUSED_TEXT)
 log = logging.getLogger("turinglab.server")
 
@@ -194,8 +195,8 @@ class GameSession(StoredGame, Presence):
                 await self._witness_message(pid, conv, f, now)
 
     async def _apply_send(self, pid: str, seat: str, conv: str, text: str, client_id: str | None,
-                          now: int, msg_id: str | None = None) -> Event | None:
-        out = self.game.apply(Send(seat, text, conv), now)
+                          now: int, msg_id: str | None = None, author: dict | None = None) -> Event | None:
+        out = self.game.apply(Send(seat, text, conv, author), now)
         await self._commit(out.events)
         if not out.ok:
             if pid:
@@ -254,13 +255,13 @@ class GameSession(StoredGame, Presence):
         release = now if q is None or relay else max(q.t_ms + max(now - q.t_ms, self._designed_fn(conv, q)(len(f.text))),
                                             self._not_before(q))
         if release <= now:
-            e = await self._apply_send(pid, conv, conv, f.text, f.client_id, now)
+            e = await self._apply_send(pid, conv, conv, f.text, f.client_id, now, author=HUMAN)
             if e is not None:
                 await self._acked_and_delivered(pid, conv, f.client_id, e)
             return
         # stored (as `held`) before it is acknowledged: a verdict or a crash before its release
         # leaves it in the log, recorded as undelivered when the game ends
-        out = self.game.apply(Hold(conv, f.text, conv, release), now)
+        out = self.game.apply(Hold(conv, f.text, conv, release, HUMAN), now)
         await self._commit(out.events)
         if not out.ok:
             await self._send(pid, proto.error(out.code or "refused", out.detail or "refused", f.client_id))
@@ -292,7 +293,7 @@ class GameSession(StoredGame, Presence):
                 if self.held.get(conv) is h:
                     del self.held[conv]
                 return
-            e = await self._apply_send("", conv, conv, h.text, None, self.hub.now(), msg_id=h.id)
+            e = await self._apply_send("", conv, conv, h.text, None, self.hub.now(), msg_id=h.id, author=HUMAN)
             del self.held[conv]
             if e is not None:
                 await self._deliver(conv, e)
@@ -335,15 +336,16 @@ class GameSession(StoredGame, Presence):
             async def refuse() -> None:
                 await self._commit(self.game.refuse(Send(conv, r.text, conv), r.code, r.detail, self.hub.now()).events)
             await self._retrying(refuse)
-        text = (await ai.answer(history, ctx, question=q.payload["text"], asked_ms=q.t_ms,
-                                deadline_ms=self.game.deadline_ms, on_refusal=record, trace=trace)).text
+        answer = await ai.answer(history, ctx, question=q.payload["text"], asked_ms=q.t_ms,
+                                 deadline_ms=self.game.deadline_ms, on_refusal=record, trace=trace)
+        text = answer.text
         # the human rule: shown at t_q + max(elapsed, designed), on the hub clock (not from when
         # this task started, which is after the question's commit)
         designed = designed_ms(len(text))
         ai.timing_record(trace, len(text), self.hub.now() - q.t_ms, designed, self.typing_ms.get(q.seq, 0))
         await asyncio.sleep(max(0.0, (q.t_ms + designed - self.hub.now()) / 1000))
         async def send_reply() -> None:
-            e = await self._apply_send("", conv, conv, text, None, self.hub.now())
+            e = await self._apply_send("", conv, conv, text, None, self.hub.now(), author=answer.author())
             if e is not None:
                 await self._deliver(conv, e)
         await self._after_typing(q, send_reply)
