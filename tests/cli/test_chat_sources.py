@@ -32,6 +32,8 @@ def test_a_dead_endpoint_game_is_exported_as_the_fallbacks(sqlite_url, tmp_path)
             replies = [e.payload for e in store.events(g.id) if e.type == "message" and e.actor == "A"]
             assert [p["source"] for p in replies] == ["fallback"] * 3
             assert all(p["model"] == "m" and p["tries"] == 1 and p["latency_ms"] >= 0 for p in replies)
+        shown = cli("db", "show", games[0].id, "--db", sqlite_url).stdout
+        assert shown.count("fallback (m, 1 tries") == 3 and "'source'" not in shown and '"source"' not in shown
     out = tmp_path / "export"
     r = cli("export", "--db", sqlite_url, "--out", str(out))
     assert r.returncode == 0, r.stderr

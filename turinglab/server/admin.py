@@ -21,6 +21,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, Response
 
 from turinglab.game.events import MESSAGE
+from turinglab.server.admin_sources import FALLBACK_WARN, FALLBACK_WINDOW, fallback_warnings, reply_source
 from turinglab.store.api import Store, UnknownId
 from turinglab.store.counting import min_rule, not_counting
 from turinglab.store.payments import verified
@@ -342,12 +343,14 @@ def add_admin(app: FastAPI, password: str | None, page, message, accounts_file: 
         cap_counts = {} if cap is None else {"deferred": cap.deferred, "reallocated": cap.reallocated,
                                              "overflowed": cap.overflowed}
         board = await asyncio.to_thread(leaderboard_rows, games)
+        fell_back = await asyncio.to_thread(fallback_warnings, store, games)
         acts = (await asyncio.to_thread(shown_actions, store, hub.study_id, key))[:20]
         return templates.TemplateResponse(request, "admin.html", {
             "study_name": hub.study.name, "waiting": waiting, "live": live, "studies": studies,
             "witnesses": witnesses, "human_sr": human_sr, "n_human": len(humans), "flagged": flagged,
             "n_games": len(games), "tables": TABLES, "blocked_ai": blocked_ai, "recent": recent,
-            "capacity": capacity, "cap_counts": cap_counts, **board, **status_rows(hub), "actions": acts,
+            "capacity": capacity, "cap_counts": cap_counts, **board, "fell_back": fell_back,
+            "fallback_window": FALLBACK_WINDOW, "fallback_warn": f"{FALLBACK_WARN:.0%}", **status_rows(hub), "actions": acts,
             "form_token": request.app.state.admin_form_token(request),
             "logout_token": request.app.state.admin_logout_token(request.state.admin)})
 
@@ -371,14 +374,16 @@ def add_admin(app: FastAPI, password: str | None, page, message, accounts_file: 
             p = e.payload or {}
             who = "interrogator" if e.actor == "interrogator" else (
                 f"{e.actor} ({seats[e.actor]})" if e.actor in seats else e.actor)
+            src = ""
             if e.type == MESSAGE:
                 what = p.get("text", "")
+                src = reply_source(p, g.seats[e.actor].kind) if e.actor in g.seats else ""
             elif e.type == "refused":
                 what = f"refused ({p.get('code')}): {p.get('text', '')}".strip()
             else:
                 what = ", ".join(f"{k}={v}" for k, v in p.items() if k != "rules")
             rows.append({"t": f"{(e.t_ms - t0) / 1000:.1f}", "type": e.type, "who": who,
-                         "conv": e.conversation or "", "what": what, "message": e.type == MESSAGE})
+                         "conv": e.conversation or "", "what": what, "message": e.type == MESSAGE, "source": src})
         live = game_id in request.app.state.hub.live
         return templates.TemplateResponse(request, "admin_game.html", {
             "study_name": request.app.state.hub.study.name, "g": g, "seats": seats, "rows": rows, "live": live,
