@@ -59,3 +59,28 @@ def test_a_dead_endpoint_game_is_exported_as_the_fallbacks(sqlite_url, tmp_path)
     import json
     numbers = json.loads((out / "report_numbers.json").read_text())["numbers"]
     assert numbers["sources.Dead.share_fallback"] == 1.0 and numbers["sources.Dead.pass_without.n"] == 0
+
+
+def test_each_source_in_the_terminal(sqlite_url, tmp_path):
+    """The same loopback model as the server test, played with `turinglab chat --study`: the
+    terminal's replies go through the same AI seat and are stored with the same sources."""
+    from tests.server.live.test_reply_sources import QUESTIONS, serve_model
+
+    httpd, url = serve_model([])
+    try:
+        study = tmp_path / "loop.yaml"
+        study.write_text("preset: jones-bergen-2023\nname: loop\nwitnesses:\n"
+                         f"  - {{codename: Sierra, kind: llm, model: m, base_url: '{url}', api_key_env: X, "
+                         "timeout_s: 20, retries: 0, prompt: young, fallback: eliza, "
+                         "timing: {base_s: 4.0, s_per_char: 0.01, gamma_shape: 1.0, gamma_scale: 0.01}}\n")
+        r = cli("chat", "--study", str(study), "--witness", "Sierra", "--no-delay", "--db", sqlite_url,
+                stdin="\n".join(q for q, _ in QUESTIONS) + "\n/verdict ai 80\n")
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    assert r.returncode == 0, r.stderr
+    with Store(sqlite_url) as store:
+        (g,) = store.games()
+        replies = [e.payload for e in store.events(g.id) if e.type == "message" and e.actor == "A"]
+    assert [p["source"] for p in replies] == [s for _, s in QUESTIONS]
+    assert [p["tries"] for p in replies] == [1, 2, 1, 2]

@@ -46,6 +46,15 @@ def serve_model(seen: list[str]):
             else:
                 text = ANSWER
             seen.append("films" if "films" in last else text)
+            if not body.get("stream"):  # `turinglab chat` asks for the whole reply at once
+                data = json.dumps({"id": "c", "object": "chat.completion", "created": 0, "model": "m", "choices": [
+                    {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}]}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+                return
             self.begin_stream()
             base = {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m"}
             self._chunk({**base, "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}]})
