@@ -127,7 +127,7 @@ def static_summary(
     import json
 
     from turinglab.analysis.static.answers import static_extras
-    from turinglab.analysis.static.summary import control_answers, count_table, summary
+    from turinglab.analysis.static.summary import control_answers, count_table, practice, summary
     from turinglab.store import StoreError
 
     if not 0 < alpha < 1:
@@ -138,6 +138,7 @@ def static_summary(
         out = summary(count_table(store, info.id), alpha, study=info.name, task=info.task)
         out.update(static_extras(store, info, alpha))
         out["control_answers"] = control_answers(store, info.id, alpha)
+        out["practice"] = practice(store, info.id, alpha)
     except StoreError as exc:
         fail(str(exc))
     finally:
@@ -149,6 +150,10 @@ def static_summary(
     console.print(f"{out['study']} ({out['task']}): {out['trials']} trials by {out['judges']} judges", markup=False)
     console.print(f"truth human:   judged human {c['human']['human']}, machine {c['human']['machine']}", markup=False)
     console.print(f"truth machine: judged human {c['machine']['human']}, machine {c['machine']['machine']}", markup=False)
+    if out["practice"]["trials"]:
+        pr = out["practice"]
+        console.print(f"practice trials (not counted above): {pr['trials']}; right {pr['correct']} of {pr['scored']}",
+                      markup=False)
     if out["control_answers"]:
         ca = out["control_answers"]
         console.print(f"control answers: {ca['correct']} of {ca['trials']} right ({ca['accuracy']['estimate']:.3f}); "
