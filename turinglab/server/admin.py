@@ -20,7 +20,7 @@ import pandas as pd
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, Response
 
-from turinglab.game.events import MESSAGE
+from turinglab.game.events import MESSAGE, source_of
 from turinglab.server.admin_sources import FALLBACK_WARN, FALLBACK_WINDOW, fallback_warnings, reply_source
 from turinglab.store.api import Store, UnknownId
 from turinglab.store.counting import min_rule, not_counting
@@ -108,7 +108,9 @@ def tables(store: Store, study_id: int | None = None, demo: bool = False) -> dic
                            "conversation": e.conversation, "payload": str(e.payload)})
             if e.type == MESSAGE:
                 m_rows.append({"game_id": g.id, "seq": e.seq, "t_ms": e.t_ms, "sender": e.actor,
-                               "conversation": e.conversation, "text": e.payload.get("text")})
+                               "conversation": e.conversation, "text": e.payload.get("text"),
+                               "source": "interrogator" if e.actor not in g.seats else  # who wrote it
+                               source_of(e.payload, g.seats[e.actor].kind)})
     pids = {g.interrogator_id for g in games} | {i.participant_id for g in games for i in g.seats.values()}
     p_rows = []
     for pid in sorted(p for p in pids if p):

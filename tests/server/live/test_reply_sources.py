@@ -97,6 +97,7 @@ async def test_each_source_in_a_server_game(model, sqlite_url):
                 (g,) = store.games()
                 replies = [e.payload for e in store.events(g.id) if e.type == "message" and e.actor == "A"]
             page = (await c.get(f"/admin/game/{g.id}", auth=auth)).text
+            csv = (await c.get("/admin/export/messages.csv", auth=auth)).text
     assert [r["source"] for r in replies] == [s for _, s in QUESTIONS]
     assert [r["tries"] for r in replies] == [1, 2, 1, 2] and all(r["model"] == "m" for r in replies)
     assert replies[1]["text"] == ANSWER and BREAK not in before
@@ -104,5 +105,10 @@ async def test_each_source_in_a_server_game(model, sqlite_url):
     assert not {'"source"', '"tries"', '"latency_ms"', '"model"'} & set(re.findall(r'"[a-z_]+"', before))
     cells = re.findall(r'<td class="src">([^<]*)</td>', page)
     assert [c for c in cells if c] == ["model (m)", "regenerated (m)", "fallback (m)", "brush_off (m)"]
+    import io
+
+    import pandas as pd
+    msgs = pd.read_csv(io.StringIO(csv))
+    assert msgs.loc[msgs["sender"] == "A", "source"].tolist() == [s for _, s in QUESTIONS]
     # one of Sierra's 4 replies by the fallback (25 % > 20 %): /admin warns
     assert "Warning: the fallback wrote 1 of Sierra's last 4 replies (25%" in admin, admin[admin.index("<h2>Witnesses"):][:600]
