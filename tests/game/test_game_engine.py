@@ -394,3 +394,24 @@ def test_a_refused_long_text_keeps_a_bounded_prefix_and_its_length():
     assert out.code == "too_long"
     assert out.events[-1].payload["text"] == "y" * MAX_REFUSED_TEXT and out.events[-1].payload["length"] == 20_000
     assert len(json.dumps(out.events[-1].to_dict())) < 1000
+
+
+def test_a_witness_message_records_its_author_and_replays():
+    from turinglab.game.engine import Hold
+    from turinglab.game.events import source_of
+
+    g = three()
+    g.apply(Send(I, "hi A", "A"), T0 + 1)
+    g.apply(Send(I, "hi B", "B"), T0 + 2)
+    ai = {"source": "fallback", "model": "gpt-x", "tries": 2, "latency_ms": 4100}
+    g.apply(Send("A", "hello", "A", author=ai), T0 + 3)
+    g.apply(Hold("B", "hey", "B", release_ms=T0 + 9, author={"source": "human"}), T0 + 4)
+    g.apply(Send("B", "hey", "B", author={"source": "human"}), T0 + 9)
+    g.apply(Send(I, "who are you", "A", author={"source": "model"}), T0 + 10)  # not the interrogator's
+    msgs = [e for e in g.log if e.type == "message"]
+    assert [m.payload for m in msgs[2:]] == [{"text": "hello", **ai}, {"text": "hey", "source": "human"},
+                                             {"text": "who are you"}]
+    assert Game.replay([Event.from_dict(json.loads(json.dumps(e.to_dict()))) for e in g.log]).log == g.log
+    assert source_of({"text": "old"}, "ai") == "unknown" and source_of({"text": "old"}, "human") == "human"
+    with pytest.raises(ValueError, match="source must be one of"):
+        g.apply(Send("A", "x", "A", author={"source": "guess"}), T0 + 11)

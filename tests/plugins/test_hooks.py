@@ -22,7 +22,7 @@ EXPECTED = {
     "turinglab_importers": {"zhang", "plain", "psiturk", "jspsych"},
     "turinglab_ai_judges": {"svm", "linear-svm", "rf", "tfidf-lr", "llm"},
     "turinglab_content_filters": {"word-list"},
-    "turinglab_report_sections": {"blinding-audit"},
+    "turinglab_report_sections": {"reply-sources", "blinding-audit"},
 }
 
 

@@ -185,3 +185,17 @@ def test_serve_prints_a_study_name_as_written(tmp_path):
         proc.terminate()
         out, _ = proc.communicate(timeout=20)
     assert "study [bold]pilot [2] (two-player)" in out.replace("\n", ""), out
+
+
+def test_serve_workers_with_no_redis_is_one_line_naming_it(tmp_path, postgres_url):
+    """Issue 35.7: no Redis at --redis: one line naming Redis and the URL, exit 2, no workers started."""
+    study = tmp_path / "study.yaml"
+    study.write_text("name: nr\nwitnesses:\n  - {codename: Eliza, kind: eliza}\n")
+    url = f"redis://127.0.0.1:{free_port()}/0"  # nothing listens there
+    r = subprocess.run([sys.executable, "-m", "turinglab", "serve", "--study", str(study), "--workers", "2",
+                        "--redis", url, "--port", str(free_port()), "--db", postgres_url],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2, r.stdout + r.stderr
+    lines = [x for x in r.stderr.splitlines() if x.strip()]
+    assert len(lines) == 1 and "Redis does not answer" in lines[0] and url in lines[0], r.stderr
+    assert "worker" not in r.stdout

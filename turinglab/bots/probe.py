@@ -148,13 +148,13 @@ async def _reply(seat: AISeat, history: list[Turn], ctx: GameContext, q: str, re
         r = refused.get(t)
         tries.append({"text": t, "why": r.detail if r else ("empty" if not t else "ok"),
                       "blocked": r.detail if r and r.code == "blocked" else None})
-    res.guard_fallbacks += int(bool(ans.refusals) and ans.source == "fallback")
+    res.guard_fallbacks += int(bool(ans.refusals) and ans.source in ("fallback", "brush_off", "last_resort"))
     text = ans.text
     designed = max(timing.reply_delay(len(text), spec.timing, rng, prev_chars=len(q)),
                    timing.typing_delay(rules, rng) + rules.typing_min_s)
     late = elapsed > designed + LATE_TOLERANCE_MS / 1000
     res.late += int(late)
-    if ans.source != "model":
+    if ans.refusals or ans.trace.get("eliza"):  # not the model's first reply as given
         res.guarded_elapsed_s.append(round(elapsed, 2))
         res.late_guarded += int(late)
     shown_break, shown_why = classify(text, q)

@@ -164,7 +164,7 @@ class ChatGame:
                 print("  (typing…)", file=self.out, flush=True)
                 elapsed = (now_ms() - sent_ms) / 1000
             await asyncio.sleep(hold_for(designed, elapsed))
-        out = self.act(Send("A", text))
+        out = self.act(Send("A", text, author=answer.author()))
         return text if out.ok else None
 
     async def close(self) -> None:

@@ -134,7 +134,7 @@ def static_summary(
     import json
 
     from turinglab.analysis.static.answers import static_extras
-    from turinglab.analysis.static.summary import control_answers, count_table, summary
+    from turinglab.analysis.static.summary import control_answers, count_table, practice, summary
     from turinglab.store import StoreError
 
     if not 0 < alpha < 1:
@@ -147,6 +147,7 @@ def static_summary(
         out["failed_controls_dropped"] = drop
         out.update(static_extras(store, info, alpha))
         out["control_answers"] = control_answers(store, info.id, alpha)
+        out["practice"] = practice(store, info.id, alpha)
     except StoreError as exc:
         fail(str(exc))
     finally:
@@ -159,6 +160,10 @@ def static_summary(
                   + (" (failed controls dropped)" if drop else ""), markup=False)
     console.print(f"truth human:   judged human {c['human']['human']}, machine {c['human']['machine']}", markup=False)
     console.print(f"truth machine: judged human {c['machine']['human']}, machine {c['machine']['machine']}", markup=False)
+    if out["practice"]["trials"]:
+        pr = out["practice"]
+        console.print(f"practice trials (not counted above): {pr['trials']}; right {pr['correct']} of {pr['scored']}",
+                      markup=False)
     if out["control_answers"]:
         ca = out["control_answers"]
         console.print(f"control answers: {ca['correct']} of {ca['trials']} right ({ca['accuracy']['estimate']:.3f}); "

@@ -31,6 +31,7 @@ class Send:
     seat: str
     text: str
     conversation: str | None = None
+    author: dict[str, Any] | None = None  # a witness's message: who wrote it (events.AUTHOR_KEYS)
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,7 @@ class Hold:
     text: str
     conversation: str | None = None
     release_ms: int = 0
+    author: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -446,10 +448,12 @@ class Game:
         limit = self.rules.max_messages
         if limit is not None and c.sent[role] >= limit:
             return ev.TOO_MANY_MESSAGES, f"each side may send {limit} messages per conversation"
+        # a witness's message records who wrote it (never sent to the interrogator)
+        author = ev.author_fields(a.author) if role != INTERROGATOR else {}
         if hold:
-            self._emit(ev.HELD, a.seat, now, conv, {"text": text, "release_ms": int(a.release_ms)})  # type: ignore[union-attr]
+            self._emit(ev.HELD, a.seat, now, conv, {"text": text, "release_ms": int(a.release_ms), **author})  # type: ignore[union-attr]
         else:
-            self._emit(ev.MESSAGE, a.seat, now, conv, {"text": text})
+            self._emit(ev.MESSAGE, a.seat, now, conv, {"text": text, **author})
         return None, None
 
     def _drop_held(self, t_ms: int) -> None:

@@ -87,6 +87,28 @@ REFUSAL_CODES = (
 
 BELIEF_MIN, BELIEF_MAX = 0, 100  # two-player: 0 sure human, 100 sure AI; three-player: 0 A is human, 100 B is human
 
+# Who wrote a witness's message (payload of its `message` and `held` events): `source` is "human"
+# for a person, for an AI witness one of witnesses/ai_seat.SOURCES; an AI reply adds the model,
+# its calls and latency. Messages logged before sources were recorded have none and read as
+# `source_of` says (the log is append-only: old events are not rewritten).
+AUTHOR_KEYS = ("source", "model", "tries", "latency_ms")
+SOURCES = ("human", "model", "regenerated", "brush_off", "fallback", "last_resort", "unknown")
+
+
+def author_fields(author: dict[str, Any] | None) -> dict[str, Any]:
+    """The author keys of a witness message's payload (nothing when none is known)."""
+    out = {k: author[k] for k in AUTHOR_KEYS if author and author.get(k) is not None}
+    if out and out.get("source") not in SOURCES:
+        raise ValueError(f"message source must be one of {', '.join(SOURCES)}, got {out.get('source')!r}")
+    return out
+
+
+def source_of(payload: dict[str, Any], seat_kind: str | None) -> str:
+    """Who wrote a witness message: its recorded source, else "human" for a person's seat and
+    "unknown" for an AI's (a message from before sources were recorded: never a guess)."""
+    return payload.get("source") or ("human" if seat_kind == "human" else "unknown")
+
+
 State = Literal["in_progress", "awaiting_verdict", "ended"]
 
 

@@ -20,8 +20,9 @@ import pandas as pd
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, Response
 
-from turinglab.game.events import MESSAGE
+from turinglab.game.events import MESSAGE, source_of
 from turinglab.i18n import admin_notes
+from turinglab.server.admin_sources import FALLBACK_WARN, FALLBACK_WINDOW, fallback_warnings, reply_source
 from turinglab.store.api import Store, UnknownId
 from turinglab.store.counting import min_rule, not_counting
 from turinglab.store.payments import verified
@@ -108,7 +109,9 @@ def tables(store: Store, study_id: int | None = None, demo: bool = False) -> dic
                            "conversation": e.conversation, "payload": str(e.payload)})
             if e.type == MESSAGE:
                 m_rows.append({"game_id": g.id, "seq": e.seq, "t_ms": e.t_ms, "sender": e.actor,
-                               "conversation": e.conversation, "text": e.payload.get("text")})
+                               "conversation": e.conversation, "text": e.payload.get("text"),
+                               "source": "interrogator" if e.actor not in g.seats else  # who wrote it
+                               source_of(e.payload, g.seats[e.actor].kind)})
     pids = {g.interrogator_id for g in games} | {i.participant_id for g in games for i in g.seats.values()}
     p_rows = []
     for pid in sorted(p for p in pids if p):
@@ -348,6 +351,7 @@ def add_admin(app: FastAPI, password: str | None, page, message, accounts_file: 
             health["redis"] = "ok" if await hub.redis_ok() else "down"
         health["status"] = "degraded" if hub.write_health.degraded() or health.get("redis") == "down" else "ok"
         board = await asyncio.to_thread(leaderboard_rows, games)
+        fell_back = await asyncio.to_thread(fallback_warnings, store, games)
         acts = (await asyncio.to_thread(shown_actions, store, hub.study_id, key))[:20]
         from turinglab.server.withdrawal import rights_rows
 
@@ -356,8 +360,9 @@ def add_admin(app: FastAPI, password: str | None, page, message, accounts_file: 
             "study_name": hub.study.name, "waiting": waiting, "live": live, "studies": studies,
             "witnesses": witnesses, "human_sr": human_sr, "n_human": len(humans), "flagged": flagged,
             "n_games": len(games), "tables": TABLES, "blocked_ai": blocked_ai, "recent": recent,
-            "capacity": capacity, "cap_counts": cap_counts, **board, **status_rows(hub), "actions": acts, "health": health,
-            "rights": rights,
+            "capacity": capacity, "cap_counts": cap_counts, **board, "fell_back": fell_back,
+            "fallback_window": FALLBACK_WINDOW, "fallback_warn": f"{FALLBACK_WARN:.0%}", **status_rows(hub), "actions": acts,
+            "health": health, "rights": rights,
             "form_token": request.app.state.admin_form_token(request),
             "logout_token": request.app.state.admin_logout_token(request.state.admin),
             "language_notes": admin_notes(hub.study.language, hub.study.witnesses, getattr(hub.filter, "lists", None))})
@@ -382,14 +387,16 @@ def add_admin(app: FastAPI, password: str | None, page, message, accounts_file: 
             p = e.payload or {}
             who = "interrogator" if e.actor == "interrogator" else (
                 f"{e.actor} ({seats[e.actor]})" if e.actor in seats else e.actor)
+            src = ""
             if e.type == MESSAGE:
                 what = p.get("text", "")
+                src = reply_source(p, g.seats[e.actor].kind) if e.actor in g.seats else ""
             elif e.type == "refused":
                 what = f"refused ({p.get('code')}): {p.get('text', '')}".strip()
             else:
                 what = ", ".join(f"{k}={v}" for k, v in p.items() if k != "rules")
             rows.append({"t": f"{(e.t_ms - t0) / 1000:.1f}", "type": e.type, "who": who,
-                         "conv": e.conversation or "", "what": what, "message": e.type == MESSAGE})
+                         "conv": e.conversation or "", "what": what, "message": e.type == MESSAGE, "source": src})
         live = game_id in request.app.state.hub.live
         return templates.TemplateResponse(request, "admin_game.html", {
             "study_name": request.app.state.hub.study.name, "g": g, "seats": seats, "rows": rows, "live": live,

@@ -10,6 +10,7 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
+from turinglab.game.events import AUTHOR_KEYS, MESSAGE, source_of
 from turinglab.store.api import GameInfo, Store
 
 
@@ -44,16 +45,30 @@ def game_table(store: Store, game_id: str) -> tuple[str, Table]:
             f"flags {json.dumps(info.flags)}")
     t0 = info.started_ms
     table = Table(show_lines=False)
-    for col in ("seq", "+s", "type", "actor", "conv", "payload"):
+    for col in ("seq", "+s", "type", "actor", "conv", "source", "payload"):
         table.add_column(col, justify="right" if col in ("seq", "+s") else "left", overflow="fold")
     for r in store.event_rows(game_id):
         e = r.event
         table.add_row(str(e.seq), f"{(e.t_ms - t0) / 1000:.3f}", e.type, e.actor, e.conversation or "",
-                      escape(_payload(e.payload)))
+                      reply_source(e, info), escape(_payload(e.payload)))
     return head, table
 
 
+def reply_source(e: Any, info: GameInfo) -> str:
+    """Who wrote a witness message (events.source_of, with the AI's model, calls and latency); ''
+    for other events."""
+    if e.type != MESSAGE or e.actor not in info.seats:
+        return ""
+    seat = info.seats[e.actor]
+    src = source_of(e.payload, seat.kind)
+    if src in ("human", "unknown"):
+        return src
+    p = e.payload
+    return f"{src} ({p.get('model') or '?'}, {p.get('tries', '?')} tries, {p.get('latency_ms', '?')} ms)"
+
+
 def _payload(p: dict[str, Any]) -> str:
+    p = {k: v for k, v in p.items() if k not in AUTHOR_KEYS}  # the author has its own column
     if set(p) == {"text"}:
         return repr(p["text"])
     return json.dumps(p, ensure_ascii=False)

@@ -31,6 +31,9 @@ log = logging.getLogger(__name__)
 LATE_TOLERANCE_MS = 100  # a reply this much past its designed time counts as late (scheduling jitter)
 REGENERATE_TRIES = 2  # a refused AI reply is asked for again at most this often (within its delay)
 TASK_TRIES = 1  # ... after a machine task or an accusation (the steered model rarely does better twice)
+# who wrote a shown AI reply: the model's first try, a try after the guard or filter refused
+# earlier ones, the persona's brush-off, the fallback (ELIZA or the configured one), the last resort
+SOURCES = ("model", "regenerated", "brush_off", "fallback", "last_resort")
 LAST_RESORT = "sorry, what do you mean?"  # when even the fallback's reply is refused
 FALLBACK_TEXT = "please go on."  # when the fallback itself fails
 
@@ -63,9 +66,16 @@ class Answer:
     text: str  # what to show (never empty)
     refusals: list[Refusal] = field(default_factory=list)
     fallback: bool = False  # the fallback wrote it, not the witness's model
-    source: str = "model"  # who wrote the shown text: "model", "regenerated" or "fallback"
+    source: str = "model"  # who wrote the shown text: one of SOURCES
     tries: list[str] = field(default_factory=list)  # what each regeneration gave ("" when it failed)
     trace: dict[str, Any] = field(default_factory=dict)  # the model's timings, for the reply's timing record
+    model: str = ""  # the witness's model (its kind where it has none)
+    calls: int = 0  # calls to the model for this reply
+    latency_ms: int = 0  # from the question to the text being ready
+
+    def author(self) -> dict[str, Any]:
+        """Who wrote the shown text, for the event that shows it (game/events.py AUTHOR_KEYS)."""
+        return {"source": self.source, "model": self.model, "tries": self.calls, "latency_ms": self.latency_ms}
 
 
 class ElizaFallback:
@@ -108,6 +118,7 @@ class AISeat:
         self.fallback = fallback or ElizaFallback()
         self.capacity, self.now = capacity, now
         self.game, self.seat = game, seat
+        self._calls, self._fell_back = 0, False  # of the reply in progress
 
     async def answer(self, history: list[Turn], ctx: GameContext, *, asked_ms: int, deadline_ms: int,
                      question: str | None = None, on_refusal: Callable[[Refusal], Awaitable[None]] | None = None,
@@ -117,6 +128,9 @@ class AISeat:
         if question is None:
             question = history[-1].text if history else ""
         out = Answer("", trace=trace if trace is not None else {})
+        if self.spec is not None:
+            out.model = self.spec.model or self.spec.kind
+        self._calls, self._fell_back = 0, False
         left = max(1.0, (deadline_ms - self.now()) / 1000)
         # a machine task or an accusation: the model is steered to brush it off, and if no reply
         # fits, the persona's own brush-off answers rather than the fallback (guard/task.py)
@@ -125,9 +139,11 @@ class AISeat:
             out.trace["task"] = task_kind
         steer = task_kind if task_kind in task.STEERED else None  # a sum or a translation: asked as it is
         text = await self._generate(history, ctx, left, out.trace, task_kind=steer)
+        if self._fell_back:  # the witness's own fallback answered for its failed model
+            out.source, out.fallback = "fallback", True
         if not text:
             out.trace["eliza"] = out.fallback = True
-            out.source = "fallback"
+            out.source = "brush_off" if task_kind else "fallback"
             text = await self._fall_back(history, ctx, task_kind, question)
         text = text[: self.max_chars]
         # the filter binds AI witnesses too: a blocked reply is recorded and counted, and the
@@ -151,14 +167,16 @@ class AISeat:
                                              task_kind=steer))[: self.max_chars]
                 out.tries.append(text)
                 if text:
-                    out.source = "regenerated"
+                    out.source = "fallback" if self._fell_back else "regenerated"
+                    out.fallback = self._fell_back
                     continue
             out.trace["eliza"] = out.fallback = True
-            out.source = "fallback"
+            out.source = "brush_off" if task_kind else "fallback"
             text = (await self._fall_back(history, ctx, task_kind, question))[: self.max_chars]
             if await self.guard(text, question):
-                text = LAST_RESORT
+                text, out.source = LAST_RESORT, "last_resort"
             break
+        out.calls, out.latency_ms = self._calls, max(0, self.now() - asked_ms)
         # personal data is masked as in a person's message (a model's made-up number shown whole
         # where a person's would be hidden would tell them apart)
         mask = getattr(self.filter, "mask", None)
@@ -217,6 +235,7 @@ class AISeat:
         (the witness's `answer_task`, steered to brush it off)."""
         cap, name = self.capacity, self.spec.codename if self.spec is not None else ""
         n = cap.started_generating(name) if cap is not None else 0
+        self._calls, self._fell_back = self._calls + 1, False
         t0 = time.monotonic()
         try:
             ask = (getattr(self.witness, "answer_task", self.witness.reply) if task_kind
@@ -232,6 +251,7 @@ class AISeat:
                 trace.setdefault(key, []).append(value)
             if reply.fallback:
                 trace["witness_fallback"] = reply.error
+                self._fell_back = True
             if cap is not None and not reply.error:  # the model's real speed, for its capacity estimate
                 cap.observe(name, time.monotonic() - t0, max(n, cap.generating.get(name, 0)),
                             first_s=reply.meta.get("usable_s"), cut=reply.meta.get("deadline") == "cut",

@@ -40,12 +40,13 @@ def split(cls: str) -> tuple[str, str]:
 
 
 def expected(path: Path) -> dict:
-    """Per-speaker counts straight from the raw results JSON and the look-up lines."""
+    """Per-speaker counts straight from the raw results JSON and the look-up lines: `n` trials with a
+    known truth, `n_test` of them without feedback (the test phase, which alone is counted)."""
     truth = raw_lookup()
     conf: Counter = Counter()
     per: Counter = Counter()
     by_len: Counter = Counter()
-    n = skipped = empty = 0
+    n = n_test = skipped = empty = 0
     for block in json.loads(path.read_text()).values():
         for judge in block["datastring"]:
             for rec in judge["data"]:
@@ -57,6 +58,9 @@ def expected(path: Path) -> dict:
                     skipped += 1
                     continue
                 n += 1
+                if t.get("hasFeedback") is True:  # a feedback trial: practice, counted apart
+                    continue
+                n_test += 1
                 true_cls, said = truth[t["hit"]], split(t["Aclass"])
                 conf[(true_cls, t["Aclass"])] += 1
                 for sp, tr, s in zip("AB", split(true_cls), said):
@@ -64,7 +68,7 @@ def expected(path: Path) -> dict:
                     per[(sp, tr, "human")] += s == "human"
                     by_len[(t["hit_len"], tr, "n")] += 1
                     by_len[(t["hit_len"], tr, "human")] += s == "human"
-    return {"n": n, "skipped": skipped, "empty": empty, "conf": conf, "per": per, "by_len": by_len}
+    return {"n": n, "n_test": n_test, "skipped": skipped, "empty": empty, "conf": conf, "per": per, "by_len": by_len}
 
 
 def imported(url: str, path: Path, name: str) -> int:
@@ -84,7 +88,7 @@ def test_zhang_conversation_results_per_speaker_counts_match_the_raw_json(path, 
         trials = st.trials(sid)
         items = {i.id: i for i in st.items(sid)}
     assert exp["n"] > 10 and exp["skipped"] > 0  # the excerpts hold both kinds
-    assert rep["trials"] == len(trials) == exp["n"]
+    assert len(trials) == exp["n"] and rep["trials"] == exp["n_test"] == sum(t.phase == "test" for t in trials)
     for t_cls, row in rep["confusion"].items():
         for j_cls, k in row.items():
             assert k == exp["conf"][(t_cls, j_cls)], (t_cls, j_cls)
@@ -92,7 +96,7 @@ def test_zhang_conversation_results_per_speaker_counts_match_the_raw_json(path, 
         assert r["agent"] == ("human" if r["truth"] == "human" else "machine (model not named)")
         assert (r["n"], r["judged_human"]) == (exp["per"][(r["speaker"], r["truth"], "n")],
                                                 exp["per"][(r["speaker"], r["truth"], "human")])
-    assert sum(r["n"] for r in rep["speakers"]) == 2 * exp["n"]
+    assert sum(r["n"] for r in rep["speakers"]) == 2 * exp["n_test"]
     for r in rep["by_length"]:
         assert 3 <= r["length"] <= 24
         assert (r["n"], r["judged_human"]) == (exp["by_len"][(r["length"], r["truth"], "n")],
@@ -142,9 +146,9 @@ def test_cli_imports_results_and_summary_gives_the_speaker_classes(sqlite_url, t
     r = subprocess.run(base + ["summary", "--study", "zc", "--json", "--db", sqlite_url],
                        capture_output=True, text=True, env=env)
     out = json.loads(r.stdout)
-    assert out["speakers"]["trials"] == exp["n"]
+    assert out["speakers"]["trials"] == exp["n_test"] and out["practice"]["trials"] == exp["n"] - exp["n_test"]
     assert out["speakers"]["confusion"]["AIAI"]["AIAI"] == exp["conf"][("AIAI", "AIAI")]
-    assert sum(out["answers"]["gender"].values()) == 2 * exp["n"]
+    assert sum(out["answers"]["gender"].values()) == 2 * exp["n_test"]
     assert out["answers"]["judges"]["country"] == {"United States": 1}
     rep = tmp_path / "r.html"
     r = subprocess.run([sys.executable, "-m", "turinglab", "report", "--study", "zc", "--out", str(rep),

@@ -119,7 +119,7 @@ def servers(request, tmp_path):
     return serve
 
 
-async def test_interrogator_cannot_tell_human_from_ai(servers):
+async def test_interrogator_cannot_tell_human_from_ai(servers, tmp_path):
     recorded = {}
     for ai in (False, True):
         s = Study(name=f"blind-{ai}", rules=RULES, witnesses=(ELIZA,) if ai else (),
@@ -138,6 +138,17 @@ async def test_interrogator_cannot_tell_human_from_ai(servers):
             assert reveal["seats"] == ({"A": {"kind": "ai", "witness": "Eliza", "about": "ELIZA chatbot"}} if ai
                                        else {"A": {"kind": "human"}})
             recorded[ai] = (before, delays, secret)
+            if base2 is None:  # the log (not the frames) says who wrote each reply
+                from turinglab.store import Store
+
+                store = Store(f"sqlite:///{tmp_path}/b{int(ai)}.db")
+                try:
+                    gid = store.games()[0].id
+                    sources = {e.payload.get("source") for e in store.events(gid) if e.type == "message"
+                               and e.actor == "A"}
+                finally:
+                    store.close()
+                assert sources == {"model" if ai else "human"}
             # a reply's time (`t_ms`, shown beside it) is when it was shown, not when it was written:
             # at least the designed floor after the question was stored, as the interrogator saw it come
             for asked, t, seen_after in shown:
@@ -157,6 +168,8 @@ async def test_interrogator_cannot_tell_human_from_ai(servers):
     for frames, secret in ((h_frames, h_secret), (a_frames, a_secret)):
         blob = json.dumps(frames)
         assert secret not in blob and "Eliza" not in blob and '"kind"' not in blob and '"about"' not in blob
+        # nor who wrote a reply (issue 35.1: the log records it, the frames do not carry it)
+        assert not {'"source"', '"model"', '"tries"', '"latency_ms"'} & set(re.findall(r'"[a-z_]+"', blob))
     # 3. ids are random 16-hex strings, never reused across games
     ids = [[f["id"] for f in frames if f["type"] in ("message", "ack")] for frames in (h_frames, a_frames)]
     for group in ids:

@@ -133,14 +133,17 @@ def _play(game, rng: np.random.Generator, t: int, witness_seats: list[str], verd
                 raise RuntimeError(f"engine refused a demo message: {out.code} {out.detail}")
             t_q, gap = t, int(rng.integers(3_000, 15_000))
             ai = seat in ai_seats
+            # the author as a live game records it: a late reply of the late-fallback leak is the fallback's
+            author = {"source": "model", "model": "demo"} if ai else {"source": "human"}
             if timing_rng is not None:
                 if ai and leak == "late-fallback" and timing_rng.random() < LATE_SHARE:
                     gap = LATE_AFTER_MS + int(timing_rng.integers(200, 2_500))
+                    author = {"source": "fallback", "model": "demo"}
                 onset = min(int(timing_rng.integers(1_000, 5_000)), gap - 1_000)
                 if not (ai and leak == "no-typing"):
                     game.apply(Typing(seat, seat), t_q + onset)
             t = t_q + gap
-            out = game.apply(Send(seat, str(rng.choice(replies)), conversation=seat), t)
+            out = game.apply(Send(seat, str(rng.choice(replies)), conversation=seat, author=author), t)
             if not out.ok:
                 raise RuntimeError(f"engine refused a demo reply: {out.code} {out.detail}")
             if on_reply is not None:

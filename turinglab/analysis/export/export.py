@@ -33,6 +33,12 @@ MESSAGE_COLUMNS = {
     "actor": ("string", "'interrogator' or the witness seat ('A'/'B')."),
     "conversation": ("string", "The conversation (witness seat) the message belongs to."),
     "text": ("string", "Message text as sent (untrusted user text)."),
+    "source": ("string", "Who wrote it: 'interrogator'; for a witness 'human' (a person), or for an AI witness "
+                         "'model' (the model's first try), 'regenerated' (a later try after the content filter or "
+                         "persona guard refused earlier ones), 'brush_off' (the persona's own deflection of a "
+                         "machine task), 'fallback' (ELIZA or the configured fallback, e.g. the model failed or "
+                         "was too slow), 'last_resort' (a fixed line when even the fallback was refused), "
+                         "'unknown' (stored before sources were recorded)."),
 }
 PAYMENT_COLUMNS = {
     "participant_id": "the participant's pseudonym, as in the dataset",
@@ -153,7 +159,8 @@ def export(loaded, out_dir: str | Path, options: Options | None = None, key: byt
     a.beliefs = analyse_beliefs(a.judgements, back["messages"], back["beliefs"], back["tags"], alpha=opt.alpha)
     write_numbers(a, out / "report_numbers.json")
     write_report(a, out / "report.html")
-    extra = [c for c in j.columns if c.startswith("flag_") and c not in JUDGEMENT_COLUMNS]
+    extra = [c for c in j.columns if c.startswith("flag_") and c not in JUDGEMENT_COLUMNS
+             and c not in OPTIONAL_JUDGEMENT_COLUMNS]
     consent = p["consent_version"].fillna("none").value_counts().sort_index()
     cb = codebook(loaded.study_name, opt, {n: len(df) for n, df in tables.items()}, extra,
                   {str(k): int(v) for k, v in consent.items()})

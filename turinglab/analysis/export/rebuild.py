@@ -168,6 +168,22 @@ def sums(codes, n_c, groups, n_g, values):
     return np.bincount(codes * n_g + groups, weights=values, minlength=n_c * n_g).reshape(n_c, n_g)
 
 
+def sources(out: dict, df: pd.DataFrame, alpha: float) -> None:
+    """Per AI witness: the share of its replies by source (judgements' replies_* columns) and its
+    pass rate in all games and in those where the fallback wrote no reply."""
+    if "witness_replies" not in df.columns:  # an export from before sources were recorded
+        return
+    names = ("model", "regenerated", "brush_off", "fallback", "last_resort", "unknown")
+    fell = tf(df["flag_fallback_wrote_reply"]) if "flag_fallback_wrote_reply" in df else pd.Series(False, index=df.index)
+    for w, g in df[df["witness_kind"] == "ai"].groupby("witness"):
+        n = int(g["witness_replies"].sum())
+        put(out, f"sources.{w}.replies", n)
+        for s in names:
+            put(out, f"sources.{w}.share_{s}", g[f"replies_{s}"].sum() / n if n else math.nan)
+        for which, sub in (("all", g), ("without", g[~fell.loc[g.index].to_numpy()])):
+            rate(out, f"sources.{w}.pass_{which}", int(sub["judged_human"].sum()), len(sub), alpha)
+
+
 def rebuild(meta: dict) -> dict:
     alpha, n_boot, seed = meta["alpha"], meta["n_boot"], meta["seed"]
     j, parts = read("judgements"), read("participants")
@@ -202,6 +218,7 @@ def rebuild(meta: dict) -> dict:
             for c, v in zip(("sr", "low", "high", "p_value"), vals):
                 put(out, f"success.{w}.{c}{suffix}", v)
 
+    sources(out, df, alpha)
     ai = sorted(((w, v) for w, v in sr.items() if v[0] == "ai"), key=lambda x: -x[1][1] / x[1][2])
     hum = [v for v in sr.values() if v[0] == "human"]
     # comparisons (two-player only), Holm over the family

@@ -148,6 +148,13 @@ def rebuild(meta: dict) -> dict:
     t["control_correct"] = tf(t["control_correct"])
     judges = pd.read_csv(HERE / "judges.csv", dtype=str, keep_default_na=False, na_values=[""])
     out: dict = {}
+    if "phase" in t.columns:  # practice / feedback trials: counted apart, not in the test numbers
+        test = t["phase"].astype(str) == "test"
+        pr = t[~test & ~t["control"]]
+        put(out, "practice.trials", int((~test).sum())), put(out, "practice.scored", len(pr))
+        put(out, "practice.correct", int((pr["answer"] == pr["truth"]).sum()))
+        put(out, "practice.accuracy", (pr["answer"] == pr["truth"]).mean() if len(pr) else math.nan)
+        t = t[test].reset_index(drop=True)
     flags = judge_flags(t, judges, meta, topic)
     main = t[~t["control"]].reset_index(drop=True)
     c_all = conf(main)

@@ -84,6 +84,11 @@ def numbers(a) -> dict[str, float | None]:
             for c in ("trials", "judges", "hh", "hm", "mh", "mm", "machine_judged_human", "low", "high",
                       "human_judged_human", "balanced_accuracy"):
                 out[f"topic.results.{i}.{c}"] = r[c]
+    if a.practice is not None:  # the trials outside the test phase, apart
+        pr = a.practice
+        for c in ("trials", "scored", "correct"):
+            out[f"practice.{c}"] = pr[c]
+        out["practice.accuracy"] = pr["accuracy"]["estimate"]
     return {k: _num(v) for k, v in out.items()}
 
 
@@ -111,7 +116,7 @@ def export_static(store, study: str | int | None, out_dir: str | Path, alpha: fl
                   key: bytes | None = None) -> dict:
     """Write a static study's trials and judges (pseudonymous), its numbers and rebuild_static.py to `out_dir`."""
     from turinglab.analysis.static.report import analyse_stored
-    from turinglab.analysis.static.summary import _items, judge_table, trial_table
+    from turinglab.analysis.static.summary import TEST, _items, judge_table, trial_table
 
     out = Path(out_dir)
     if out.exists() and any(out.iterdir()):
@@ -121,7 +126,7 @@ def export_static(store, study: str | int | None, out_dir: str | Path, alpha: fl
     trials = trial_table(store, info.id)
     with store.engine.connect() as conn:
         items = _items(conn, info.id).rename(columns={"response_id": "item"})
-    ids = sorted(trials["judge_id"].astype(str).unique())
+    ids = sorted(trials.loc[trials["phase"] == TEST, "judge_id"].astype(str).unique())  # the analysis's judges
     cluster = {j: i for i, j in enumerate(ids)}
     judges = judge_table(store, ids)
     judges = judges.rename_axis("judge_id").reset_index() if len(judges) else pd.DataFrame({"judge_id": ids})

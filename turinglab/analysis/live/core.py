@@ -14,6 +14,7 @@ from turinglab.analysis.live.flags import Exclusions, apply_exclusions
 from turinglab.analysis.live.clustered import add_cluster_tests
 from turinglab.analysis.live.extra import more
 from turinglab.analysis.live.schema import FLAG_PREFIX, validate_judgements
+from turinglab.analysis.live.sources import source_numbers, source_table
 
 
 @dataclass
@@ -59,6 +60,7 @@ class Analysis:
     extra: dict = field(default_factory=dict)  # the further Jones & Bergen analyses and the leaderboard (see extra.py)
     audit: object | None = None  # the blinding audit (audit.BlindingAudit), when the report ran it
     beliefs: object | None = None  # the belief analysis (belief.BeliefAnalysis), when the study has belief moves
+    sources: pd.DataFrame | None = None  # per AI witness: replies by source, pass rates without fallback games
 
     def extra_numbers(self) -> dict[str, float | None]:
         """The numbers of `extra` (report JSON only; the export's rebuild.py checks `numbers()`)."""
@@ -69,6 +71,8 @@ class Analysis:
     def numbers(self) -> dict[str, float]:
         """Every number the report prints, flat and keyed, for the export's rebuild check."""
         out: dict[str, float] = {"n_games": self.n_games, "n_interrogators": self.n_interrogators}
+        if self.sources is not None:
+            out.update(source_numbers(self.sources))
         for r in self.success.itertuples(index=False):
             w = r.witness
             for c in ("k", "n", "sr", "low", "high", "p_value", "k_first", "n_first", "sr_first",
@@ -240,13 +244,14 @@ def analyse(
     ext = more(df, games, sr, participants, tags, messages, witnesses, bots, fmt, opt.alpha, opt.pass_decisions,
                opt.closed_criterion)
     tick("further analyses")
+    src = source_table(df, opt.alpha)
     return Analysis(
         study=str(df["study"].iloc[0]), format=fmt, options=opt, exclusions=excl,
         n_rows=len(df), n_games=int(df["game_id"].nunique()),
         n_interrogators=int(df["interrogator_id"].nunique()),
         success=sr, comparisons=comp, criteria=crit, accuracy=acc, by_index=idx, dprime=dp,
         calibration=cal, brier=brier, regressions=reg, bootstrap=boot, ipw=ipw, timing=timing, demographics=demo,
-        tags=tags, games=games, judgements=df, seconds=secs, extra=ext,
+        tags=tags, games=games, judgements=df, seconds=secs, extra=ext, sources=src,
     )
 
 

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from turinglab.analysis.live.flags import flag_table, hand_flags
+from turinglab.analysis.live.sources import add_reply_columns
 from turinglab.game import survey
 from turinglab.game.events import judged_human
 from turinglab.analysis.live.schema import (
@@ -61,11 +62,16 @@ def pick_study(store, study: str | int | None):
     raise LoadError(f"no study {study!r} in the database; studies: {listing}")
 
 
-def _messages(store, game_ids: list[str]) -> pd.DataFrame:
+def _messages(store, game_ids: list[str], kinds: dict[tuple[str, str], str] | None = None) -> pd.DataFrame:
+    """The games' messages; `source` who wrote each (events.source_of; `kinds`: (game, seat) -> the
+    seat's kind, for messages stored before sources were recorded; 'interrogator' for theirs)."""
     from sqlalchemy import select
 
+    from turinglab.game.events import source_of
     from turinglab.store.api import readable
     from turinglab.store.models import EventRow
+
+    kinds = kinds or {}
 
     rows = []
     with store.engine.connect() as conn:
@@ -73,8 +79,10 @@ def _messages(store, game_ids: list[str]) -> pd.DataFrame:
             chunk = game_ids[i:i + 500]
             q = select(EventRow.game_id, EventRow.seq, EventRow.t_ms, EventRow.actor, EventRow.conversation,
                        EventRow.payload).where(EventRow.type == "message", EventRow.game_id.in_(chunk))
-            rows += [(g, s, t, a, c or "A", readable((p or {}).get("text", ""))) for g, s, t, a, c, p in conn.execute(q)]
-    return pd.DataFrame(rows, columns=["game_id", "seq", "t_ms", "actor", "conversation", "text"]).sort_values(
+            rows += [(g, s, t, a, c or "A", readable((p or {}).get("text", "")),
+                      "interrogator" if a == "interrogator" else source_of(p or {}, kinds.get((g, a))))
+                     for g, s, t, a, c, p in conn.execute(q)]
+    return pd.DataFrame(rows, columns=["game_id", "seq", "t_ms", "actor", "conversation", "text", "source"]).sort_values(
         ["game_id", "seq"], kind="stable").reset_index(drop=True)
 
 
@@ -171,7 +179,8 @@ def load(url: str | None = None, study: str | int | None = None, *, include_bots
     with read_study(url, study) as (store, info):
         games = [g for g in store.games(info.id) if not is_demo(g.flags)
                  and (include_bots or not (g.flags or {}).get("bot"))]
-        msgs = _messages(store, [g.id for g in games])
+        msgs = _messages(store, [g.id for g in games],
+                         {(g.id, seat): ident.kind for g in games for seat, ident in g.seats.items()})
         beliefs = _beliefs(store, [g.id for g in games])
         n_msg = msgs.groupby(["game_id", "conversation"]).size().to_dict() if len(msgs) else {}
         rows, stored_flags = [], []
@@ -217,6 +226,7 @@ def load(url: str | None = None, study: str | int | None = None, *, include_bots
             for c in fl.columns:  # other stored flags (abuse_reported, witness_left, ...) come along
                 if c not in df.columns:
                     df[c] = fl[c].astype(bool)
+            df = add_reply_columns(df, msgs)  # replies by source, flag fallback_wrote_reply
             df = hand_flags(df, {g["game_id"]: g["flags"].get("origins") or {} for g in game_rows})
             df = validate_judgements(df).sort_values(["started_ms", "game_id", "seat"], kind="stable").reset_index(drop=True)
         else:

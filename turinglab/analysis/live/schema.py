@@ -14,7 +14,21 @@ from __future__ import annotations
 import pandas as pd
 
 FLAG_PREFIX = "flag_"
-KNOWN_FLAGS = ("three_previous_ai", "three_previous_ai_interrogated", "knows_witness")
+KNOWN_FLAGS = ("three_previous_ai", "three_previous_ai_interrogated", "knows_witness", "fallback_wrote_reply")
+
+# who wrote an AI witness's reply (game/events.py SOURCES; analysis/live/sources.py)
+AI_SOURCES = ("model", "regenerated", "brush_off", "fallback", "last_resort", "unknown")
+
+REPLY_COLUMNS: dict[str, tuple[str, str]] = {
+    "witness_replies": ("Int64", "Messages the witness in this seat wrote in its conversation."),
+    **{f"replies_{s}": ("Int64", f"Of these, replies whose source is '{s}' (see messages.source).")
+       for s in AI_SOURCES},
+    "fallback_share": ("float64", "replies_fallback / witness_replies (empty without replies): the share of the "
+                                  "witness's replies the fallback (ELIZA or the configured one) wrote."),
+}
+FLAG_DESCRIPTION = ("Exclusion flag: the fallback wrote at least one AI reply in this game (the game tested the "
+                    "fallback as much as the witness); a study excludes such games by listing it in `exclusions`.")
+
 
 # column -> (dtype, description)
 JUDGEMENT_COLUMNS: dict[str, tuple[str, str]] = {
@@ -49,6 +63,8 @@ OPTIONAL_JUDGEMENT_COLUMNS: dict[str, tuple[str, str]] = {
                                     "the reason), 'hand' (set by a researcher with `turinglab flag set`, with the "
                                     "reason given), 'system' (recorded by the server); and flags a researcher "
                                     "cleared by hand (which then override the rule)."),
+    **REPLY_COLUMNS,
+    "flag_fallback_wrote_reply": ("boolean", FLAG_DESCRIPTION),
     "ai_outputs_blocked": ("Int64", "AI replies in this game that the content filter blocked (the model was asked "
                                     "again within the designed delay, then the fallback answered)."),
 }

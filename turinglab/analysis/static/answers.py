@@ -46,7 +46,8 @@ def _rate(k: int, n: int) -> dict[str, Any]:
 def answer_summary(store: Any, study_id: int, exclusions: Any = None) -> dict[str, Any]:
     """Counts of every stored answer (see the module doc); reads the trials' answers column."""
     q = (select(T.judge_id, T.answers, T.control_correct, ResponseRow.control)
-         .join(ResponseRow, ResponseRow.id == T.response_id).where(T.study_id == study_id))
+         .join(ResponseRow, ResponseRow.id == T.response_id)
+         .where(T.study_id == study_id, T.phase == "test"))  # practice trials apart (summary.practice)
     obj, choice, items, gender = Counter(), Counter(), Counter(), Counter()
     judges: set[str] = set()
     with store.engine.connect() as conn:

@@ -64,6 +64,7 @@ class StaticAnalysis:
     answers: dict[str, Any] | None = None  # the other answers (analysis.static.answers.answer_summary)
     speakers: dict[str, Any] | None = None  # conversations: per-speaker truth (analysis/static/speakers.py)
     failed_controls: dict[str, Any] | None = None  # Zhang's control rule: summaries with and without (see analyse_stored)
+    practice: dict[str, Any] | None = None  # trials outside the test phase, apart (summary.practice)
 
 
 KEYS = ["judge_id", "truth", "agent", "control", "answer"]
@@ -144,6 +145,9 @@ def analyse_static(df: pd.DataFrame, judges: pd.DataFrame | None, *, study: str,
                    exclusions: Any = None, n_boot: int = 1000, seed: int = 0,
                    topic_items: tuple[int, int] | None = None) -> StaticAnalysis:
     """`df`: a trial table (`analysis.static.summary.trial_table`); see `analyse_counts`."""
+    from turinglab.analysis.static.summary import test_trials
+
+    df = test_trials(df)
     if df.empty:
         raise ValueError(f"static study {study!r} has no judge trials yet")
     jc, lc = aggregate(df, getattr(exclusions, "fast_rt_ms", 300), topic=task == "conversation")
@@ -233,7 +237,7 @@ def analyse_stored(store: Any, study: str | int | None, alpha: float) -> tuple[A
     `study`: name or id, None for the first); its own exclusions, for conversations topics, and
     the answers and speakers of `analysis.static.answers.static_extras`."""
     from turinglab.analysis.static.answers import static_extras
-    from turinglab.analysis.static.summary import judge_counts, judge_table, topic_coverage
+    from turinglab.analysis.static.summary import judge_counts, judge_table, practice, topic_coverage
 
     info = store.static_study(study if study is not None else store.static_studies()[0].id)
     jc, lc = judge_counts(store, info.id, info.study.exclusions.fast_rt_ms)
@@ -244,6 +248,7 @@ def analyse_stored(store: Any, study: str | int | None, alpha: float) -> tuple[A
     extras = static_extras(store, info, alpha)
     a.answers, a.speakers = extras["answers"], extras.get("speakers")
     a.failed_controls = failed_control_results(store, info, alpha)
+    a.practice = practice(store, info.id, alpha)
     return info, a
 
 
@@ -613,6 +618,13 @@ def write_static_report(a: StaticAnalysis, out: str | Path, fmt: str = "html",
     figs = figures(a, svg=fmt != "html")
     head = (f"{a.n_trials} trials · {a.n_judges} judges · task {a.task} · α = {a.alpha}; control items left out of every rate")
     secs = _tables(a)
+    if a.practice and a.practice["trials"]:  # apart: in none of the numbers above
+        pr, acc = a.practice, a.practice["accuracy"]
+        secs.append(("Practice trials", "Trials outside the test phase (a session's feedback items, an imported "
+                     "file's practice or training phase): left out of every number above, counted here.",
+                     ["phase", "trials"], [*[[ph, n] for ph, n in sorted(pr["phases"].items())],
+                     ["right answers (non-control items)", f"{pr['correct']} of {pr['scored']}" + (
+                         f" = {acc['estimate']:.3f} [{acc['low']:.3f}, {acc['high']:.3f}]" if pr["scored"] else "")]]))
     fig_after = {0: "static_confusion", 1: "static_agents"}
     if ai_results:  # the section only when `judges evaluate` was run on these items (issue 41)
         ai = static_judges.sections(ai_results, a.study, a.alpha)

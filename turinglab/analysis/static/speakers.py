@@ -31,7 +31,7 @@ def speaker_report(store: Any, study_id: int, alpha: float = 0.05) -> dict[str, 
     labelled both."""
     iq = (select(ResponseRow.id, ResponseRow.payload, ResponseRow.control)
           .where(ResponseRow.study_id == study_id))
-    tq = select(T.response_id, T.answers).where(T.study_id == study_id)
+    tq = select(T.response_id, T.answers).where(T.study_id == study_id, T.phase == "test")  # practice apart
     with store.engine.connect() as conn:
         items = {i: (speaker_truths(p or {}), (p or {}).get("length")) for i, p, c in conn.execute(iq) if not c}
         items = {i: v for i, v in items.items() if pair_class({sp: t for sp, (t, _) in v[0].items()})}

@@ -25,6 +25,12 @@ from turinglab.store.db import raw_rows
 from turinglab.store.models import ParticipantRow, ResponseRow, StaticStudyRow, StimulusRow
 from turinglab.store.models import JudgeTrialRow as T
 
+# the phase whose trials are the test: feedback / practice / train trials (a session's feedback_items,
+# an imported file's TRAIN phase) are stored with their phase, left out of every count here, the
+# confusion matrices, agent rates, Giunti's criteria and the AI-judge comparisons, and reported
+# apart (`practice`)
+TEST = "test"
+
 COLUMNS = ["trial_id", "judge_id", "seq", "phase", "answer", "rt_ms", "feedback_shown", "control_correct",
            "response_id", "truth", "agent", "control", "stimulus", "length"]
 
@@ -74,9 +80,10 @@ def topic_coverage(store: Any, study_id: int) -> tuple[int, int]:
 def count_table(store: Any, study_id: int, drop_failed_controls: bool = False) -> tuple[pd.DataFrame, int]:
     """Trials counted by (truth, agent, control, answer), and the number of judges: what `summary`
     needs. The database counts per item and answer (a covering index, no sort); items are joined here.
+    Only test trials count (practice and feedback trials are apart, `practice`).
     `drop_failed_controls`: Zhang et al.'s rule, a trial counts only when its control answer is
     right (trials without a control question count)."""
-    keep = [T.study_id == study_id]
+    keep = [T.study_id == study_id, T.phase == TEST]
     if drop_failed_controls:
         keep.append(or_(T.control_correct.is_(None), T.control_correct == True))  # noqa: E712
     q = (select(T.response_id, T.answer, func.count()).where(*keep)
@@ -132,11 +139,11 @@ def _judge_counts_sql(conn: Any, study_id: int, fast_rt_ms: int, items: pd.DataF
     cols += [func.sum(case((T.rt_ms < int(fast_rt_ms), 1), else_=0)),
              func.sum(case((ctl, 1), else_=0)),
              func.sum(case((ctl & (T.control_correct == True), 1), else_=0))]  # noqa: E712
-    q = (select(T.judge_id, *cols).join(R, R.id == T.response_id).where(T.study_id == study_id)
+    q = (select(T.judge_id, *cols).join(R, R.id == T.response_id).where(T.study_id == study_id, T.phase == TEST)
          .group_by(T.judge_id))
     rows = raw_rows(conn, q)
     per_item = pd.DataFrame.from_records(
-        raw_rows(conn, select(T.response_id, T.answer, func.count()).where(T.study_id == study_id)
+        raw_rows(conn, select(T.response_id, T.answer, func.count()).where(T.study_id == study_id, T.phase == TEST)
              .group_by(T.response_id, T.answer)), columns=["response_id", "answer", "n"])
     out = []
     for r in rows:
@@ -162,7 +169,8 @@ def _topic_counts_sql(conn: Any, study_id: int) -> pd.DataFrame:
     q = (select(T.judge_id, R.truth, R.agent, T.answer, func.count(),
                 func.sum(case((T.control_correct == True, 1), else_=0)))  # noqa: E712
          .join(R, R.id == T.response_id)
-         .where(T.study_id == study_id, R.control == False, T.control_correct.is_not(None))  # noqa: E712
+         .where(T.study_id == study_id, T.phase == TEST, R.control == False,  # noqa: E712
+                T.control_correct.is_not(None))
          .group_by(T.judge_id, R.truth, R.agent, T.answer))
     t = pd.DataFrame.from_records(raw_rows(conn, q), columns=["judge_id", "truth", "agent", "answer", "n_topic",
                                                           "n_topic_ok"])
@@ -190,7 +198,8 @@ def _length_counts(per_item: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
 
 def _judge_counts_py(store: Any, study_id: int, fast_rt_ms: int, topic: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
     """judge_counts by reading the trials' five needed columns and counting with numpy."""
-    q = select(T.judge_id, T.response_id, T.answer, T.rt_ms, T.control_correct).where(T.study_id == study_id)
+    q = (select(T.judge_id, T.response_id, T.answer, T.rt_ms, T.control_correct)
+         .where(T.study_id == study_id, T.phase == TEST))
     with store.engine.connect() as conn:
         t = pd.DataFrame.from_records(raw_rows(conn, q), columns=["judge_id", "response_id", "answer", "rt_ms",
                                                               "control_correct"])
@@ -292,6 +301,7 @@ def summary(data: pd.DataFrame | tuple[pd.DataFrame, int], alpha: float = 0.05, 
     if isinstance(data, tuple):
         counts, judges = data
     else:
+        data = test_trials(data)
         counts, judges = _counts(data), int(data["judge_id"].nunique())
     ctl = counts["control"].astype(bool)
     main = counts[~ctl]
@@ -310,12 +320,35 @@ def summary(data: pd.DataFrame | tuple[pd.DataFrame, int], alpha: float = 0.05, 
     }
 
 
+def test_trials(df: pd.DataFrame) -> pd.DataFrame:
+    """The test-phase rows of a trial table (all of a table without phases)."""
+    return df[df["phase"] == TEST] if "phase" in df.columns else df
+
+
+def practice(store: Any, study_id: int, alpha: float = 0.05) -> dict[str, Any]:
+    """The trials outside the test phase, reported apart: their count per phase, and on non-control
+    items their count, right answers and accuracy (exact interval)."""
+    R = ResponseRow
+    q = (select(T.phase, R.control, func.count(), func.sum(case((T.answer == R.truth, 1), else_=0)))
+         .join(R, R.id == T.response_id).where(T.study_id == study_id, T.phase != TEST)
+         .group_by(T.phase, R.control))
+    with store.engine.connect() as conn:
+        rows = conn.execute(q).all()
+    phases: dict[str, int] = {}
+    n = k = 0
+    for phase, control, count, right in rows:
+        phases[str(phase)] = phases.get(str(phase), 0) + int(count)
+        if not control:
+            n, k = n + int(count), k + int(right or 0)
+    return {"trials": sum(phases.values()), "phases": phases, "scored": n, "correct": k, "accuracy": rate(k, n, alpha)}
+
+
 def control_answers(store: Any, study_id: int, alpha: float = 0.05) -> dict[str, Any] | None:
     """The scored control answers of the study's trials (Zhang's yes/no object word, the topic, control
     items): overall right share with its exact interval, and the per-judge mean and minimum (the
     paper's "all above 85 %, mean 91 %"). None when no trial has a scored control answer."""
     q = (select(T.judge_id, func.count(), func.sum(case((T.control_correct == True, 1), else_=0)))  # noqa: E712
-         .where(T.study_id == study_id, T.control_correct.is_not(None)).group_by(T.judge_id))
+         .where(T.study_id == study_id, T.phase == TEST, T.control_correct.is_not(None)).group_by(T.judge_id))
     with store.engine.connect() as conn:
         rows = [(j, int(n), int(k or 0)) for j, n, k in conn.execute(q).all()]
     if not rows:

@@ -23,7 +23,7 @@ from turinglab.server.live.host import Held, Host, SeatInfo, _dt
 from turinglab.server.live.presence import Presence
 from turinglab.server.live.stored_game import StoredGame
 from turinglab.server.live.view import participant_view, verdict_correct
-from turinglab.server.live.witness_replies import WitnessReplies
+from turinglab.server.live.witness_replies import HUMAN, WitnessReplies
 from turinglab.witnesses import personal_data, timing
 from turinglab.witnesses.base import GameContext
 
@@ -191,8 +191,8 @@ class GameSession(StoredGame, Presence, WitnessReplies):
                 await self._witness_message(pid, conv, f, now)
 
     async def _apply_send(self, pid: str, seat: str, conv: str, text: str, client_id: str | None,
-                          now: int, msg_id: str | None = None) -> Event | None:
-        out = self.game.apply(Send(seat, text, conv), now)
+                          now: int, msg_id: str | None = None, author: dict | None = None) -> Event | None:
+        out = self.game.apply(Send(seat, text, conv, author), now)
         await self._commit(out.events)
         if not out.ok:
             if pid:
@@ -232,13 +232,13 @@ class GameSession(StoredGame, Presence, WitnessReplies):
         release = now if q is None or relay else max(q.t_ms + max(now - q.t_ms, self._designed_fn(conv, q)(len(f.text))),
                                             self._not_before(q))
         if release <= now:
-            e = await self._apply_send(pid, conv, conv, f.text, f.client_id, now)
+            e = await self._apply_send(pid, conv, conv, f.text, f.client_id, now, author=HUMAN)
             if e is not None:
                 await self._acked_and_delivered(pid, conv, f.client_id, e)
             return
         # stored (as `held`) before it is acknowledged: a verdict or a crash before its release
         # leaves it in the log, recorded as undelivered when the game ends
-        out = self.game.apply(Hold(conv, f.text, conv, release), now)
+        out = self.game.apply(Hold(conv, f.text, conv, release, HUMAN), now)
         await self._commit(out.events)
         if not out.ok:
             await self._send(pid, proto.error(out.code or "refused", out.detail or "refused", f.client_id))

@@ -15,6 +15,8 @@ from turinglab.server.live.reply_timing import designed_delay, not_before
 from turinglab.witnesses.ai_seat import AISeat, Refusal
 from turinglab.witnesses.base import Turn
 
+HUMAN = {"source": "human"}  # the author of a person's witness message (the AI seat names its own)
+
 
 class WitnessReplies:
     """Mixed into GameSession, which gives `game`, `seats`, `rules`, `hub`, `rng`, `id`, `held`,
@@ -49,7 +51,7 @@ class WitnessReplies:
                 if self.held.get(conv) is h:
                     del self.held[conv]
                 return
-            e = await self._apply_send("", conv, conv, h.text, None, self.hub.now(), msg_id=h.id)
+            e = await self._apply_send("", conv, conv, h.text, None, self.hub.now(), msg_id=h.id, author=HUMAN)
             del self.held[conv]
             if e is not None:
                 await self._deliver(conv, e)
@@ -92,15 +94,16 @@ class WitnessReplies:
             async def refuse() -> None:
                 await self._commit(self.game.refuse(Send(conv, r.text, conv), r.code, r.detail, self.hub.now()).events)
             await self._retrying(refuse)
-        text = (await ai.answer(history, ctx, question=q.payload["text"], asked_ms=q.t_ms,
-                                deadline_ms=self.game.deadline_ms, on_refusal=record, trace=trace)).text
+        answer = await ai.answer(history, ctx, question=q.payload["text"], asked_ms=q.t_ms,
+                                 deadline_ms=self.game.deadline_ms, on_refusal=record, trace=trace)
+        text = answer.text
         # the human rule: shown at t_q + max(elapsed, designed), on the hub clock (not from when
         # this task started, which is after the question's commit)
         designed = designed_ms(len(text))
         ai.timing_record(trace, len(text), self.hub.now() - q.t_ms, designed, self.typing_ms.get(q.seq, 0))
         await asyncio.sleep(max(0.0, (q.t_ms + designed - self.hub.now()) / 1000))
         async def send_reply() -> None:
-            e = await self._apply_send("", conv, conv, text, None, self.hub.now())
+            e = await self._apply_send("", conv, conv, text, None, self.hub.now(), author=answer.author())
             if e is not None:
                 await self._deliver(conv, e)
         await self._after_typing(q, send_reply)
