@@ -84,7 +84,7 @@ async def test_every_colour_name_has_a_visible_swatch_and_its_name(chromium_path
         assert s["box"]["width"] >= 20 and s["box"]["height"] >= 15, (name, s["box"])  # visible, not a dot
     for name in ZHANG:
         s = seen[name]
-        assert s["class"] == f"swatch sw-{name}" and s["label"] == f"a {name} swatch" and s["note"] == 0, (name, s)
+        assert s["class"] == f"swatch sw-{name}" and s["label"] == f"a swatch of the colour {name}" and s["note"] == 0, (name, s)
     assert seen["Grey"]["class"] == "swatch sw-gray" and seen["Grey"]["bg"] == seen["gray"]["bg"]
     assert len({seen[n]["bg"] for n in ZHANG}) == 11  # eleven different colours
     white = seen["white"]
