@@ -146,13 +146,17 @@ class ContentFilter:
         seen = text if isinstance(text, Seen) else see(text)
         if why := self.rule(seen):
             return why
-        if self.hook is not None:  # the moderation model judges what a reader sees, too
-            verdict = self.hook(seen.shown)
-            if inspect.isawaitable(verdict):
-                verdict = await verdict
-            if verdict:
-                return f"moderation: {verdict}"
+        return await moderated(self.hook, seen)
+
+
+async def moderated(hook: "ModerationHook | None", seen: Seen) -> str | None:
+    """The study's moderation hook on what a reader sees: None when fine (or no hook), else why."""
+    if hook is None:
         return None
+    said = hook(seen.shown)
+    if inspect.isawaitable(said):
+        said = await said
+    return f"moderation: {said}" if said else None
 
 
 def verdict(text: str, words: Iterable[str] = (), use_default: bool = True) -> dict[str, str | None]:

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 
 from turinglab.plugins.manager import content_filters
 from turinglab.witnesses import personal_data
+from turinglab.witnesses.content_filter import moderated
 from turinglab.textnorm import Seen, see
 
 
@@ -50,10 +51,4 @@ class ComposedFilter:
                 why = await why
             if why:
                 return why
-        if self.hook is not None:  # the moderation model judges what a reader sees, too
-            verdict = self.hook(seen.shown)
-            if inspect.isawaitable(verdict):
-                verdict = await verdict
-            if verdict:
-                return f"moderation: {verdict}"
-        return None
+        return await moderated(self.hook, seen)  # the moderation model judges what a reader sees, too
