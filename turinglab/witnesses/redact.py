@@ -75,7 +75,10 @@ def _tsv(name: str, column: str) -> list[str]:
 @functools.cache
 def _lists() -> tuple[re.Pattern, re.Pattern]:
     # every first name of the persona draws' SSA file (the most common names of each birth year)
-    names = sorted(set(_tsv("us_names_by_year.tsv", "name")), key=len, reverse=True)
+    # (months are names too, "In April I start a new job": not redacted)
+    months = {"January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+              "November", "December"}
+    names = sorted(set(_tsv("us_names_by_year.tsv", "name")) - months, key=len, reverse=True)
     cities = sorted(_tsv("us_cities.tsv", "city"), key=len, reverse=True)
     name_re = re.compile(r"\b(?:" + "|".join(map(re.escape, names)) + r")\b")  # capitalised, as written
     city_re = re.compile(r"\b(?:" + "|".join(map(re.escape, cities)) + r")\b", re.I)
