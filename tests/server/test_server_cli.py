@@ -47,7 +47,7 @@ def test_serve_starts_migrates_and_serves(tmp_path):
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp_path, env=env)
     try:
         r = served(proc, f"http://127.0.0.1:{port}/healthz")
-        assert r.json() == {"ok": True, "database": "ok"}
+        assert r.json() == {"ok": True, "database": "ok", "writes": "none", "disk": "ok"}
         assert "Start" in httpx.get(f"http://127.0.0.1:{port}/").text
         assert httpx.get(f"http://127.0.0.1:{port}/static/game.js").status_code == 200
     finally:
