@@ -124,6 +124,24 @@ def shown_actions(store: Store, study_id: int, key: bytes) -> list[dict[str, Any
     return out
 
 
+
+async def admin_form(app: FastAPI, guard, message, request: Request, what: str = "request") -> tuple[dict, Any]:  # noqa: ANN001
+    """The fields of a logged-in admin's POST, or the response that refuses it (not logged in, sent
+    from another site, or without the account's form token): ({}, response) then."""
+    refused = await guard(request)
+    if refused is not None:
+        return {}, refused
+    if app.state.csrf.cross_site(request.headers):
+        return {}, message(request, "Request refused", f"This {what} was sent from another site.", 403,
+                           link="/admin", link_text="Back to admin")
+    data = await request.form()
+    f = {k: v if isinstance(v, str) else "" for k, v in data.items()}
+    if not app.state.csrf.token_ok("admin:" + request.state.admin, f.get("csrf")):
+        return {}, message(request, "Request refused", "The form's token is missing or out of date (the server may "
+                           "have restarted): reload the admin page and try again.", 403, link="/admin",
+                           link_text="Back to admin")
+    return f, None
+
 def add_action_routes(app: FastAPI, guard, message, export_key, spreadsheet_safe) -> None:  # noqa: ANN001
     """POST /admin/action (the forms of /admin and /admin/game/{id}) and GET /admin/actions."""
 
@@ -134,18 +152,9 @@ def add_action_routes(app: FastAPI, guard, message, export_key, spreadsheet_safe
 
     @app.post("/admin/action")
     async def act(request: Request) -> Response:
-        refused = await guard(request)
+        f, refused = await admin_form(app, guard, message, request, "action")
         if refused is not None:
             return refused
-        if app.state.csrf.cross_site(request.headers):
-            return message(request, "Request refused", "This action was sent from another site.", 403,
-                           link="/admin", link_text="Back to admin")
-        data = await request.form()
-        f = {k: v if isinstance(v, str) else "" for k, v in data.items()}
-        if not app.state.csrf.token_ok("admin:" + request.state.admin, f.get("csrf")):
-            return message(request, "Request refused", "The form's token is missing or out of date (the server may "
-                           "have restarted): reload the admin page and try again.", 403, link="/admin",
-                           link_text="Back to admin")
         hub = request.app.state.hub
         action, target, reason = f.get("action", ""), f.get("target") or None, f.get("reason") or None
         back = f"/admin/game/{target}" if action == "end_game" and target else "/admin"

@@ -61,19 +61,11 @@ async def _applied(request: Request) -> None:
 def add_withdrawal_routes(app: FastAPI, guard, message, export_key, posted, study: Any) -> None:  # noqa: ANN001
     @app.post("/admin/withdraw")
     async def admin_withdraw(request: Request) -> Response:
-        refused = await guard(request)
+        from turinglab.server.admin_actions import ActionError, admin_form, find_participant
+
+        f, refused = await admin_form(app, guard, message, request)
         if refused is not None:
             return refused
-        if app.state.csrf.cross_site(request.headers):
-            return message(request, "Request refused", "This request was sent from another site.", 403,
-                           link="/admin", link_text="Back to admin")
-        data = await request.form()
-        f = {k: v if isinstance(v, str) else "" for k, v in data.items()}
-        if not app.state.csrf.token_ok("admin:" + request.state.admin, f.get("csrf")):
-            return message(request, "Request refused", "The form's token is missing or out of date (the server may "
-                           "have restarted): reload the admin page and try again.", 403, link="/admin",
-                           link_text="Back to admin")
-        from turinglab.server.admin_actions import ActionError, find_participant
 
         store = request.app.state.store
         try:
