@@ -67,7 +67,7 @@ def bench_import(url: str, data: Path) -> None:
             print(f"import {task}.json: {time.perf_counter() - t0:.2f} s ({len(q.responses)} items)")
 
 
-def bench_trials(url: str, n: int, n_judges: int) -> None:
+def bench_trials(url: str, n: int, n_judges: int, withdraw: int = 0) -> None:
     from turinglab.analysis.static.report import analyse_counts, write_static_report
     from turinglab.analysis.static.summary import count_table, judge_counts, judge_table, summary
 
@@ -111,7 +111,35 @@ def bench_trials(url: str, n: int, n_judges: int) -> None:
         t3 = time.perf_counter()
         print(f"report of {a.n_trials:,} trials: {t3 - t0:.2f} s (target < 10 s): read {t1 - t0:.2f} s, "
               f"analysis with 1000 bootstrap replicates {t2 - t1:.2f} s, figures + HTML {t3 - t2:.2f} s")
+        if withdraw:
+            bench_withdrawn(st, sid, withdraw)
     bench_cli(url, name)
+
+
+def bench_withdrawn(st: Store, sid: int, k: int) -> None:
+    """`--withdraw K`: K judges withdraw (issue 38); the summary and the judge counts again, now
+    leaving their trials out (the covering index no longer answers alone), and what they lost."""
+    from turinglab.analysis.static.summary import count_table, judge_counts, summary
+    from turinglab.store.withdraw import withdraw
+
+    before = summary(count_table(st, sid))
+    from sqlalchemy import select
+
+    from turinglab.store.models import JudgeTrialRow as T
+
+    with st.engine.connect() as conn:
+        judges = list(conn.execute(select(T.judge_id).where(T.study_id == sid).distinct().limit(k)).scalars())
+    t0 = time.perf_counter()
+    for j in judges:
+        withdraw(st, j, "benchmark", "bench")
+    print(f"{k} judge(s) withdrew: {time.perf_counter() - t0:.2f} s (load {os.getloadavg()[0]:.1f})")
+    t0 = time.perf_counter()
+    out = summary(count_table(st, sid))
+    t1 = time.perf_counter()
+    judge_counts(st, sid)
+    t2 = time.perf_counter()
+    print(f"summary without them: {out['trials']:,} trials ({before['trials'] - out['trials']:,} left out): "
+          f"{t1 - t0:.2f} s; judge counts {t2 - t1:.2f} s (load {os.getloadavg()[0]:.1f})")
 
 
 def bench_cli(url: str, name: str) -> None:
@@ -283,6 +311,7 @@ def main() -> None:
     ap.add_argument("--think", type=float, default=2.0, help="mean think time before each answer, s")
     ap.add_argument("--duration", type=float, default=30.0, help="how long the judges answer, s")
     ap.add_argument("--items", type=int, default=40, help="items per judge session (submit phase)")
+    ap.add_argument("--withdraw", type=int, default=0, help="trials phase: then K judges withdraw; the summary again")
     ap.add_argument("--serve", nargs=3, metavar=("PORT", "URL", "STUDY"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.serve:
@@ -295,7 +324,7 @@ def main() -> None:
         if args.only in (None, "import"):
             bench_import(url, data_dir(args.zhang_data))
         if args.only in (None, "trials"):
-            bench_trials(url, args.trials, args.judges)
+            bench_trials(url, args.trials, args.judges, args.withdraw)
         if args.only in (None, "submit"):
             sub = url if args.db else f"sqlite:///{d}/submit.db"  # a study of its own (fresh name per run)
             try:  # the client's loop as the server's (uvicorn[standard] brings uvloop)

@@ -87,3 +87,23 @@ def analysis_load(db: str | None, study: str | None):
     if loaded.judgements.empty:
         fail(f"study {loaded.study_name!r} has no games with a verdict yet ({loaded.games_without_verdict} without)")
     return loaded
+
+
+STATIC_EXCLUDE_HELP = ("Static study: exclusion flag of the trials (repeatable; 'none' for none). Default: withdrawn "
+                       "(the trials of a judge who withdrew are left out).")
+
+
+def static_exclude(exclude: list[str] | None) -> tuple[str, ...]:
+    """A static analysis's --exclude: the trials' flags to leave out (default: withdrawn; 'none': none)."""
+    from turinglab.store.withdraw import MARK
+
+    if exclude is None:
+        return (MARK,)
+    flags = [e.strip() for e in exclude if e and e.strip()]
+    if flags in ([], ["none"]):
+        return ()
+    bad = [f for f in flags if f != MARK]
+    if bad:
+        fail(f"a static study's trials have one exclusion flag, {MARK} (a judge who withdrew); got "
+             f"{', '.join(map(repr, bad))} (--exclude none counts every trial)")
+    return (MARK,)

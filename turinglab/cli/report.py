@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from turinglab.cli.common import analysis_load, console, err_console, fail, static_store
+from turinglab.cli.common import analysis_load, console, err_console, fail, static_exclude, static_store
 
 
 app = typer.Typer()  # root commands
@@ -26,16 +26,18 @@ def _analysis_options(loaded, exclude: list[str] | None, alpha: float):
                    closed_criterion=getattr(loaded, "closed_criterion", True))
 
 
-def _static_report(db: str | None, study: str | None, out: str, alpha: float, fmt: str) -> None:
+def _static_report(db: str | None, study: str | None, out: str, alpha: float, fmt: str,
+                   exclude: list[str] | None = None) -> None:
     from turinglab.analysis.static.report import analyse_stored, write_static_report
     from turinglab.judges.static import cached_results
     from turinglab.store import StoreError
 
     if not 0 < alpha < 1:
         fail(f"--alpha must be between 0 and 1 (e.g. 0.05), got {alpha}")
+    flags = static_exclude(exclude)
     store = static_store(db, write=False)
     try:
-        info, a = analyse_stored(store, study, alpha)
+        info, a = analyse_stored(store, study, alpha, flags)
     except (StoreError, ValueError) as exc:
         fail(str(exc))
     finally:
@@ -61,7 +63,7 @@ def report(
     out: str = typer.Option(..., "--out", help="Where to write the report (e.g. report.html)."),
     db: str = typer.Option(None, "--db", help="Database URL (default: $DATABASE_URL or ./turinglab.db)."),
     study: str = typer.Option(None, "--study", help="Study id or name (needed when there are several)."),
-    exclude: list[str] = typer.Option(None, "--exclude", help="Exclusion flag to apply (repeatable; 'none' for none). Default: the study's."),
+    exclude: list[str] = typer.Option(None, "--exclude", help="Exclusion flag to apply (repeatable; 'none' for none). Default: the study's (a static study: withdrawn)."),
     alpha: float = typer.Option(0.05, "--alpha", help="Significance level."),
     fmt: str = typer.Option("html", "--format", help="html (one self-contained file), md (+ a figures folder) or json (every number, keyed)."),
     include_bots: bool = typer.Option(False, "--include-bots", help="Analyse games flagged bot too (by default they are only in the leaderboard)."),
@@ -74,7 +76,7 @@ def report(
     from turinglab.store.inspect import names_static_study
 
     if names_static_study(db, study):
-        return _static_report(db, study, out, alpha, fmt)
+        return _static_report(db, study, out, alpha, fmt, exclude)
     from rich.progress import Progress  # the live analysis' imports (sklearn among them): not for static reports
 
     from turinglab.analysis.live.core import analyse
@@ -122,6 +124,9 @@ def export_cmd(
                                 "file (every redaction with context) is written beside --out."),
     redactions: str = typer.Option(None, "--redactions", help="A reviewed review file: its keep/redact decisions "
                                    "apply (implies --redact)."),
+    exclude: list[str] = typer.Option(None, "--exclude", help="A static study: the trials' exclusion flag "
+                                      "(default withdrawn: a judge who withdrew is left out; 'none' keeps them). "
+                                      "A live export keeps every game, with its flags."),
 ) -> None:
     """Export a study as a pseudonymous dataset (CSV + Parquet, codebook, report, rebuild.py); a static
     study as its trials and judges (CSV), its numbers and rebuild.py."""
@@ -129,7 +134,10 @@ def export_cmd(
     from turinglab.store.inspect import names_static_study
 
     if names_static_study(db, study):
-        return _static_export(db, study, out)
+        return _static_export(db, study, out, exclude)
+    if exclude is not None:
+        fail("--exclude is for a static study's export; a live export keeps every game with its flags "
+             "(the report and rebuild.py apply the study's exclusions)")
 
     reviewed = None
     if redactions is not None:
@@ -153,13 +161,14 @@ def export_cmd(
                       "never share it)", highlight=False)
 
 
-def _static_export(db: str | None, study: str | None, out: str) -> None:
+def _static_export(db: str | None, study: str | None, out: str, exclude: list[str] | None = None) -> None:
     from turinglab.analysis.export.static_export import export_static
     from turinglab.store import StoreError
 
+    flags = static_exclude(exclude)
     store = static_store(db, write=False)
     try:
-        res = export_static(store, study, out, key=_export_key(db))
+        res = export_static(store, study, out, key=_export_key(db), exclude=flags)
     except (FileExistsError, StoreError, ValueError) as exc:
         fail(str(exc))
     finally:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from turinglab.cli.common import DB_HELP, console, fail, read_study, static_store
+from turinglab.cli.common import DB_HELP, STATIC_EXCLUDE_HELP, console, fail, read_study, static_exclude, static_store
 
 
 app = typer.Typer(no_args_is_help=True, help="Static Turing tests: import items and judge trials, summarise them.")
@@ -129,25 +129,28 @@ def static_summary(
     drop_failed: bool = typer.Option(None, "--drop-failed-controls/--keep-failed-controls",
                                      help="Zhang et al.'s rule: count a trial only when its control answer is right "
                                           "(default: the study's drop_failed_controls setting, else keep)."),
+    exclude: list[str] = typer.Option(None, "--exclude", help=STATIC_EXCLUDE_HELP),
 ) -> None:
     """Trials, judges, the confusion matrix and each agent's judged-human rate."""
     import json
 
     from turinglab.analysis.static.answers import static_extras
-    from turinglab.analysis.static.summary import control_answers, count_table, practice, summary
+    from turinglab.analysis.static.summary import control_answers, count_table, left_out, practice, summary
     from turinglab.store import StoreError
 
     if not 0 < alpha < 1:
         fail(f"--alpha must be between 0 and 1 (e.g. 0.05), got {alpha}")
+    flags = static_exclude(exclude)
     store = static_store(db, write=False)
     try:
         info = store.static_study(study)
         drop = info.study.drop_failed_controls if drop_failed is None else drop_failed
-        out = summary(count_table(store, info.id, drop), alpha, study=info.name, task=info.task)
+        out = summary(count_table(store, info.id, drop, flags), alpha, study=info.name, task=info.task)
         out["failed_controls_dropped"] = drop
-        out.update(static_extras(store, info, alpha))
-        out["control_answers"] = control_answers(store, info.id, alpha)
-        out["practice"] = practice(store, info.id, alpha)
+        out.update(static_extras(store, info, alpha, flags))
+        out["control_answers"] = control_answers(store, info.id, alpha, flags)
+        out["practice"] = practice(store, info.id, alpha, flags)
+        out["excluded"] = left_out(store, info.id, flags)
     except StoreError as exc:
         fail(str(exc))
     finally:
@@ -160,6 +163,10 @@ def static_summary(
                   + (" (failed controls dropped)" if drop else ""), markup=False)
     console.print(f"truth human:   judged human {c['human']['human']}, machine {c['human']['machine']}", markup=False)
     console.print(f"truth machine: judged human {c['machine']['human']}, machine {c['machine']['machine']}", markup=False)
+    w = out["excluded"]["withdrawn"]
+    if w["judges"]:
+        console.print(f"judges who withdrew: {w['judges']}, their {w['trials']} trials "
+                      + ("left out (flag withdrawn)" if w["left_out"] else "counted (--exclude none)"), markup=False)
     if out["practice"]["trials"]:
         pr = out["practice"]
         console.print(f"practice trials (not counted above): {pr['trials']}; right {pr['correct']} of {pr['scored']}",

@@ -246,14 +246,21 @@ class Counting(_Strict):
     min_seconds: Annotated[float, Field(ge=0)] = 0.0
 
 
+REDIRECT_AFTER_S = 60  # Withdrawal.redirect_after_s by default
+
+
 class Withdrawal(_Strict):
     """Participants' withdrawal (issue 38; turinglab/store/withdraw.py). `on_done_page`: the done page
     shows the participant's code and a button that erases their data; `witness_games`: the games in
     which a withdrawn participant was the witness stay in the analyses for the interrogator's verdict
-    ("keep") or leave them too ("exclude": flag withdrawn, as the games they judged)."""
+    ("keep") or leave them too ("exclude": flag withdrawn, as the games they judged). `redirect_after_s`:
+    a done page that offers withdrawal and sends the participant on (a completion code's redirect or
+    `completion_url`) does so after this many seconds, counted down on the page with a button that
+    stops it; 0: never by itself (the participant follows the link when ready)."""
 
     on_done_page: bool = True
     witness_games: Literal["keep", "exclude"] = "keep"
+    redirect_after_s: Annotated[int, Field(ge=0, le=3600)] = REDIRECT_AFTER_S
 
 
 class Retention(_Strict):
@@ -412,6 +419,9 @@ def canonical_json(study: BaseModel) -> str:
     for key in ("pay_blocked", "pay_not_counting"):  # off: the hash of studies written before them
         if isinstance(pro, dict) and pro.get(key) is False:
             pro.pop(key)
+    wd = data.get("withdrawal")
+    if isinstance(wd, dict) and wd.get("redirect_after_s") == REDIRECT_AFTER_S:  # the hash of studies before it
+        wd.pop("redirect_after_s")
     if data.get("language") == "en":  # English, the default: the hash of studies written before languages
         data.pop("language")
     rules = data.get("rules")

@@ -22,7 +22,7 @@ from typing import Annotated
 import yaml
 from pydantic import Field, field_validator, model_validator
 
-from turinglab.game.config import _Strict
+from turinglab.game.config import Withdrawal, _Strict
 from turinglab.plugins.manager import static_tasks
 from turinglab.game.study_file import _merge, parse_file, presets_in, read_file
 
@@ -77,6 +77,8 @@ class StaticStudy(_Strict):
     # right (`static summary` and the report; the report shows the figures with and without)
     drop_failed_controls: bool = False
     language: str = "en"  # the judge pages' language (BCP 47 with a message catalogue; issue 39)
+    # the done page's withdrawal form and countdown (issue 38: on_done_page, redirect_after_s; None: the defaults)
+    withdrawal: Withdrawal | None = None
 
     @field_validator("language")
     @classmethod
@@ -97,7 +99,7 @@ class StaticStudy(_Strict):
 
 # fields added after studies were stored: left out of the hash while unset, so the hash of a
 # study that does not use them stays what it was (and its trials stay valid)
-_LATER_FIELDS = {"ask_gender": None, "language": "en", "drop_failed_controls": False}
+_LATER_FIELDS = {"ask_gender": None, "language": "en", "drop_failed_controls": False, "withdrawal": None}
 _LATER_EXCLUSIONS = {"native_language": None}
 
 

@@ -51,10 +51,11 @@ def _test_trials(store: Any, study_id: int, items: pd.DataFrame) -> pd.DataFrame
 
     from turinglab.store.db import raw_rows
     from turinglab.store.models import JudgeTrialRow as T
+    from turinglab.store.withdraw import kept_trials
 
-    q = (select(T.judge_id, T.response_id, T.answer).where(T.study_id == study_id, T.phase == "test")
-         .order_by(T.id))
-    with store.engine.connect() as conn:
+    with store.engine.connect() as conn:  # a judge who withdrew is left out, as in the static analyses
+        q = (select(T.judge_id, T.response_id, T.answer)
+             .where(T.study_id == study_id, T.phase == "test", *kept_trials(conn, study_id)).order_by(T.id))
         t = pd.DataFrame.from_records(raw_rows(conn, q), columns=["judge_id", "item_id", "verdict"])
     t["item_id"] = t["item_id"].astype(str)
     t = t[t["item_id"].isin(items["item_id"])].reset_index(drop=True)

@@ -199,10 +199,12 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
                withdraw: dict[str, str] | None = None) -> Response:
         """A page that ends the participant's part: the study's completion code of `outcome`
         (study file `prolific.completion_codes`), shown, then the browser goes on to its link."""
+        from turinglab.server.withdrawal import going_on
+
         code = study.completion_code(outcome) if outcome else None
         link = study.completion_link(outcome) if code else None
-        return message(request, _(heading), _(text), status, code=code, redirect=link, link=link,
-                       link_text=_("Continue to the study site"), withdraw=withdraw)
+        return message(request, _(heading), _(text), status, code=code, link=link,
+                       link_text=_("Continue to the study site"), withdraw=withdraw, **going_on(study, link, withdraw))
 
     def turned_away(request: Request, gate: str) -> Response:
         heading, text = GATE_PAGES[gate]
@@ -337,8 +339,14 @@ def create_app(study: Study, db_url: str | None = None, *, clock: Clock | None =
         offer = done_offer(app, study, p.id, keyed(p.id, await app.state.export_key_of(request)))
         if study.completion_code(outcome):
             return ending(request, outcome, N_("Thank you!"), DONE_TEXTS[outcome], withdraw=offer)
-        if study.completion_url:  # no code for this outcome: the study's one completion link, as before
+        if study.completion_url and offer is None:  # no code for this outcome: the study's one completion link
             return RedirectResponse(study.completion_url, status_code=303)
+        if study.completion_url:  # the same, after the page offered withdrawal (withdrawal.redirect_after_s)
+            from turinglab.server.withdrawal import going_on
+
+            return message(request, _("Thank you!"), _(DONE_TEXTS["completed"]), link=study.completion_url,
+                           link_text=_("Continue to the study site"), withdraw=offer,
+                           **going_on(study, study.completion_url, offer))
         return message(request, _("Thank you!"), _("Thank you for taking part. You can close this page."),
                        link=f"/p/{p.id}", link_text=_("Play another game"), withdraw=offer)
 

@@ -3,7 +3,9 @@
 `/demo` makes a set of three demo participants (labelled `demo`, consent given): an interrogator
 and a human witness pinned to meet each other (a human game), and an interrogator who gets an AI
 game at once. `/demo/ai/<game>` shows an AI game from the AI witness's side: its instructions and
-what it is sent and replies. Every game of the server is flagged `demo` (the hub does it), and
+what it is sent and replies, and once the game has ended (the view is opened beside the
+interrogator's: blinding) who wrote each reply (the model, or a regenerated reply, a brush-off,
+the fallback, the last resort: the event's `source`, as on /admin). Every game of the server is flagged `demo` (the hub does it), and
 analyses and exports leave such games out. These routes exist only in demo mode: they show who is
 who, which a real study must never do.
 """
@@ -17,11 +19,23 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.responses import RedirectResponse, Response
 
-from turinglab.game.events import INTERROGATOR
+from turinglab.game.events import INTERROGATOR, source_of
+from turinglab.i18n import N_
 from turinglab.server.live.hub import DEMO_LABEL
 from turinglab.store.api import UnknownId
 
 ROLES = ("interrogator", "witness", "ai")
+# who wrote an AI reply, by its event's source (witnesses/ai_seat.py SOURCES; "unknown": not recorded)
+SOURCE_TEXTS = {"model": N_("the model"), "regenerated": N_("the model, asked again after a refused reply"),
+                "brush_off": N_("the persona's brush-off (after a task or an accusation)"),
+                "fallback": N_("the fallback witness"), "last_resort": N_("the last-resort line"),
+                "unknown": N_("not recorded")}
+
+
+def reply_author(payload: dict[str, Any]) -> dict[str, Any]:
+    """Who wrote an AI witness's reply: its source's text and the model named in the event."""
+    src = source_of(payload, "ai")
+    return {"source": src, "text": SOURCE_TEXTS.get(src, SOURCE_TEXTS["unknown"]), "model": payload.get("model")}
 
 
 def _prompt(witness: Any) -> list[dict[str, str]]:
@@ -91,13 +105,16 @@ def add_demo(app: FastAPI, page, message, forged) -> None:  # noqa: ANN001
 
             game, seats = Game.replay(await asyncio.to_thread(h.store.events, gid)), {}
         convs = []
+        ended = game.state == "ended"  # the reply sources only after the verdict (blinding)
         for conv, ident in info.seats.items():
             if ident.kind != "ai" or conv not in game.conversations:
                 continue
             seat = seats.get(conv)
             convs.append({"seat": conv, "witness": ident.witness,
                           "prompt": _prompt(seat.witness) if seat is not None and seat.witness else [],
-                          "turns": [{"sent": m.sender == INTERROGATOR, "text": m.text}
+                          "turns": [{"sent": m.sender == INTERROGATOR, "text": m.text,
+                                     "author": reply_author(game.log[m.seq].payload)
+                                     if ended and m.sender != INTERROGATOR else None}
                                     for m in game.conversations[conv].messages]})
         return page(request, "demo_ai.html", gid=gid, convs=convs, game_state=game.state,
                     live=game.state != "ended")

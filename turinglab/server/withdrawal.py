@@ -44,6 +44,19 @@ def offered(study: Any) -> bool:
     return study.withdrawal is None or study.withdrawal.on_done_page
 
 
+def going_on(study: Any, link: str | None, offer: dict[str, str] | None) -> dict[str, Any]:
+    """How a page that ends the participant's part sends them on to `link`: a refresh after a few
+    seconds, or, on a page that offers withdrawal, the study's `withdrawal.redirect_after_s` counted
+    down on the page (a button stops it; 0: no redirect, the participant follows the link)."""
+    if not link:
+        return {}
+    if offer is None:
+        return {"redirect": link}
+    from turinglab.game.config import REDIRECT_AFTER_S
+
+    return {"countdown": REDIRECT_AFTER_S if study.withdrawal is None else study.withdrawal.redirect_after_s}
+
+
 def done_offer(app: FastAPI, study: Any, pid: str, code: str) -> dict[str, str] | None:
     """What the done page shows: the participant's code and the form that withdraws (None: off)."""
     if not offered(study):
@@ -81,6 +94,21 @@ def add_withdrawal_routes(app: FastAPI, guard, message, export_key, posted, stud
                        f"are erased from {w.games} game(s) (withdrawal {w.id}); their games keep their place.",
                        link="/admin", link_text="Back to admin")
 
+    def live_ending(request: Request, pid: str) -> tuple[str | None, str | None]:
+        outcome = request.app.state.hub.outcome(pid)
+        code = study.completion_code(outcome) if outcome else None
+        return code, study.completion_link(outcome) if code else (study.completion_url if outcome == "completed" else None)
+
+    async def live_applied(request: Request, pid: str) -> None:
+        await _applied(request)
+
+    add_done_withdrawal(app, study, message, posted, live_ending, live_applied)
+
+
+def add_done_withdrawal(app: FastAPI, study: Any, message, posted, ending, applied) -> None:  # noqa: ANN001
+    """POST /p/{token}/withdraw, the done page's form (live and judge pages): `ending(request, pid)`
+    gives the participant's completion code and link (read before the withdrawal: still theirs, e.g.
+    to be paid), `applied(request, pid)` runs after it (the server forgets them)."""
     _ = app.state.gettext  # this study's language
 
     @app.post("/p/{token}/withdraw")
@@ -95,12 +123,14 @@ def add_withdrawal_routes(app: FastAPI, guard, message, export_key, posted, stud
         if confirm != "yes":
             return message(request, _("Not withdrawn"), _("Confirm with the button to withdraw your data."), 400,
                            link=f"/p/{p.id}/done", link_text=_("Back"))
+        code, link = ending(request, p.id)
         try:
             await asyncio.to_thread(withdraw, request.app.state.store, p.id, DONE_REASON, PARTICIPANT)
         except StoreError as exc:
             log.error("withdrawal of a participant failed: %s", exc)
             return message(request, _("Not withdrawn"), _("Your data could not be withdrawn just now; try again or "
                            "write to the researchers."), 503)
-        await _applied(request)
+        await applied(request, p.id)
         return message(request, _("Your data is withdrawn"), _("Your messages, answers and ids are erased from the study. "
-                       "Thank you for your time. You can close this page."))
+                       "Thank you for your time. You can close this page."), code=code, link=link,
+                       link_text=_("Continue to the study site"))

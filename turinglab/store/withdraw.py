@@ -159,6 +159,22 @@ def _erase_static(s: Any, old: str, new: str) -> None:
             judge_id=new, answers=bindparam("a")), [{"rid": r, "a": scrub_answers(a)} for r, a in rows])
 
 
+def withdrawn_judges(conn: Any, study_id: int) -> list[str]:
+    """The placeholder ids of a static study's judges who withdrew (their trials keep their place)."""
+    q = (select(JudgeTrialRow.judge_id).distinct()
+         .where(JudgeTrialRow.study_id == study_id, JudgeTrialRow.judge_id.in_(select(WithdrawalRow.placeholder))))
+    return sorted(conn.execute(q).scalars())
+
+
+def kept_trials(conn: Any, study_id: int, exclude: tuple[str, ...] = (MARK,)) -> list[Any]:
+    """Where-clauses that leave a static study's withdrawn judges' trials out of an analysis: the
+    flag `withdrawn` in `exclude` (the default) leaves them out, `exclude=()` keeps them."""
+    if MARK not in exclude:
+        return []
+    ids = withdrawn_judges(conn, study_id)
+    return [JudgeTrialRow.judge_id.not_in(ids)] if ids else []
+
+
 def gone_hash(participant_id: str) -> str:
     """What a running server compares its participants with: the erased id, hashed."""
     return hashlib.sha256(b"withdrawn:" + participant_id.encode()).hexdigest()

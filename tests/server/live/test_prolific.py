@@ -36,15 +36,19 @@ def q(pid: str) -> str:
     return f"?PROLIFIC_PID={hexid(pid)}&STUDY_ID=st1&SESSION_ID=se-{pid}"
 
 
-def check_code(r: httpx.Response, outcome: str) -> None:
-    """The page shows the outcome's code and refreshes to the redirect carrying it."""
+def check_code(r: httpx.Response, outcome: str, done: bool = False) -> None:
+    """The page shows the outcome's code and refreshes to the redirect carrying it (the done page,
+    which offers withdrawal: after the study's countdown, issue 38)."""
     assert r.status_code == 200, (r.status_code, r.text[:300])
     code = CODES[outcome]
     shown = re.search(r'id="completion-code"[^>]*>([^<]+)<', r.text)
     assert shown and shown.group(1) == code, r.text[:600]
     refresh = re.search(r'<meta http-equiv="refresh" content="(\d+);url=([^"]+)">', r.text)
-    assert refresh and html.unescape(refresh.group(2)) == REDIRECT.format(code=code)
-    assert 0 < int(refresh.group(1)) <= 5
+    if done:
+        assert refresh is None and 'id="done-countdown" data-seconds="60" data-href="https://example.org/' in r.text and "withdraw-form" in r.text
+    else:
+        assert refresh and html.unescape(refresh.group(2)) == REDIRECT.format(code=code)
+        assert 0 < int(refresh.group(1)) <= 5
     assert f'href="{html.escape(REDIRECT.format(code=code))}"' in r.text  # a link too, if refresh is off
     others = set(CODES.values()) - {code}
     assert not any(o in r.text for o in others)
@@ -69,7 +73,7 @@ async def test_each_outcome_shows_its_code_and_redirects(sqlite_url, tmp_path):
         assert done["participant"]["completion_url"] == REDIRECT.format(code=CODES["completed"])
         await p.close()
         async with httpx.AsyncClient(base_url=base, cookies={"turinglab_p": p.pid}) as c:
-            check_code(await c.get(f"/p/{p.pid}/done"), "completed")
+            check_code(await c.get(f"/p/{p.pid}/done"), "completed", done=True)
             # the same browser following the study link again goes back to its own page, not screened out
             r = await c.get("/" + q("pA"))
             assert r.status_code == 303 and r.headers["location"] == f"/p/{p.pid}"
@@ -122,4 +126,4 @@ async def test_waiting_alone_times_out_with_its_code(sqlite_url):
         await p.phase("alone", timeout=5)
         await p.close()
         async with httpx.AsyncClient(base_url=base) as c:
-            check_code(await c.get(f"/p/{p.pid}/done"), "timed_out")
+            check_code(await c.get(f"/p/{p.pid}/done"), "timed_out", done=True)

@@ -37,6 +37,7 @@ CODEBOOK = """# Static study {study} ({task})
 - `judges.csv`: the judges' demographics as given, by pseudonym.
 - `report_numbers.json`: the settings and every number of `turinglab report --format json`;
   `python rebuild.py` recomputes them all from these files and says how many agree.
+- Judges who withdrew (flag `withdrawn`): {withdrawn}
 """
 
 
@@ -105,7 +106,9 @@ def meta(info, a, n_boot: int = 1000, seed: int = 0) -> dict:
     return {"study": info.name, "task": info.task, "alpha": a.alpha, "n_boot": n_boot, "seed": seed,
             "fast_rt_ms": ex.fast_rt_ms, "min_control_accuracy": ex.min_control_accuracy,
             "max_fast_share": ex.max_fast_share, "native_language": getattr(ex, "native_language", None),
-            "min_topic_accuracy": MIN_TOPIC_ACCURACY, "sterne_max_n": STERNE_MAX_N, "zhang_band": list(ZHANG_BAND)}
+            "min_topic_accuracy": MIN_TOPIC_ACCURACY, "sterne_max_n": STERNE_MAX_N, "zhang_band": list(ZHANG_BAND),
+            **({"exclude": a.excluded["exclude"], "withdrawn": {k: a.excluded["withdrawn"][k] for k in ("judges", "trials")}}
+               if a.excluded else {})}
 
 
 def render_json(info, a) -> str:
@@ -113,17 +116,19 @@ def render_json(info, a) -> str:
 
 
 def export_static(store, study: str | int | None, out_dir: str | Path, alpha: float = 0.05,
-                  key: bytes | None = None) -> dict:
-    """Write a static study's trials and judges (pseudonymous), its numbers and rebuild_static.py to `out_dir`."""
+                  key: bytes | None = None, exclude: tuple[str, ...] | None = None) -> dict:
+    """Write a static study's trials and judges (pseudonymous), its numbers and rebuild_static.py to `out_dir`;
+    the trials of the analysis only (`exclude`: its exclusion flags, default `summary.FLAGS`)."""
     from turinglab.analysis.static.report import analyse_stored
-    from turinglab.analysis.static.summary import TEST, _items, judge_table, trial_table
+    from turinglab.analysis.static.summary import FLAGS, TEST, _items, judge_table, trial_table
 
     out = Path(out_dir)
     if out.exists() and any(out.iterdir()):
         raise FileExistsError(f"{out} is not empty; choose a new directory for the export")
-    info, a = analyse_stored(store, study, alpha)
+    exclude = FLAGS if exclude is None else tuple(exclude)
+    info, a = analyse_stored(store, study, alpha, exclude)
     key = key or export_key(store)
-    trials = trial_table(store, info.id)
+    trials = trial_table(store, info.id, exclude)
     with store.engine.connect() as conn:
         items = _items(conn, info.id).rename(columns={"response_id": "item"})
     ids = sorted(trials.loc[trials["phase"] == TEST, "judge_id"].astype(str).unique())  # the analysis's judges
@@ -142,7 +147,11 @@ def export_static(store, study: str | int | None, out_dir: str | Path, alpha: fl
     judges.to_csv(out / "judges.csv", index=False)
     (out / "report_numbers.json").write_text(json.dumps({"meta": meta(info, a), "numbers": numbers(a)}, indent=1,
                                                         sort_keys=True))
-    (out / "codebook.md").write_text(CODEBOOK.format(study=info.name, task=info.task), encoding="utf-8")
+    w = a.excluded["withdrawn"]
+    gone = (f"{w['trials']} trials of {w['judges']} judge(s), " + ("left out of every file and number here."
+            if w["left_out"] else "kept (exported with --exclude none); their ids and free-text answers are erased.")
+            if w["judges"] else "none.")
+    (out / "codebook.md").write_text(CODEBOOK.format(study=info.name, task=info.task, withdrawn=gone), encoding="utf-8")
     with resources.as_file(resources.files("turinglab.analysis.export").joinpath("rebuild_static.py")) as path:
         shutil.copyfile(path, out / "rebuild.py")
     return {"out": str(out), "rows": {"trials": len(trials), "items": len(items), "judges": len(judges)},

@@ -17,6 +17,7 @@ from sqlalchemy import select
 
 from turinglab.store.models import JudgeTrialRow as T
 from turinglab.store.models import ParticipantRow, ResponseRow
+from turinglab.store.withdraw import MARK, kept_trials
 
 
 def is_native(demo: dict[str, Any], language: str) -> bool | None:
@@ -43,14 +44,16 @@ def _rate(k: int, n: int) -> dict[str, Any]:
     return {"answered": n, "correct": k, "accuracy": k / n if n else None}
 
 
-def answer_summary(store: Any, study_id: int, exclusions: Any = None) -> dict[str, Any]:
-    """Counts of every stored answer (see the module doc); reads the trials' answers column."""
-    q = (select(T.judge_id, T.answers, T.control_correct, ResponseRow.control)
-         .join(ResponseRow, ResponseRow.id == T.response_id)
-         .where(T.study_id == study_id, T.phase == "test"))  # practice trials apart (summary.practice)
+def answer_summary(store: Any, study_id: int, exclusions: Any = None,
+                   exclude: tuple[str, ...] = (MARK,)) -> dict[str, Any]:
+    """Counts of every stored answer (see the module doc); reads the trials' answers column
+    (`exclude`: the trials' exclusion flags applied, as `summary.FLAGS`)."""
     obj, choice, items, gender = Counter(), Counter(), Counter(), Counter()
     judges: set[str] = set()
     with store.engine.connect() as conn:
+        q = (select(T.judge_id, T.answers, T.control_correct, ResponseRow.control)
+             .join(ResponseRow, ResponseRow.id == T.response_id)  # practice trials apart (summary.practice)
+             .where(T.study_id == study_id, T.phase == "test", *kept_trials(conn, study_id, exclude)))
         for judge, ans, correct, control in conn.execute(q):
             judges.add(judge)
             ans = ans or {}
@@ -89,12 +92,12 @@ def answer_summary(store: Any, study_id: int, exclusions: Any = None) -> dict[st
     }
 
 
-def static_extras(store: Any, info: Any, alpha: float = 0.05) -> dict[str, Any]:
+def static_extras(store: Any, info: Any, alpha: float = 0.05, exclude: tuple[str, ...] = (MARK,)) -> dict[str, Any]:
     """What `static summary --json` and `report --study` add to the counts: the other answers
     (`answers`) and, for a conversation study, the per-speaker analysis (`speakers`, or None)."""
     from turinglab.analysis.static.speakers import speaker_report
 
-    out: dict[str, Any] = {"answers": answer_summary(store, info.id, info.study.exclusions)}
+    out: dict[str, Any] = {"answers": answer_summary(store, info.id, info.study.exclusions, exclude)}
     if info.task == "conversation":
-        out["speakers"] = speaker_report(store, info.id, alpha)
+        out["speakers"] = speaker_report(store, info.id, alpha, exclude)
     return out

@@ -37,6 +37,7 @@ from turinglab.analysis.pformat import p_text
 from turinglab.analysis.static.answers import native_flags
 from turinglab.statictests.topics import MIN_TOPIC_ACCURACY
 from turinglab.stats import interval, two_player
+from turinglab.store.withdraw import MARK as WITHDRAWN
 
 ZHANG_BAND = (0.45, 0.55)
 STERNE_MAX_N = 20_000  # above this, Giunti's criteria use Clopper-Pearson intervals (Sterne is slow)
@@ -65,6 +66,7 @@ class StaticAnalysis:
     speakers: dict[str, Any] | None = None  # conversations: per-speaker truth (analysis/static/speakers.py)
     failed_controls: dict[str, Any] | None = None  # Zhang's control rule: summaries with and without (see analyse_stored)
     practice: dict[str, Any] | None = None  # trials outside the test phase, apart (summary.practice)
+    excluded: dict[str, Any] | None = None  # the exclusion flags applied and what they left out (summary.left_out)
 
 
 KEYS = ["judge_id", "truth", "agent", "control", "answer"]
@@ -232,35 +234,42 @@ def analyse_counts(jc: pd.DataFrame, lc: pd.DataFrame, judges: pd.DataFrame | No
                           ba_rows, by_length, by_task, by_group, per_agent_conf, flags, sensitivity, notes, topic)
 
 
-def analyse_stored(store: Any, study: str | int | None, alpha: float) -> tuple[Any, StaticAnalysis]:
+def analyse_stored(store: Any, study: str | int | None, alpha: float,
+                   exclude: tuple[str, ...] = (WITHDRAWN,)) -> tuple[Any, StaticAnalysis]:
     """(the stored study's `StaticStudyInfo`, its analysis) of a static study in `store` (a Store;
     `study`: name or id, None for the first); its own exclusions, for conversations topics, and
-    the answers and speakers of `analysis.static.answers.static_extras`."""
+    the answers and speakers of `analysis.static.answers.static_extras`. `exclude`: the trials'
+    exclusion flags (`summary.FLAGS`: a withdrawn judge's trials are left out by default)."""
     from turinglab.analysis.static.answers import static_extras
-    from turinglab.analysis.static.summary import judge_counts, judge_table, practice, topic_coverage
+    from turinglab.analysis.static.summary import judge_counts, judge_table, left_out, practice, topic_coverage
 
     info = store.static_study(study if study is not None else store.static_studies()[0].id)
-    jc, lc = judge_counts(store, info.id, info.study.exclusions.fast_rt_ms)
+    jc, lc = judge_counts(store, info.id, info.study.exclusions.fast_rt_ms, exclude)
     judges = judge_table(store, sorted(jc["judge_id"].unique()))
     a = analyse_counts(jc, lc, judges, study=info.name, task=info.task, alpha=alpha,
                        exclusions=info.study.exclusions,
                        topic_items=topic_coverage(store, info.id) if info.task == "conversation" else None)
-    extras = static_extras(store, info, alpha)
+    extras = static_extras(store, info, alpha, exclude)
     a.answers, a.speakers = extras["answers"], extras.get("speakers")
-    a.failed_controls = failed_control_results(store, info, alpha)
-    a.practice = practice(store, info.id, alpha)
+    a.failed_controls = failed_control_results(store, info, alpha, exclude)
+    a.practice = practice(store, info.id, alpha, exclude)
+    a.excluded = w = left_out(store, info.id, exclude)
+    if w[WITHDRAWN]["judges"]:
+        a.notes.append(f"{w[WITHDRAWN]['trials']} trials of {w[WITHDRAWN]['judges']} judge(s) who withdrew are "
+                       + ("left out (flag withdrawn)." if w[WITHDRAWN]["left_out"] else "counted (--exclude none)."))
     return info, a
 
 
-def failed_control_results(store: Any, info: Any, alpha: float) -> dict[str, Any] | None:
+def failed_control_results(store: Any, info: Any, alpha: float,
+                           exclude: tuple[str, ...] = (WITHDRAWN,)) -> dict[str, Any] | None:
     """Zhang et al.'s rule for colour and object (a trial counts only when its control answer is
     right): `static summary` with every trial and without those, and which one the study's
     `drop_failed_controls` setting chooses. None when no trial has a scored control answer."""
     from turinglab.analysis.static.summary import control_answers, count_table, summary
 
-    if info.task == "conversation" or control_answers(store, info.id, alpha) is None:
+    if info.task == "conversation" or control_answers(store, info.id, alpha, exclude) is None:
         return None
-    rows = [(label, summary(count_table(store, info.id, drop), alpha)) for label, drop in
+    rows = [(label, summary(count_table(store, info.id, drop, exclude), alpha)) for label, drop in
             (("every trial", False), ("right control answer only", True))]
     return {"setting": bool(getattr(info.study, "drop_failed_controls", False)), "rows": rows}
 

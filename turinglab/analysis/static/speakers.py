@@ -16,6 +16,7 @@ from turinglab.statictests.speakers import CLASSES, SPEAKERS, pair_class, speake
 from turinglab.stats import interval
 from turinglab.store.models import JudgeTrialRow as T
 from turinglab.store.models import ResponseRow
+from turinglab.store.withdraw import MARK, kept_trials
 
 
 def _rate(k: int, n: int, alpha: float) -> dict[str, Any]:
@@ -25,14 +26,16 @@ def _rate(k: int, n: int, alpha: float) -> dict[str, Any]:
     return {"estimate": k / n, "low": float(ci.low), "high": float(ci.high)}
 
 
-def speaker_report(store: Any, study_id: int, alpha: float = 0.05) -> dict[str, Any] | None:
+def speaker_report(store: Any, study_id: int, alpha: float = 0.05,
+                   exclude: tuple[str, ...] = (MARK,)) -> dict[str, Any] | None:
     """The per-speaker analysis of a conversation study (None when no item names its speakers).
     Control items are left out; a trial counts when its item names both speakers and the judge
     labelled both."""
     iq = (select(ResponseRow.id, ResponseRow.payload, ResponseRow.control)
           .where(ResponseRow.study_id == study_id))
-    tq = select(T.response_id, T.answers).where(T.study_id == study_id, T.phase == "test")  # practice apart
     with store.engine.connect() as conn:
+        tq = select(T.response_id, T.answers).where(T.study_id == study_id, T.phase == "test",  # practice apart
+                                                    *kept_trials(conn, study_id, exclude))
         items = {i: (speaker_truths(p or {}), (p or {}).get("length")) for i, p, c in conn.execute(iq) if not c}
         items = {i: v for i, v in items.items() if pair_class({sp: t for sp, (t, _) in v[0].items()})}
         if not items:

@@ -24,27 +24,32 @@ from turinglab.stats import interval
 from turinglab.store.db import raw_rows
 from turinglab.store.models import ParticipantRow, ResponseRow, StaticStudyRow, StimulusRow
 from turinglab.store.models import JudgeTrialRow as T
+from turinglab.store.withdraw import MARK as WITHDRAWN
+from turinglab.store.withdraw import kept_trials, withdrawn_judges
 
 # the phase whose trials are the test: feedback / practice / train trials (a session's feedback_items,
 # an imported file's TRAIN phase) are stored with their phase, left out of every count here, the
 # confusion matrices, agent rates, Giunti's criteria and the AI-judge comparisons, and reported
 # apart (`practice`)
 TEST = "test"
+# the exclusion flags of a static study's trials: `withdrawn`, a judge who withdrew (issue 38). Every
+# function here leaves their trials out unless `exclude` leaves the flag out (`--exclude none`)
+FLAGS = (WITHDRAWN,)
 
 COLUMNS = ["trial_id", "judge_id", "seq", "phase", "answer", "rt_ms", "feedback_shown", "control_correct",
            "response_id", "truth", "agent", "control", "stimulus", "length"]
 
 
-def trial_table(store: Any, study_id: int) -> pd.DataFrame:
+def trial_table(store: Any, study_id: int, exclude: tuple[str, ...] = FLAGS) -> pd.DataFrame:
     """One row per trial (see COLUMNS; `length` is a conversation chunk's exchanges, else NaN),
     plus `judged_human` and `correct` (0/1). Trials and items are read apart and joined here
     (the items are few; a study may have millions of trials)."""
-    tq = (select(T.id, T.judge_id, T.seq, T.phase, T.answer, T.rt_ms, T.feedback_shown, T.control_correct,
-                 T.response_id).where(T.study_id == study_id).order_by(T.id))
     iq = (select(ResponseRow.id, ResponseRow.truth, ResponseRow.agent, ResponseRow.control, StimulusRow.key,
                  ResponseRow.payload).join(StimulusRow, ResponseRow.stimulus_id == StimulusRow.id)
           .where(ResponseRow.study_id == study_id))
     with store.engine.connect() as conn:
+        tq = (select(T.id, T.judge_id, T.seq, T.phase, T.answer, T.rt_ms, T.feedback_shown, T.control_correct,
+                     T.response_id).where(T.study_id == study_id, *kept_trials(conn, study_id, exclude)).order_by(T.id))
         trials = pd.DataFrame.from_records(raw_rows(conn, tq), columns=COLUMNS[:9])
         items = pd.DataFrame([r[:5] + ((r[5] or {}).get("length"),) for r in conn.execute(iq).all()],
                              columns=["response_id", *COLUMNS[9:]])
@@ -77,7 +82,8 @@ def topic_coverage(store: Any, study_id: int) -> tuple[int, int]:
     return int(main["topic"].sum()), len(main)
 
 
-def count_table(store: Any, study_id: int, drop_failed_controls: bool = False) -> tuple[pd.DataFrame, int]:
+def count_table(store: Any, study_id: int, drop_failed_controls: bool = False,
+                exclude: tuple[str, ...] = FLAGS) -> tuple[pd.DataFrame, int]:
     """Trials counted by (truth, agent, control, answer), and the number of judges: what `summary`
     needs. The database counts per item and answer (a covering index, no sort); items are joined here.
     Only test trials count (practice and feedback trials are apart, `practice`).
@@ -86,9 +92,9 @@ def count_table(store: Any, study_id: int, drop_failed_controls: bool = False) -
     keep = [T.study_id == study_id, T.phase == TEST]
     if drop_failed_controls:
         keep.append(or_(T.control_correct.is_(None), T.control_correct == True))  # noqa: E712
-    q = (select(T.response_id, T.answer, func.count()).where(*keep)
-         .group_by(T.response_id, T.answer))
     with store.engine.connect() as conn:
+        keep += kept_trials(conn, study_id, exclude)
+        q = select(T.response_id, T.answer, func.count()).where(*keep).group_by(T.response_id, T.answer)
         per_item = pd.DataFrame.from_records(raw_rows(conn, q), columns=["response_id", "answer", "n"])
         judges = conn.execute(select(func.count(func.distinct(T.judge_id))).where(*keep)).scalar()
         items = _items(conn, study_id)
@@ -101,7 +107,8 @@ def count_table(store: Any, study_id: int, drop_failed_controls: bool = False) -
 MAX_SQL_AGENTS = 40
 
 
-def judge_counts(store: Any, study_id: int, fast_rt_ms: int = 300) -> tuple[pd.DataFrame, pd.DataFrame]:
+def judge_counts(store: Any, study_id: int, fast_rt_ms: int = 300,
+                 exclude: tuple[str, ...] = FLAGS) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The inputs of `analysis.static.analyse_counts`: judge counts per (judge_id, truth, agent,
     control, answer) with n, n_fast, n_ctl, n_ctl_correct (the last three are per-judge totals: only
     their sum over a judge's rows means anything), n_topic, n_topic_ok (that row's trials with a
@@ -117,13 +124,14 @@ def judge_counts(store: Any, study_id: int, fast_rt_ms: int = 300) -> tuple[pd.D
         items = _items(conn, study_id)
         topic = _is_conversation(conn, study_id)
         agents = sorted(items.loc[(items["truth"] == "machine") & ~items["control"], "agent"].astype(str).unique())
+        keep = kept_trials(conn, study_id, exclude)
         if len(agents) <= MAX_SQL_AGENTS:
-            return _judge_counts_sql(conn, study_id, fast_rt_ms, items, agents, topic)
-    return _judge_counts_py(store, study_id, fast_rt_ms, topic)
+            return _judge_counts_sql(conn, study_id, fast_rt_ms, items, agents, topic, keep)
+    return _judge_counts_py(store, study_id, fast_rt_ms, topic, keep)
 
 
 def _judge_counts_sql(conn: Any, study_id: int, fast_rt_ms: int, items: pd.DataFrame,
-                      agents: list[str], topic: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
+                      agents: list[str], topic: bool = False, keep: list | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     R = ResponseRow
     groups = [("human", "human", False, (R.control == False) & (R.truth == "human"))]  # noqa: E712
     groups += [("machine", a, False, (R.control == False) & (R.truth == "machine") & (R.agent == a))  # noqa: E712
@@ -139,11 +147,11 @@ def _judge_counts_sql(conn: Any, study_id: int, fast_rt_ms: int, items: pd.DataF
     cols += [func.sum(case((T.rt_ms < int(fast_rt_ms), 1), else_=0)),
              func.sum(case((ctl, 1), else_=0)),
              func.sum(case((ctl & (T.control_correct == True), 1), else_=0))]  # noqa: E712
-    q = (select(T.judge_id, *cols).join(R, R.id == T.response_id).where(T.study_id == study_id, T.phase == TEST)
-         .group_by(T.judge_id))
+    keep = [T.study_id == study_id, T.phase == TEST, *(keep or [])]
+    q = select(T.judge_id, *cols).join(R, R.id == T.response_id).where(*keep).group_by(T.judge_id)
     rows = raw_rows(conn, q)
     per_item = pd.DataFrame.from_records(
-        raw_rows(conn, select(T.response_id, T.answer, func.count()).where(T.study_id == study_id, T.phase == TEST)
+        raw_rows(conn, select(T.response_id, T.answer, func.count()).where(*keep)
              .group_by(T.response_id, T.answer)), columns=["response_id", "answer", "n"])
     out = []
     for r in rows:
@@ -158,19 +166,18 @@ def _judge_counts_sql(conn: Any, study_id: int, fast_rt_ms: int, items: pd.DataF
     jc = pd.DataFrame(out, columns=["judge_id", "truth", "agent", "control", "answer", "n", "n_fast", "n_ctl",
                                     "n_ctl_correct"])
     jc["control"] = jc["control"].astype(bool)
-    jc = _with_topic_counts(jc, _topic_counts_sql(conn, study_id) if topic else None)
+    jc = _with_topic_counts(jc, _topic_counts_sql(conn, keep) if topic else None)
     return jc, _length_counts(per_item, items)
 
 
-def _topic_counts_sql(conn: Any, study_id: int) -> pd.DataFrame:
+def _topic_counts_sql(conn: Any, keep: list) -> pd.DataFrame:
     """Topic answers per (judge_id, truth, agent, answer) of non-control items: n_topic, n_topic_ok
     (human items pooled as agent "human", as in _judge_counts_sql)."""
     R = ResponseRow
     q = (select(T.judge_id, R.truth, R.agent, T.answer, func.count(),
                 func.sum(case((T.control_correct == True, 1), else_=0)))  # noqa: E712
          .join(R, R.id == T.response_id)
-         .where(T.study_id == study_id, T.phase == TEST, R.control == False,  # noqa: E712
-                T.control_correct.is_not(None))
+         .where(*keep, R.control == False, T.control_correct.is_not(None))  # noqa: E712
          .group_by(T.judge_id, R.truth, R.agent, T.answer))
     t = pd.DataFrame.from_records(raw_rows(conn, q), columns=["judge_id", "truth", "agent", "answer", "n_topic",
                                                           "n_topic_ok"])
@@ -196,10 +203,11 @@ def _length_counts(per_item: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
     return m.groupby(["length", "truth", "answer"])["n"].sum().reset_index()
 
 
-def _judge_counts_py(store: Any, study_id: int, fast_rt_ms: int, topic: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _judge_counts_py(store: Any, study_id: int, fast_rt_ms: int, topic: bool = False,
+                     keep: list | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """judge_counts by reading the trials' five needed columns and counting with numpy."""
     q = (select(T.judge_id, T.response_id, T.answer, T.rt_ms, T.control_correct)
-         .where(T.study_id == study_id, T.phase == TEST))
+         .where(T.study_id == study_id, T.phase == TEST, *(keep or [])))
     with store.engine.connect() as conn:
         t = pd.DataFrame.from_records(raw_rows(conn, q), columns=["judge_id", "response_id", "answer", "rt_ms",
                                                               "control_correct"])
@@ -325,14 +333,15 @@ def test_trials(df: pd.DataFrame) -> pd.DataFrame:
     return df[df["phase"] == TEST] if "phase" in df.columns else df
 
 
-def practice(store: Any, study_id: int, alpha: float = 0.05) -> dict[str, Any]:
+def practice(store: Any, study_id: int, alpha: float = 0.05, exclude: tuple[str, ...] = FLAGS) -> dict[str, Any]:
     """The trials outside the test phase, reported apart: their count per phase, and on non-control
     items their count, right answers and accuracy (exact interval)."""
     R = ResponseRow
-    q = (select(T.phase, R.control, func.count(), func.sum(case((T.answer == R.truth, 1), else_=0)))
-         .join(R, R.id == T.response_id).where(T.study_id == study_id, T.phase != TEST)
-         .group_by(T.phase, R.control))
     with store.engine.connect() as conn:
+        q = (select(T.phase, R.control, func.count(), func.sum(case((T.answer == R.truth, 1), else_=0)))
+             .join(R, R.id == T.response_id)
+             .where(T.study_id == study_id, T.phase != TEST, *kept_trials(conn, study_id, exclude))
+             .group_by(T.phase, R.control))
         rows = conn.execute(q).all()
     phases: dict[str, int] = {}
     n = k = 0
@@ -343,13 +352,15 @@ def practice(store: Any, study_id: int, alpha: float = 0.05) -> dict[str, Any]:
     return {"trials": sum(phases.values()), "phases": phases, "scored": n, "correct": k, "accuracy": rate(k, n, alpha)}
 
 
-def control_answers(store: Any, study_id: int, alpha: float = 0.05) -> dict[str, Any] | None:
+def control_answers(store: Any, study_id: int, alpha: float = 0.05,
+                    exclude: tuple[str, ...] = FLAGS) -> dict[str, Any] | None:
     """The scored control answers of the study's trials (Zhang's yes/no object word, the topic, control
     items): overall right share with its exact interval, and the per-judge mean and minimum (the
     paper's "all above 85 %, mean 91 %"). None when no trial has a scored control answer."""
-    q = (select(T.judge_id, func.count(), func.sum(case((T.control_correct == True, 1), else_=0)))  # noqa: E712
-         .where(T.study_id == study_id, T.phase == TEST, T.control_correct.is_not(None)).group_by(T.judge_id))
     with store.engine.connect() as conn:
+        q = (select(T.judge_id, func.count(), func.sum(case((T.control_correct == True, 1), else_=0)))  # noqa: E712
+             .where(T.study_id == study_id, T.phase == TEST, T.control_correct.is_not(None),
+                    *kept_trials(conn, study_id, exclude)).group_by(T.judge_id))
         rows = [(j, int(n), int(k or 0)) for j, n, k in conn.execute(q).all()]
     if not rows:
         return None
@@ -357,3 +368,14 @@ def control_answers(store: Any, study_id: int, alpha: float = 0.05) -> dict[str,
     per = [r[2] / r[1] for r in rows]
     return {"trials": n, "correct": k, "accuracy": rate(k, n, alpha), "judges": len(rows),
             "judge_mean": float(np.mean(per)), "judge_min": float(min(per))}
+
+
+def left_out(store: Any, study_id: int, exclude: tuple[str, ...] = FLAGS) -> dict[str, Any]:
+    """What the exclusion flags left out of the analyses: per flag, its judges and their trials (every
+    phase); the flags applied under "exclude"."""
+    out: dict[str, Any] = {"exclude": list(exclude)}
+    with store.engine.connect() as conn:
+        ids = withdrawn_judges(conn, study_id)
+        n = conn.execute(select(func.count()).select_from(T).where(T.study_id == study_id, T.judge_id.in_(ids))).scalar() if ids else 0
+    out[WITHDRAWN] = {"judges": len(ids), "trials": int(n or 0), "left_out": WITHDRAWN in exclude}
+    return out

@@ -43,6 +43,7 @@ from turinglab.server.web import (
 from turinglab.plugins.manager import static_tasks
 from turinglab.server.guards import HealthLog, PerAddress, returning, too_many_starts
 from turinglab.server.judging.trial_writer import TrialWriter
+from turinglab.server.withdrawal import add_done_withdrawal
 from turinglab.game.config import consent_version
 from turinglab.game.static_config import StaticStudy
 from turinglab.statictests.fill import fill_problem
@@ -510,9 +511,30 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
         sess = await session(p.id) if p.consent_ms is not None else None
         if sess is None or sess.done < len(sess.items):
             return RedirectResponse(f"/p/{p.id}", status_code=303)
-        if study.completion_url:
-            return RedirectResponse(study.completion_url, status_code=303)
-        return message(request, _("Thank you!"), _("Thank you for taking part. You can close this page."))
+        from turinglab.server.withdrawal import done_offer, going_on
+
+        offer = done_offer(app, study, p.id, await judge_code(p.id))
+        link = study.completion_url
+        if link and offer is None:
+            return RedirectResponse(link, status_code=303)
+        text = _("Thank you for taking part.") if link else _("Thank you for taking part. You can close this page.")
+        return message(request, _("Thank you!"), text, link=link, link_text=_("Continue to the study site"),
+                       withdraw=offer, **going_on(study, link, offer))
+
+    async def judge_code(pid: str) -> str:
+        """The judge's pseudonym (as in the static export), which the researchers can withdraw by."""
+        from turinglab.analysis.export.pseudonyms import export_key, keyed
+
+        if not export_keys:
+            export_keys.append(await asyncio.to_thread(export_key, store))
+        return keyed(pid, export_keys[0])
+
+    async def forget(request: Request, pid: str) -> None:  # withdrawn: this process forgets the judge
+        consented.pop(pid, None)
+        sessions.pop(pid, None)
+
+    export_keys: list[bytes] = []
+    add_done_withdrawal(app, study, message, posted, lambda request, pid: (None, study.completion_url), forget)
 
     @app.get("/favicon.ico")
     async def favicon() -> Response:
