@@ -21,8 +21,8 @@ def preregister(
     threshold: float = typer.Option(0.5, "--threshold", help="The threshold it is told from: 0.5 in three-player "
                                     "games; two-player and static: the assumed human success rate P(S_h)."),
     power: float = typer.Option(0.8, "--power", help="Target power of each pass decision."),
-    agents: str = typer.Option(None, "--agents", help="Static studies: the machine agents, comma-separated "
-                               "(the study file does not name them; default: one plan for each agent)."),
+    agents: list[str] = typer.Option(None, "--agent", help="Static studies: a machine agent whose items the study "
+                                     "shows (repeatable; the study file does not name them; default: one plan for each agent)."),
     audit: bool = typer.Option(True, "--audit/--no-audit", help="Live studies: the report will include the blinding audit."),
 ) -> None:
     """Write a pre-registration (OSF template sections) from a study file: its hash, hypotheses,
@@ -43,11 +43,11 @@ def preregister(
     static = read_study(load_if_static, path)
     try:
         if static is not None:
-            names = [a.strip() for a in agents.split(",") if a.strip()] if agents else None
+            names = [a.strip() for a in agents if a.strip()] or None
             plan = static_plan(static, agents=names, alpha=alpha, rate=rate, threshold=threshold, target=power)
         else:
             if agents:
-                fail("--agents is for static studies; a live study's witnesses come from its file")
+                fail("--agent is for static studies; a live study's witnesses come from its file")
             plan = live_plan(read_study(load_study, path), alpha=alpha, rate=rate, threshold=threshold,
                              target=power, audit=audit)
     except ValueError as exc:

@@ -47,7 +47,7 @@ def _check(kind: str, plan: dict, path: str, a, study, settings: dict) -> dict: 
 
 
 def _static_report(db: str | None, study: str | None, out: str, alpha: float, fmt: str,
-                   prereg: str | None = None) -> None:
+                   prereg: str | None = None, plan: dict | None = None) -> None:
     from turinglab.analysis.static.report import analyse_stored, write_static_report
     from turinglab.judges.static import cached_results
     from turinglab.store import StoreError
@@ -61,7 +61,6 @@ def _static_report(db: str | None, study: str | None, out: str, alpha: float, fm
         fail(str(exc))
     finally:
         store.close()
-    plan = _read_prereg(prereg)
     if plan is not None:
         from turinglab.analysis.demo.prereg_dry import static_settings
 
@@ -100,14 +99,14 @@ def report(
         fail(f"--format must be html, md or json, got {fmt!r}")
     from turinglab.store.inspect import names_static_study
 
+    plan = _read_prereg(prereg)  # a bad file fails before any work
     if names_static_study(db, study):
-        return _static_report(db, study, out, alpha, fmt, prereg)
+        return _static_report(db, study, out, alpha, fmt, prereg, plan)
     from rich.progress import Progress  # the live analysis' imports (sklearn among them): not for static reports
 
     from turinglab.analysis.live.core import analyse
     from turinglab.analysis.report.report import write_report
 
-    plan = _read_prereg(prereg)
     loaded = analysis_load(db, study)
     opt = _analysis_options(loaded, exclude, alpha)
     opt.include_bots = include_bots

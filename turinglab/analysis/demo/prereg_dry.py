@@ -84,7 +84,9 @@ def static_plan(study: Any, *, agents: list[str] | None = None, alpha: float = 0
     ses = study.session
     per_judge = ses.items * (1 - ses.human_share) / len(agents)  # machine items per agent per judge
     judges = math.ceil(sample["per_witness"] / per_judge) if per_judge > 0 else 0
-    sample.update(judges=judges, items_per_judge=ses.items, ai_games=0, human_games=0, games=0)
+    for key in ("ai_games", "human_games", "games"):  # a static study plans judges and items, not games
+        sample.pop(key)
+    sample.update(judges=judges, items_per_judge=ses.items)
     a = analyse_static(_trials(study, agents, judges, rate, threshold), None, study=study.name, task=study.task,
                        alpha=alpha, exclusions=study.exclusions)
     ex = study.exclusions

@@ -68,14 +68,14 @@ def hypotheses(fmt: str, witnesses: list[str], alpha: float, family: str, closed
     out = []
     for w in witnesses:
         if fmt == "three-player":
-            h = {"criterion": f"{w} passes when P(S_m) ≥ 0.5 (absolute criterion, three-player)",
+            h = {"criterion": "passes when P(S_m) ≥ 0.5 (absolute criterion, three-player)",
                  "threshold": 0.5, "set": "closed" if closed else "open"}
         elif fmt == "static":
-            h = {"criterion": f"{w} passes when its judged-human rate P(S_m) ≥ P(S_h), the human items' rate "
+            h = {"criterion": "passes when its judged-human rate P(S_m) ≥ P(S_h), the human items' rate "
                               "(Giunti's two-player criterion); Zhang's band: the rate within 0.45–0.55",
                  "threshold": "P(S_h)"}
         else:
-            h = {"criterion": f"{w} passes when P(S_m) ≥ P(S_h), the human witnesses' success rate "
+            h = {"criterion": "passes when P(S_m) ≥ P(S_h), the human witnesses' success rate "
                               "(absolute criterion, two-player)", "threshold": "P(S_h)"}
         out.append({"id": f"pass.{w}", "witness": w, **h, "alpha": alpha,
                     "family": family if fmt != "static" else "per-agent", "decision": rule})
@@ -145,7 +145,7 @@ def render(p: dict[str, Any]) -> str:
            "", "### Hypotheses", ""]
     for h in p["hypotheses"]:
         thr = h["threshold"]
-        out.append(f"- **{_md(h['id'])}**: {_md(h['criterion'])}; threshold {thr}, α = {h['alpha']}"
+        out.append(f"- **{_md(h['id'])}**: {_md(h['witness'])} {h['criterion']}; threshold {thr}, α = {h['alpha']}"
                    + (f", set {h['set']}" if "set" in h else "") + f", family: {h['family']}.")
     if p["hypotheses"]:
         out += ["", "Decision rule (the report's own words): " + p["hypotheses"][0]["decision"]]
@@ -168,8 +168,7 @@ def render(p: dict[str, Any]) -> str:
     out += ["", "### Exclusions (flags, never deletions)", ""]
     out += [f"- `{_md(e['flag'])}`: {_md(e['rule'])}" for e in p["exclusions"]] or ["- none"]
     out += ["", "## Analysis plan", "",
-            f"Settings: α = {s['alpha']}; " + ", ".join(f"{k} = {json.dumps(v)}" for k, v in sorted(s.items())
-                                                       if k != "alpha") + ".", "",
+            "Settings: " + ", ".join(f"{k} = {json.dumps(v)}" for k, v in sorted(s.items())) + ".", "",
             "The analyses the report runs (read off the report's own analysis of a synthetic study of this design):", ""]
     for a in p["analyses"]:
         extra = "".join(f"; {k}: {_md(v)}" for k, v in a.items() if k not in ("id", "what", "method"))

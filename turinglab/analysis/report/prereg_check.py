@@ -18,7 +18,9 @@ def _formula(text: str) -> str:
 
 
 def _tests(values) -> str:  # noqa: ANN001 - a column of test names
-    names = sorted({re.sub(r",? two-sided$", "", str(t)) for t in values if t is not None and str(t) not in ("", "nan")})
+    # the test's name only: not the sizes that chose it ("; chosen because ... at 200 x 1000 games")
+    names = sorted({re.sub(r",? two-sided$", "", str(t).split(";")[0]) for t in values
+                    if t is not None and str(t) not in ("", "nan")})
     return " / ".join(names) or "none"
 
 
