@@ -72,12 +72,14 @@ def test_preregister_jones_bergen_presets(tmp_path, preset, fmt):
     assert ("Boschloo" in crit["method"]) == (fmt == "two-player")
 
 
-def _demo(tmp_path):
+def _demo(tmp_path, fmt="two-player", games=200):
+    """A demo study whose data reach the plan of `--rate 0.8` (27 games per AI witness): the plan's
+    analyses are those of a report at the planned size, and a much smaller study fits fewer models."""
     from turinglab.analysis.demo.live import DemoSpec, generate
     from turinglab.store import Store
 
     url = f"sqlite:///{tmp_path}/demo.db"
-    generate(url, DemoSpec(n_games=100, seed=5, rates={"Dragon": 0.5, "Sierra": 0.45}))
+    generate(url, DemoSpec(n_games=games, seed=5, rates={"Dragon": 0.5, "Sierra": 0.45}, format=fmt))
     st = Store(url)
     try:
         study = st.studies()[0].study
@@ -94,7 +96,7 @@ def test_report_lists_exactly_the_planted_deviations(tmp_path):
     url, study = _demo(tmp_path)
     same = tmp_path / "same.yaml"
     same.write_text(canonical_json(study))  # the stored, frozen study as a study file
-    cli("preregister", "--study", str(same), "--out", str(tmp_path / "same.md"), "--rate", "0.95", "--no-audit")
+    cli("preregister", "--study", str(same), "--out", str(tmp_path / "same.md"), "--rate", "0.8", "--no-audit")
     _report(url, tmp_path / "same.md", tmp_path / "r.json", "--format", "json")
     check = json.loads((tmp_path / "r.json").read_text())["prereg"]
     assert check["deviations"] == [] and check["prereg"]["hash"] == config_hash(study)
@@ -106,7 +108,7 @@ def test_report_lists_exactly_the_planted_deviations(tmp_path):
     data["rules"]["time_limit_s"] = 240.0
     planted = tmp_path / "planted.yaml"
     planted.write_text(json.dumps(data))
-    cli("preregister", "--study", str(planted), "--out", str(tmp_path / "plan.md"), "--rate", "0.95", "--no-audit")
+    cli("preregister", "--study", str(planted), "--out", str(tmp_path / "plan.md"), "--rate", "0.8", "--no-audit")
     for fmt in ("json", "md", "html"):
         _report(url, tmp_path / "plan.md", tmp_path / f"p.{fmt}", "--format", fmt, "--alpha", "0.1")
     devs = json.loads((tmp_path / "p.json").read_text())["prereg"]["deviations"]
@@ -120,6 +122,21 @@ def test_report_lists_exactly_the_planted_deviations(tmp_path):
     rows = re.findall(r'<tr><td class="l">([^<]+)</td><td class="l">([^<]+)</td>', table)
     assert rows == [("setting", "study setting rules.time_limit_s"), ("analysis setting", "analysis setting alpha")]
     assert html.index("Deviations from the pre-registration") < html.index("<h2>Methods</h2>")
+
+
+def test_unchanged_three_player_study_has_no_deviation(tmp_path):
+    url, study = _demo(tmp_path, "three-player", 120)
+    same = tmp_path / "same.yaml"
+    same.write_text(canonical_json(study))
+    cli("preregister", "--study", str(same), "--out", str(tmp_path / "plan.md"), "--rate", "0.8", "--no-audit")
+    plan = read_plan(tmp_path / "plan.md")
+    assert {"bradley_terry", "leaderboard"} <= {x["id"] for x in plan["analyses"]}
+    assert "comparisons" not in {x["id"] for x in plan["analyses"]}
+    _report(url, tmp_path / "plan.md", tmp_path / "r.json", "--format", "json")
+    assert json.loads((tmp_path / "r.json").read_text())["prereg"]["deviations"] == []
+    _report(url, tmp_path / "plan.md", tmp_path / "r2.json", "--format", "json", "--exclude", "none")
+    devs = json.loads((tmp_path / "r2.json").read_text())["prereg"]["deviations"]
+    assert [(d["what"], d["actual"]) for d in devs] == [("analysis setting exclude", [])]
 
 
 def test_short_sample_and_missing_extra_analyses():
@@ -187,3 +204,18 @@ def test_bad_prereg_file_is_one_clear_error(tmp_path):
     r = runner.invoke(app, ["report", "--db", f"sqlite:///{tmp_path}/none.db", "--out", str(tmp_path / "r.md"),
                             "--prereg", str(bad)])
     assert r.exit_code == 2 and "0 turinglab-prereg blocks" in r.output
+
+
+def test_a_changed_witness_setting_is_named_by_its_path():
+    study = load_preset("jones-bergen-2025")
+    plan = {"kind": "live", "study": {"hash": config_hash(study)}, "config": json.loads(canonical_json(study)),
+            "settings": {}, "sample": {"games": 0, "per_witness": 0, "witnesses": []}, "analyses": []}
+    changed = study.model_copy(update={"witnesses": tuple(
+        w.model_copy(update={"timing": w.timing.model_copy(update={"s_per_char": 0.2})}) if w.codename == "ELIZA" else w
+        for w in study.witnesses)})
+    devs = deviations(plan, config_hash=config_hash(changed), config=json.loads(canonical_json(changed)),
+                      settings={}, analyses=[], sample={"games": 0})
+    assert [(d["what"], d["planned"], d["actual"]) for d in devs] == [
+        ("study setting witnesses.ELIZA.timing.s_per_char", 0.3, 0.2)]
+    assert deviations(plan, config_hash=config_hash(study), config=plan["config"], settings={}, analyses=[],
+                      sample={"games": 0}) == []

@@ -61,15 +61,29 @@ def live_analyses(a: Any, *, audit: bool | None = None, beliefs: bool | None = N
     if reg.get("gee") is not None:
         add("gee", "Accuracy regression, GEE", "binomial GEE, exchangeable, groups = interrogator, robust SEs: "
             + _formula(reg.get("formula", "")), cap=o.max_games_gee)
+    ext = a.extra or {}
+    dreg = ext.get("dprime_reg") or {}
+    if dreg.get("table") is not None and len(dreg["table"]):
+        add("dprime_reg", "Per-interrogator d′ against demographics", "OLS of each interrogator's d′ on demographics")
+    if a.demographics is not None and len(a.demographics):
+        add("demographics", "Accuracy by interrogator demographics", "descriptive, exact binomial intervals")
+    board = ext.get("leaderboard") or {}
+    if board.get("table") is not None and len(board["table"]):
+        add("leaderboard", "Humanlikeness leaderboard", "judged-human rate per witness, exact intervals")
+    if board.get("bradley_terry") is not None and len(board["bradley_terry"]):
+        add("bradley_terry", "Bradley–Terry strengths", "maximum likelihood, human witnesses fixed at 0, Wald intervals")
+    if any(ext.get(k) is not None and len(ext[k]) for k in ("strategy_top", "reason_top")):
+        add("tags", "Strategies and reasons (hand tags)", "shares with exact intervals; accuracy in tagged games"
+            + ("; Cohen's κ between taggers" if ext.get("kappa") is not None and len(ext["kappa"]) else ""))
     if len(a.bootstrap):
         add("bootstrap", "Cluster-bootstrap intervals", "interrogators resampled", n_boot=o.n_boot, seed=o.seed)
     if len(a.ipw):
         add("ipw", "Correction for adaptive allocation", "inverse-probability weights (Hájek), cluster bootstrap",
             n_boot=o.n_boot, seed=o.seed + 1)
-    tc = (a.extra or {}).get("timing_check") or {}
+    tc = ext.get("timing_check") or {}
     if tc:
         add("timing", "Timing-leak check", str(tc.get("design", "")))
-    if (a.extra or {}).get("first_criteria") is not None and len(a.extra["first_criteria"]):
+    if ext.get("first_criteria") is not None and len(ext["first_criteria"]):
         add("first_criteria", "Pass criteria on interrogators' first games", "as the pass criteria")
     if audit if audit is not None else a.audit is not None:
         add("audit", "Blinding audit", "classifiers of witness kind from what the interrogator saw")
@@ -99,6 +113,9 @@ def static_analyses(a: Any) -> list[dict[str, Any]]:
 
 
 def _flat(d: Any, prefix: str = "") -> dict[str, Any]:
+    """Nested settings as dotted paths; a list of witnesses by codename (witnesses.ELIZA.timing.base_s)."""
+    if isinstance(d, list) and d and all(isinstance(x, dict) and "codename" in x for x in d):
+        d = {str(x["codename"]): x for x in d}
     if isinstance(d, dict):
         out: dict[str, Any] = {}
         for k, v in d.items():
