@@ -219,3 +219,27 @@ def test_a_changed_witness_setting_is_named_by_its_path():
         ("study setting witnesses.ELIZA.timing.s_per_char", 0.3, 0.2)]
     assert deviations(plan, config_hash=config_hash(study), config=plan["config"], settings={}, analyses=[],
                       sample={"games": 0}) == []
+
+
+def test_study_text_cannot_break_the_document(tmp_path):
+    name = "x```\n# <script>alert(1)</script>"
+    src = tmp_path / "s.yaml"
+    src.write_text("preset: jones-bergen-2023\n" + f"name: {json.dumps(name)}\n" + "exclusions: [knows_witness, 'a`b<i>']\n")
+    cli("preregister", "--study", str(src), "--out", str(tmp_path / "p.md"), "--no-audit")
+    text = (tmp_path / "p.md").read_text()
+    plan = read_plan(tmp_path / "p.md")  # the fence held: one block, the name intact inside it
+    assert plan["study"]["name"] == name and plan["config"]["exclusions"] == ["knows_witness", "a`b<i>"]
+    outside = text[:text.index("```json turinglab-prereg")]
+    assert "<script>" not in outside and "<i>" not in outside and "```" not in outside
+
+
+@pytest.mark.parametrize("args,says", [(["--rate", "1.5"], "--rate must be between 0 and 1"),
+                                       (["--rate", "0.5"], "no difference to power"),
+                                       (["--agent", "GPT2"], "--agent is for static studies")])
+def test_preregister_bad_input_is_one_clear_error(tmp_path, args, says):
+    src = tmp_path / "s.yaml"
+    src.write_text("preset: jones-bergen-2023\n")
+    r = runner.invoke(app, ["preregister", "--study", str(src), "--out", str(tmp_path / "p.md"), *args])
+    assert r.exit_code == 2 and says in r.output and not (tmp_path / "p.md").exists()
+    r = runner.invoke(app, ["preregister", "--study", str(tmp_path / "none.yaml"), "--out", str(tmp_path / "p.md")])
+    assert r.exit_code == 2 and "no study file" in r.output

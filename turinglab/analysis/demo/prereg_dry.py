@@ -14,7 +14,6 @@ import pandas as pd
 
 from turinglab.analysis.report import prereg
 from turinglab.analysis.report.prereg_check import live_analyses, static_analyses
-from turinglab.stats.power import power
 
 AUDIT_MAX_GAMES = 2000  # `turinglab report`'s default --audit-max-games
 
@@ -43,7 +42,7 @@ def live_plan(study: Any, *, alpha: float = 0.05, rate: float = 0.6, threshold: 
 
     settings = live_settings(study, alpha, audit)
     names = [w.codename for w in study.witnesses]
-    sample = prereg.planned_sample(power, fmt=study.format, witnesses=names,
+    sample = prereg.planned_sample(fmt=study.format, witnesses=names,
                                    human_ratio=study.allocation.human_ratio, rate=rate, threshold=threshold,
                                    target=target, alpha=alpha, family=settings["pass_decisions"])
     analyses: list[dict[str, Any]] = []
@@ -79,7 +78,7 @@ def static_plan(study: Any, *, agents: list[str] | None = None, alpha: float = 0
 
     agents = list(agents or ["each agent"])
     # Zhang's agents are separate hypotheses, each decided at α (the static report adjusts none)
-    sample = prereg.planned_sample(power, fmt="static", witnesses=agents, human_ratio=0.0, rate=rate,
+    sample = prereg.planned_sample(fmt="static", witnesses=agents, human_ratio=0.0, rate=rate,
                                    threshold=threshold, target=target, alpha=alpha, family="per-witness")
     ses = study.session
     per_judge = ses.items * (1 - ses.human_share) / len(agents)  # machine items per agent per judge

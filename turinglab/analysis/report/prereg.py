@@ -34,9 +34,9 @@ FLAG_RULES = {
 }
 
 
-def planned_sample(power_of, *, fmt: str, witnesses: list[str], human_ratio: float, rate: float,
+def planned_sample(*, fmt: str, witnesses: list[str], human_ratio: float, rate: float,
                    threshold: float, target: float, alpha: float, family: str) -> dict[str, Any]:
-    """The planned games from the exact power analysis (`power_of` is turinglab.stats.power.power).
+    """The planned games from the exact power analysis (turinglab.stats.power).
 
     Each AI witness gets the n from which the exact two-sided test of its success rate against
     `threshold` rejects with probability >= `target` when the true rate is `rate` (`stable_n`: the
@@ -44,7 +44,9 @@ def planned_sample(power_of, *, fmt: str, witnesses: list[str], human_ratio: flo
     at alpha/m, so the plan uses alpha/m; per-witness decisions use alpha."""
     m = max(1, len(witnesses))
     a = alpha / m if family == "holm" and m > 1 else alpha
-    res = power_of(rate, vs=threshold, alpha=a, target=target, method="sterne")
+    from turinglab.stats.power import power
+
+    res = power(rate, vs=threshold, alpha=a, target=target, method="sterne")
     n = res.stable_n or res.first_n
     if n is None:
         raise ValueError(f"the power analysis found no n up to {res.n_max} reaching power {target} for a rate of "
@@ -166,16 +168,17 @@ def render(p: dict[str, Any]) -> str:
         out.append("- Measured: the verdict (judged human or not), its confidence, the reason; messages and their "
                    "timing; the demographic survey.")
     out += ["", "### Exclusions (flags, never deletions)", ""]
-    out += [f"- `{_md(e['flag'])}`: {_md(e['rule'])}" for e in p["exclusions"]] or ["- none"]
+    out += [f"- {_md(e['flag'])}: {_md(e['rule'])}" for e in p["exclusions"]] or ["- none"]
     out += ["", "## Analysis plan", "",
-            "Settings: " + ", ".join(f"{k} = {json.dumps(v)}" for k, v in sorted(s.items())) + ".", "",
+            "Settings: " + _md(", ".join(f"{k} = {json.dumps(v)}" for k, v in sorted(s.items()))) + ".", "",
             "The analyses the report runs (read off the report's own analysis of a synthetic study of this design):", ""]
     for a in p["analyses"]:
         extra = "".join(f"; {k}: {_md(v)}" for k, v in a.items() if k not in ("id", "what", "method"))
         out.append(f"- **{_md(a['what'])}** (`{a['id']}`): {_md(a['method'])}{extra}")
     out += ["", "## Other", "",
             "The block below is what `turinglab report --prereg` reads: do not edit it by hand.", "",
-            BLOCK_START, json.dumps(p, indent=1, sort_keys=True, ensure_ascii=False), "```", ""]
+            # a backtick in a study's text must not close the fence: JSON's own escape for it
+            BLOCK_START, json.dumps(p, indent=1, sort_keys=True, ensure_ascii=False).replace("`", "\\u0060"), "```", ""]
     return "\n".join(out)
 
 
