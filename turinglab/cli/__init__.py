@@ -13,7 +13,8 @@ import typer
 import typer.core
 
 from turinglab.cli import (
-    admin, audit, data, db, i18n, judges, participant, plugins, replicate, report, security, serve, static, stats, witness,
+    admin, audit, data, db, i18n, judges, participant, plugins, prereg, replicate, report, security, serve, static, stats,
+    witness,
 )
 from turinglab.cli.common import console, err_console, fail
 
@@ -69,6 +70,7 @@ app.add_typer(witness.chat_app)  # chat
 app.add_typer(serve.app)  # serve
 app.add_typer(witness.bots_app)  # bots
 app.add_typer(report.app)  # report, export, demo-data, tag
+app.add_typer(prereg.app)  # preregister
 app.add_typer(replicate.app)  # replicate
 app.add_typer(plugins.app)  # plugins
 app.add_typer(stats.app, name="stats")

@@ -26,8 +26,29 @@ def _analysis_options(loaded, exclude: list[str] | None, alpha: float):
                    closed_criterion=getattr(loaded, "closed_criterion", True))
 
 
+def _read_prereg(path: str | None):  # noqa: ANN202 - the plan dict or None
+    if path is None:
+        return None
+    from turinglab.analysis.report.prereg import read_plan
+
+    try:
+        return read_plan(path)
+    except ValueError as exc:
+        fail(str(exc))
+
+
+def _check(kind: str, plan: dict, path: str, a, study, settings: dict) -> dict:  # noqa: ANN001
+    from turinglab.analysis.report import prereg_check
+
+    try:
+        return getattr(prereg_check, f"{kind}_check")(plan, Path(path).name, a, study, settings)
+    except ValueError as exc:
+        fail(str(exc))
+
+
 def _static_report(db: str | None, study: str | None, out: str, alpha: float, fmt: str,
-                   exclude: list[str] | None = None) -> None:
+                   exclude: list[str] | None = None, prereg: str | None = None,
+                   plan: dict | None = None) -> None:
     from turinglab.analysis.static.report import analyse_stored, write_static_report
     from turinglab.judges.static import cached_results
     from turinglab.store import StoreError
@@ -42,6 +63,10 @@ def _static_report(db: str | None, study: str | None, out: str, alpha: float, fm
         fail(str(exc))
     finally:
         store.close()
+    if plan is not None:
+        from turinglab.analysis.demo.prereg_dry import static_settings
+
+        a.prereg = _check("static", plan, prereg, a, info.study, static_settings(alpha))
     if fmt == "json":  # every number, keyed as the static export's rebuild.py checks them
         from pathlib import Path
 
@@ -69,14 +94,16 @@ def report(
     include_bots: bool = typer.Option(False, "--include-bots", help="Analyse games flagged bot too (by default they are only in the leaderboard)."),
     audit: bool = typer.Option(True, "--audit/--no-audit", help="Include the blinding audit (`turinglab audit blinding`)."),
     audit_max_games: int = typer.Option(2000, "--audit-max-games", help="Audit a seeded sample of whole interrogators up to this many games (0: every game; the report says which)."),
+    prereg: str = typer.Option(None, "--prereg", help="A pre-registration (`turinglab preregister`): every deviation from it is listed at the top."),
 ) -> None:
     """Analyse a study's games and write the report (tables, figures, methods)."""
     if fmt not in ("html", "md", "json"):
         fail(f"--format must be html, md or json, got {fmt!r}")
     from turinglab.store.inspect import names_static_study
 
+    plan = _read_prereg(prereg)  # a bad file fails before any work
     if names_static_study(db, study):
-        return _static_report(db, study, out, alpha, fmt, exclude)
+        return _static_report(db, study, out, alpha, fmt, exclude, prereg, plan)
     from rich.progress import Progress  # the live analysis' imports (sklearn among them): not for static reports
 
     from turinglab.analysis.live.core import analyse
@@ -108,10 +135,23 @@ def report(
             from turinglab.analysis.live.belief import analyse_beliefs
 
             a.beliefs = analyse_beliefs(a.judgements, loaded.messages, loaded.beliefs, loaded.tags, alpha=alpha)
+        if plan is not None:
+            a.prereg = _prereg_live(plan, prereg, a, db, study, exclude, loaded, audit, audit_max_games, alpha, include_bots)
         bar.update(task, description="figures and report")
         paths = write_report(a, out, fmt)
         bar.update(task, advance=1)
     console.print(f"wrote {paths[0]} ({a.n_games} games, exclusions: {', '.join(opt.exclude) or 'none'})")
+
+
+def _prereg_live(plan, path, a, db, study, exclude, loaded, audit, audit_max_games, alpha, include_bots) -> dict:  # noqa: ANN001
+    from turinglab.analysis.demo.prereg_dry import live_settings
+    from turinglab.analysis.live.load import read_study as open_study
+
+    with open_study(db, study) as (_store, info):
+        cfg = info.study
+    excl = list(loaded.exclusions) if exclude is None else list(a.options.exclude)
+    settings = live_settings(cfg, alpha, audit, audit_max_games, exclude=excl, include_bots=include_bots)
+    return _check("live", plan, path, a, cfg, settings)
 
 
 @app.command("export")

@@ -112,7 +112,10 @@ def meta(info, a, n_boot: int = 1000, seed: int = 0) -> dict:
 
 
 def render_json(info, a) -> str:
-    return json.dumps({"meta": meta(info, a), "numbers": numbers(a)}, indent=1, sort_keys=True, allow_nan=False)
+    doc = {"meta": meta(info, a), "numbers": numbers(a)}
+    if getattr(a, "prereg", None) is not None:  # the check against a pre-registration (report --prereg)
+        doc["prereg"] = a.prereg
+    return json.dumps(doc, indent=1, sort_keys=True, allow_nan=False)
 
 
 def export_static(store, study: str | int | None, out_dir: str | Path, alpha: float = 0.05,

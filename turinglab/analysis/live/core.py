@@ -61,6 +61,7 @@ class Analysis:
     audit: object | None = None  # the blinding audit (audit.BlindingAudit), when the report ran it
     beliefs: object | None = None  # the belief analysis (belief.BeliefAnalysis), when the study has belief moves
     sources: pd.DataFrame | None = None  # per AI witness: replies by source, pass rates without fallback games
+    prereg: dict | None = None  # the check against a pre-registration (`report --prereg`; report/prereg_check.py)
 
     def extra_numbers(self) -> dict[str, float | None]:
         """The numbers of `extra` (report JSON only; the export's rebuild.py checks `numbers()`)."""

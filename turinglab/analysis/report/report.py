@@ -25,6 +25,7 @@ from turinglab.analysis.report.figures import Figure, all_figures, save
 from turinglab.analysis.report import belief_report
 from turinglab.analysis.pformat import RULE as P_RULE, p_text
 from turinglab.analysis.report import rules
+from turinglab.analysis.report.prereg_check import block as prereg_block
 
 REASON_SAMPLE = 12
 
@@ -419,6 +420,7 @@ def render_html(a: Analysis, figs: list[Figure] | None = None) -> str:
     ctx = context(a)
     num = Numbering({fg.name: fg for fg in figs})
     ctx.update(figs={fg.name: figure_html(fg) for fg in figs}, tab=num.tab, fig=num.fig)
+    ctx["prereg"] = Markup(prereg_block(a.prereg, "html"))  # escaped inside; "" without --prereg
     ctx["sections"] = [Markup(s) for s in plugin_sections(a, "html")]  # the blinding audit and plugins' sections
     if a.beliefs is not None:
         ctx["beliefs"] = belief_report.rows(a.beliefs)  # type: ignore[arg-type]
@@ -475,7 +477,7 @@ def render_markdown(a: Analysis, fig_dir_name: str, figs: list[Figure]) -> str:
 
     parts = [f"# Turing test report: {e(a.study)}",
              f"*{a.format} format · {a.n_games} games · {a.n_interrogators} interrogators · α = {a.options.alpha} · turinglab {c['version']}*",
-             *[f"**{n}**" for n in c["missing_notes"]],
+             prereg_block(a.prereg, "md", e), *[f"**{n}**" for n in c["missing_notes"]],
              "## Methods", *methods(a, md_escape),  # the study name is untrusted text
              "## Success rate per witness",
              table("Success rate per witness (all games and first games)",
@@ -659,6 +661,7 @@ def render_json(a: Analysis) -> str:
         "methods": methods(a),
         "numbers": {**a.numbers(), **a.extra_numbers()},  # the further analyses' numbers are report-only
         "models": {name: _model_terms(reg.get(name)) for name in ("mixed", "gee") if reg.get(name) is not None},
+        **({"prereg": a.prereg} if a.prereg is not None else {}),  # deviations from the pre-registration
     }
     if a.audit is not None:
         doc["blinding_audit"] = a.audit.to_dict()

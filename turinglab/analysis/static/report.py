@@ -67,6 +67,7 @@ class StaticAnalysis:
     failed_controls: dict[str, Any] | None = None  # Zhang's control rule: summaries with and without (see analyse_stored)
     practice: dict[str, Any] | None = None  # trials outside the test phase, apart (summary.practice)
     excluded: dict[str, Any] | None = None  # the exclusion flags applied and what they left out (summary.left_out)
+    prereg: dict[str, Any] | None = None  # the check against a pre-registration (report/prereg_check.py)
 
 
 KEYS = ["judge_id", "truth", "agent", "control", "answer"]
@@ -620,6 +621,7 @@ def write_static_report(a: StaticAnalysis, out: str | Path, fmt: str = "html",
 
     from turinglab.analysis.static import judges as static_judges
     from turinglab.analysis.report.figures import save
+    from turinglab.analysis.report.prereg_check import block as prereg_block
     from turinglab.analysis.report.report import md_escape
 
     out = Path(out)
@@ -648,7 +650,8 @@ def write_static_report(a: StaticAnalysis, out: str | Path, fmt: str = "html",
                  "<style>body{font-family:system-ui,sans-serif;max-width:1000px;margin:2em auto;padding:0 1em}"
                  "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}"
                  "img{max-width:100%}</style></head><body>",
-                 f"<h1>Static Turing test report: {escape(a.study)}</h1><p><i>{escape(head)}</i></p>"]
+                 f"<h1>Static Turing test report: {escape(a.study)}</h1><p><i>{escape(head)}</i></p>",
+                 prereg_block(a.prereg, "html")]
         figmap = {fg.name: fg for fg in figs}
         for i, (title, intro, header, rows) in enumerate(secs):
             parts.append(f"<h2>{escape(title)}</h2><p>{escape(intro)}</p>")
@@ -667,7 +670,7 @@ def write_static_report(a: StaticAnalysis, out: str | Path, fmt: str = "html",
         return [out]
     fig_dir = out.with_name(out.stem + "_figures")
     paths = save(figs, fig_dir)
-    md = [f"# Static Turing test report: {md_escape(a.study)}", f"*{md_escape(head)}*"]
+    md = [f"# Static Turing test report: {md_escape(a.study)}", f"*{md_escape(head)}*", prereg_block(a.prereg, "md", md_escape)]
     for i, (title, intro, header, rows) in enumerate(secs):
         md += [f"## {title}", md_escape(intro) if intro else ""]
         if header:
