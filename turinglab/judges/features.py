@@ -21,11 +21,13 @@ import pandas as pd
 from turinglab.judges.errors import FeaturesError
 from turinglab.judges.vectors import glove, tokens
 
-WORD_SETS = ("sqdiff", "glove", "cosine", "lexical")
-TEXT_SETS = ("mean", "lexical", "minilm", "histogram")  # histogram: colour task only, needs the images
+WORD_SETS = ("sqdiff", "glove", "cosine", "lexical", "minilm-sqdiff")  # minilm-sqdiff: the [text] extra
+TEXT_SETS = ("mean", "lexical", "minilm", "histogram", "cnn", "turns")
+IMAGE_TASKS = ("color", "object", "caption")  # histogram and cnn (the [image] extra) read the items' images
+CONVERSATION_TASKS = ("conversation", "transcript")  # turns: per-speaker features (conversation.py)
 FV_SETS = ("fixations10",)  # the paper's: first 10 fixations in [-1, 1] (scanpath.py)
 DEFAULTS = {"word": ("sqdiff", "cosine", "lexical"), "caption": ("minilm", "lexical"),
-            "object": ("minilm", "lexical"), "color": ("mean", "lexical"), "conversation": ("minilm", "lexical"),
+            "object": ("minilm", "lexical"), "color": ("mean", "lexical"), "conversation": ("turns",),
             "transcript": ("minilm", "lexical"), "fv": ("fixations10",)}
 SUFFIXES = ("ing", "ed", "s", "ly", "tion", "sion", "er", "est", "ness", "ment", "al", "ous", "ive", "able", "ful",
             "less", "ity", "ize", "ism", "ist")
@@ -38,7 +40,8 @@ def parse_sets(spec: str | None, task: str) -> tuple[str, ...]:
         return DEFAULTS.get(task, ("lexical",))
     names = tuple(s.strip() for s in spec.split(",") if s.strip())
     allowed = WORD_SETS if task == "word" else FV_SETS if task == "fv" else TEXT_SETS
-    bad = [s for s in names if s not in allowed or (s == "histogram" and task != "color")]
+    bad = [s for s in names if s not in allowed or (s in ("histogram", "cnn") and task not in IMAGE_TASKS)
+           or (s == "turns" and task not in CONVERSATION_TASKS)]
     if bad or not names:
         raise FeaturesError(f"unknown feature set(s) {bad or spec!r} for task {task}; use a comma list of "
                             f"{', '.join(allowed)}")
@@ -84,6 +87,11 @@ def word_features(items: pd.DataFrame, sets: tuple[str, ...], progress=None) -> 
             cache[text] = g.phrase(text)[0]
         return cache[text]
 
+    if "minilm-sqdiff" in sets:  # the authors' benchmark feature on a sentence model: (cue - response)^2
+        from turinglab.judges.sentence import embed
+
+        words = sorted(set(items["stimulus"]) | set(items["response"]))
+        table = dict(zip(words, embed(words)))
     rows = []
     for stim, resp in zip(items["stimulus"], items["response"]):
         c, r = vec(stim), vec(resp)
@@ -100,6 +108,8 @@ def word_features(items: pd.DataFrame, sets: tuple[str, ...], progress=None) -> 
                 parts.append(np.asarray(lexical(stim, resp)))
             elif s == "mean":
                 parts.append(r)
+            elif s == "minilm-sqdiff":
+                parts.append((table[stim] - table[resp]) ** 2)
         rows.append(np.concatenate(parts).astype(np.float64))
         if progress is not None:
             progress()
@@ -123,7 +133,15 @@ def extract(items: pd.DataFrame, sets: tuple[str, ...], progress=None, images: s
         from turinglab.judges.images import image_features
 
         blocks.append(image_features(list(items["stimulus"]), images))
-    other = tuple(s for s in sets if s not in ("minilm", "histogram"))
+    if "cnn" in sets:
+        from turinglab.judges import cnn
+
+        blocks.append(cnn.image_features(list(items["stimulus"]), images))
+    if "turns" in sets:
+        from turinglab.judges.conversation import turn_features
+
+        blocks.append(turn_features(list(items["response"])))
+    other = tuple(s for s in sets if s not in ("minilm", "histogram", "cnn", "turns"))
     if "minilm" in sets:
         from turinglab.judges.sentence import embed
 
