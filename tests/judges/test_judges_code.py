@@ -136,3 +136,88 @@ def test_cli_zhang_code_json_per_agent(tmp_path):
     assert [a["agent"] for a in res["agents"]] == ["google", "azure"]
     assert res["mean_accuracy"] == pytest.approx(np.mean([a["accuracy"] for a in res["agents"]]))
     assert "81 %" in res["paper_figure"] and res["source_code"].endswith("svm_judge.py")
+
+
+# --- ImageNet CNN features (extra [image]) ---------------------------------------------------------
+
+def _need_image_extra():
+    import warnings
+
+    from turinglab.judges import cnn
+    from turinglab.judges.errors import FeaturesError
+
+    try:
+        cnn.weights_path()
+    except FeaturesError as exc:
+        warnings.warn(f"CNN image features NOT TESTED: {exc}")
+        pytest.skip(f"NOT TESTED (install the [image] extra): {exc}")
+
+
+def _sample_images(folder: Path, names: list[str]) -> list[str]:
+    """scikit-image's bundled photographs (their licences are stated in scikit-image) as image files."""
+    from PIL import Image
+    from skimage import data
+
+    folder.mkdir(exist_ok=True)
+    made = []
+    for i, name in enumerate(names):
+        arr = getattr(data, name)()
+        Image.fromarray(arr).convert("RGB").save(folder / f"{i}.png")
+        made.append(f"{i}.png")
+    return made
+
+
+def test_cnn_weights_are_pinned_and_see_imagenet_classes(tmp_path):
+    _need_image_extra()
+    from turinglab.judges import cnn
+
+    files = _sample_images(tmp_path / "img", ["chelsea", "coffee", "chelsea"])
+    feats, logits = cnn.run([tmp_path / "img" / f for f in files])
+    assert feats.shape == (3, cnn.DIM) and logits.shape == (3, 1000)
+    assert 281 <= int(logits[0].argmax()) <= 285  # ImageNet's domestic cats (tabby ... Egyptian cat)
+    assert int(logits[1].argmax()) in (967, 968)  # espresso, cup
+    assert np.allclose(feats[0], feats[2]) and not np.allclose(feats[0], feats[1])
+
+
+def test_cnn_wrong_pin_is_refused(monkeypatch):
+    _need_image_extra()
+    from turinglab.judges import cnn
+    from turinglab.judges.errors import FeaturesError
+
+    monkeypatch.setattr(cnn, "WEIGHTS_SHA256", "0" * 64)
+    with pytest.raises(FeaturesError, match="sha256"):
+        cnn.weights_path()
+
+
+def test_cnn_without_the_extra_is_one_clear_error(monkeypatch, tmp_path):
+    import importlib.util
+
+    from turinglab.judges import cnn
+    from turinglab.judges.errors import FeaturesError
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(cnn, "find_spec", lambda name: None if name == cnn.WEIGHTS_PACKAGE else real(name))
+    files = _sample_images(tmp_path / "img", ["coffee"])
+    with pytest.raises(FeaturesError, match=r"\[image\]"):
+        cnn.image_features(files, tmp_path / "img")
+
+
+def test_colour_judge_reads_cnn_features_of_each_items_image(tmp_path):
+    _need_image_extra()
+    from turinglab.judges import features as feats
+
+    files = _sample_images(tmp_path / "img", ["chelsea", "coffee", "astronaut", "rocket"])
+    rows = []
+    for k, f in enumerate(files * 3):
+        for agent, word in (("human", "brown"), ("google", "gray"), ("azure", "black"), ("histogram", "white")):
+            rows.append({"item_id": f"{k}:{agent}", "stimulus_id": str(k), "task": "color", "stimulus": f,
+                         "response": word, "truth": "human" if agent == "human" else "machine", "agent": agent})
+    items = pd.DataFrame(rows)
+    X = feats.extract(items, ("cnn", "mean"), images=str(tmp_path / "img"))
+    assert X.shape == (len(items), 1280 + 50)
+    same = items.index[items["stimulus"] == files[0]]
+    assert np.allclose(X[same[0], :1280], X[same[-1], :1280])
+    res = zhangcode.evaluate_code(items, zhangcode.CodeConfig(features="cnn,mean", images=str(tmp_path / "img"),
+                                                              agents=("google",)))
+    assert res["n_features"] == 1330 and res["agents"][0]["data_sets"] == 3
+    assert res["agents"][0]["pooled_scored"] == 3 * 12 + 12  # the 12 humans in each of the 3 sets, google once

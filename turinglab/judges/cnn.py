@@ -93,8 +93,8 @@ def image_features(stimuli: list[str], folder: str | Path | None, progress=None)
     """One CNN feature row per item (the stimulus is the image's file name); each image run once."""
     from turinglab.judges.images import image_paths
 
-    paths = image_paths(stimuli, folder, "cnn")
     weights_path()  # a missing extra is one clear error before any image is read
+    paths = image_paths(stimuli, folder, "cnn")
     unique = sorted(set(paths))
     feats, _ = run(unique)
     row = {p: feats[i] for i, p in enumerate(unique)}
