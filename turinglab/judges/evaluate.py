@@ -25,7 +25,7 @@ from turinglab.plugins.manager import ai_judges
 
 
 def judge_names() -> tuple[str, ...]:
-    """Every registered AI judge (built-ins svm, linear-svm, rf, tfidf-lr, llm)."""
+    """Every registered AI judge (built-ins svm, linear-svm, rbf-svc, rf, tfidf-lr, conversation, llm)."""
     return tuple(ai_judges())
 
 

@@ -23,8 +23,7 @@ from turinglab.judges.vectors import glove, tokens
 
 WORD_SETS = ("sqdiff", "glove", "cosine", "lexical", "minilm-sqdiff")  # minilm-sqdiff: the [text] extra
 TEXT_SETS = ("mean", "lexical", "minilm", "histogram", "cnn", "turns")
-IMAGE_TASKS = ("color", "object", "caption")  # histogram and cnn (the [image] extra) read the items' images
-CONVERSATION_TASKS = ("conversation", "transcript")  # turns: per-speaker features (conversation.py)
+IMAGE_SETS = ("histogram", "cnn")  # read the items' images: tasks with pictures only (cnn: the [image] extra)
 FV_SETS = ("fixations10",)  # the paper's: first 10 fixations in [-1, 1] (scanpath.py)
 DEFAULTS = {"word": ("sqdiff", "cosine", "lexical"), "caption": ("minilm", "lexical"),
             "object": ("minilm", "lexical"), "color": ("mean", "lexical"), "conversation": ("turns",),
@@ -40,12 +39,20 @@ def parse_sets(spec: str | None, task: str) -> tuple[str, ...]:
         return DEFAULTS.get(task, ("lexical",))
     names = tuple(s.strip() for s in spec.split(",") if s.strip())
     allowed = WORD_SETS if task == "word" else FV_SETS if task == "fv" else TEXT_SETS
-    bad = [s for s in names if s not in allowed or (s in ("histogram", "cnn") and task not in IMAGE_TASKS)
-           or (s == "turns" and task not in CONVERSATION_TASKS)]
+    pictures = _has_pictures(task)
+    # turns (per-speaker features, conversation.py): conversations and live transcripts, which have no picture
+    bad = [s for s in names if s not in allowed or (s in IMAGE_SETS and not pictures) or (s == "turns" and pictures)]
     if bad or not names:
         raise FeaturesError(f"unknown feature set(s) {bad or spec!r} for task {task}; use a comma list of "
                             f"{', '.join(allowed)}")
     return names
+
+
+def _has_pictures(task: str) -> bool:
+    from turinglab.plugins.manager import static_tasks
+
+    t = static_tasks().get(task)
+    return bool(t is not None and t.images)
 
 
 def _log_rank(rank: int | None, n_words: int) -> float:

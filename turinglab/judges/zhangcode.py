@@ -40,7 +40,6 @@ SOURCE = "kreimanlab/TuringTest benchmarking/svm_judge.py"
 JUDGE = "rbf-svc"
 FOLDS = 10
 FOLD_SEED = 42
-TASKS = ("word", "caption", "object", "color")
 COLOURS = ("black", "blue", "brown", "gray", "green", "orange", "pink", "purple", "red", "white", "yellow")
 
 
@@ -181,8 +180,8 @@ def evaluate_code(items: pd.DataFrame, cfg: CodeConfig, *, use_cache: bool = Tru
 
     items = prepare(validate(items))
     task = items["task"].iloc[0]
-    if task not in TASKS:
-        raise CodeProtocolError(f"--protocol zhang-code covers {', '.join(TASKS)} (the authors' svm_judge.py), not "
+    if task not in PRESETS:
+        raise CodeProtocolError(f"--protocol zhang-code covers {', '.join(PRESETS)} (the authors' svm_judge.py), not "
                                 f"{task!r}; free viewing: `judges fixations`")
     features = cfg.features or features_for(task, cfg.images)
     machines = list(dict.fromkeys(items.loc[items["truth"] == "machine", "agent"]))
