@@ -152,7 +152,13 @@ def extract(items: pd.DataFrame, sets: tuple[str, ...], progress=None, images: s
     if "minilm" in sets:
         from turinglab.judges.sentence import embed
 
-        blocks.append(embed(list(items["response"]), progress=progress))
+        texts = list(items["response"])
+        unique = sorted(set(texts))  # each distinct text embedded once (colour words: a dozen)
+        rows = dict(zip(unique, embed(unique)))
+        blocks.append(np.vstack([rows[t] for t in texts]))
+        if progress is not None:
+            for _ in texts:
+                progress()
     if other:
         blocks.append(word_features(items, other, None if "minilm" in sets else progress))
     return np.hstack(blocks)
