@@ -221,3 +221,7 @@ def test_colour_judge_reads_cnn_features_of_each_items_image(tmp_path):
                                                               agents=("google",)))
     assert res["n_features"] == 1330 and res["agents"][0]["data_sets"] == 3
     assert res["agents"][0]["pooled_scored"] == 3 * 12 + 12  # the 12 humans in each of the 3 sets, google once
+    # the authors' SVC() is unscaled: the word alone separates these items, but beside 1,280 CNN columns
+    # (gamma = 'scale' from the variance of all columns) the word no longer decides the kernel
+    word = zhangcode.evaluate_code(items, zhangcode.CodeConfig(features="mean", agents=("google",)))
+    assert word["agents"][0]["accuracy"] == 1.0 and res["agents"][0]["accuracy"] < 0.8
