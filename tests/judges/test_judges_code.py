@@ -227,3 +227,14 @@ def test_colour_judge_reads_cnn_features_of_each_items_image(tmp_path):
     # (gamma = 'scale' from the variance of all columns) the word no longer decides the kernel
     word = zhangcode.evaluate_code(items, zhangcode.CodeConfig(features="mean", agents=("google",)))
     assert word["agents"][0]["accuracy"] == 1.0 and res["agents"][0]["accuracy"] < 0.8
+
+
+def test_zhang_code_result_is_cached_by_items_and_config():
+    items = load_zhang(SHIPPED / "object.json")
+    cfg = zhangcode.CodeConfig(features="mean", agents=("google",))
+    first = zhangcode.evaluate_code(items, cfg)
+    again = zhangcode.evaluate_code(items, cfg)
+    assert first["cached"] is False and again["cached"] is True
+    assert again["agents"][0]["accuracy"] == first["agents"][0]["accuracy"]
+    other = zhangcode.evaluate_code(items, zhangcode.CodeConfig(features="mean,lexical", agents=("google",)))
+    assert other["cached"] is False and other["n_features"] == first["n_features"] + 31

@@ -29,6 +29,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -186,8 +187,10 @@ def evaluate_code(items: pd.DataFrame, cfg: CodeConfig, *, use_cache: bool = Tru
     features = cfg.features or features_for(task, cfg.images)
     machines = list(dict.fromkeys(items.loc[items["truth"] == "machine", "agent"]))
     agents = list(cfg.agents) or machines
-    key = hashlib.sha256(json.dumps({"v": 1, "items": fingerprint(items), "cfg": asdict(cfg), "f": features},
-                                    sort_keys=True, default=str).encode()).hexdigest()
+    stamp = {"v": 1, "items": fingerprint(items), "cfg": asdict(cfg), "f": features}
+    if cfg.images and Path(cfg.images).is_dir():  # new or changed images: a new result
+        stamp["images"] = sorted((f.name, f.stat().st_size, f.stat().st_mtime_ns) for f in Path(cfg.images).iterdir())
+    key = hashlib.sha256(json.dumps(stamp, sort_keys=True, default=str).encode()).hexdigest()
     path = cache_dir() / "judges" / "zhang-code" / f"{key}.json"
     if use_cache and path.is_file():
         try:
