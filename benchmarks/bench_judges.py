@@ -4,8 +4,10 @@
 
 Prints the feature-extraction time, the 10-fold cross-validation time of each trained judge
 (plain and stimulus-grouped folds, one seed; the target is all trained judges in under 60 s),
-and the zero-shot LLM judge's items per second against the embedded local model (fresh answers:
-the answer cache is off). BLAS threads are limited to 1 (a shared 2-core machine).
+`--protocol zhang-code` on the object file (GloVe mean, every agent; target < 30 s), the ImageNet
+CNN's seconds per image (with the [image] extra), and the zero-shot LLM judge's items per second
+against the embedded local model (fresh answers: the answer cache is off). BLAS threads are
+limited to 1 (a shared 2-core machine); the load average is printed with each figure.
 """
 
 from __future__ import annotations
@@ -42,7 +44,8 @@ def main() -> None:
     print(f"word items: {len(items)}; load {t_load:.2f} s; features {X.shape[1]} per item in {t_feat:.2f} s "
           f"(includes loading GloVe)")
     total = t_feat
-    for judge in trained.JUDGES:
+    word_judges = [n for n, j in trained.trained_judges().items() if not j.tasks or "word" in j.tasks]
+    for judge in word_judges:
         for grouped in (False, True):
             t0 = time.perf_counter()
             cv = trained.cross_validate(items, judge, None if judge == "tfidf-lr" else X, folds=a.folds, seeds=[42],
@@ -52,7 +55,16 @@ def main() -> None:
             s = metrics.summarize(items["truth"], cv.verdict, items["agent"], cv.score)
             print(f"{judge:9s} {'grouped' if grouped else 'plain  '} {a.folds}-fold: {dt:6.2f} s  "
                   f"balanced accuracy {s['balanced_accuracy']:.3f}")
-    print(f"all trained judges (plain + grouped) incl. features: {total:.1f} s (target < 60 s)")
+    print(f"all trained judges (plain + grouped) incl. features: {total:.1f} s (target < 60 s); load {_load()}")
+
+    from turinglab.judges import zhangcode
+
+    t0 = time.perf_counter()
+    res = zhangcode.evaluate_code(load_zhang(a.data / "object.json"), zhangcode.CodeConfig(features="mean"),
+                                  use_cache=False)
+    print(f"zhang-code, object, {len(res['agents'])} agents, GloVe mean: {time.perf_counter() - t0:.1f} s "
+          f"(target < 30 s), mean accuracy {res['mean_accuracy']:.3f}; load {_load()}")
+    _bench_cnn()
 
     if a.no_llm:
         return
@@ -69,6 +81,39 @@ def main() -> None:
     dt = time.perf_counter() - t0
     print(f"LLM judge (local): {len(sample)} items in {dt:.1f} s = {len(sample) / dt:.2f} items/s; "
           f"unparsed {int((out['verdict'] == 'unparsed').sum())}")
+
+
+def _load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def _bench_cnn(n: int = 16) -> None:
+    import tempfile
+
+    from PIL import Image
+    from skimage import data
+
+    from turinglab.judges import cnn
+    from turinglab.judges.errors import FeaturesError
+
+    try:
+        cnn.weights_path()
+    except FeaturesError as exc:
+        print(f"CNN image features: not measured ({exc})")
+        return
+    names = ["astronaut", "chelsea", "coffee", "rocket"]
+    with tempfile.TemporaryDirectory() as d:
+        paths = []
+        for i in range(n):
+            p = Path(d) / f"{i}.png"
+            Image.fromarray(getattr(data, names[i % len(names)])()).convert("RGB").save(p)
+            paths.append(p)
+        cnn.run(paths[:1])  # load the network once
+        t0 = time.perf_counter()
+        cnn.run(paths)
+        dt = time.perf_counter() - t0
+    print(f"CNN image features (EfficientNet-Lite0, 1 thread): {n} images in {dt:.2f} s = {dt / n * 1000:.0f} ms "
+          f"per image; load {_load()}")
 
 
 if __name__ == "__main__":

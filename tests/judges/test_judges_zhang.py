@@ -100,7 +100,7 @@ def test_cli_protocol_zhang_offline(task, judge, n, tmp_path):
     assert pr["paper_figure"] and pr["not_stated_or_unavailable"]
     assert res["judge_provenance"].startswith("the paper's judge for the")
     if task == "color":
-        assert "No CNN features" in pr["not_stated_or_unavailable"] and res["features"] == ["mean"]
+        assert "EfficientNet-Lite0" in pr["not_stated_or_unavailable"] and res["features"] == ["mean"]
 
 
 def test_cli_protocol_rejects_bad_input():
@@ -134,8 +134,10 @@ def test_colour_histogram_from_images_and_clear_errors(tmp_path):
     (tmp_path / "bad.jpg").write_text("not an image")
     with pytest.raises(FeaturesError, match="cannot read image"):
         image_features(["bad.jpg"], tmp_path)
-    with pytest.raises(FeaturesError, match="unknown feature set"):
-        feats.parse_sets("histogram", "object")
+    for sets, task in (("histogram", "conversation"), ("cnn", "word"), ("cnn", "conversation"), ("turns", "object")):
+        with pytest.raises(FeaturesError, match="unknown feature set"):
+            feats.parse_sets(sets, task)
+    assert feats.parse_sets("cnn,minilm", "object") == ("cnn", "minilm")
 
 
 def test_colour_judge_reads_images_when_given(tmp_path):

@@ -20,7 +20,7 @@ EXPECTED = {
     "turinglab_witness_kinds": {"eliza", "llm", "local"},
     "turinglab_static_tasks": {"word", "caption", "object", "color", "fv", "conversation"},
     "turinglab_importers": {"zhang", "plain", "psiturk", "jspsych"},
-    "turinglab_ai_judges": {"svm", "linear-svm", "rf", "tfidf-lr", "llm"},
+    "turinglab_ai_judges": {"svm", "linear-svm", "rbf-svc", "rf", "tfidf-lr", "conversation", "llm"},
     "turinglab_content_filters": {"word-list"},
     "turinglab_report_sections": {"reply-sources", "blinding-audit"},
 }

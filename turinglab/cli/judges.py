@@ -92,7 +92,8 @@ def _judges_config(judge, features, folds, group_by_stimulus, seed, repeats, alp
                   model=spec if judge == "llm" else {}, prompt=prompt if judge == "llm" else None)
 
 
-_J_JUDGE = typer.Option(None, "--judge", help="linear-svm (the paper's) | svm | rf | tfidf-lr | llm (the project's own); "
+_J_JUDGE = typer.Option(None, "--judge", help="linear-svm (the paper's) | rbf-svc (the authors' code) | svm | rf | tfidf-lr | "
+                        "conversation | llm (the project's own); "
                         "with --protocol zhang: default the paper's judge for the task")
 
 
@@ -152,24 +153,37 @@ def judges_evaluate(
     task: str = typer.Option(None, "--task", help="word | caption | object | color (with --responses; default: the file name)."),
     human_judges: str = typer.Option(None, "--human-judges", help="Zhang's human-judge trials of the same items (word task), for the side-by-side comparison."),
     db: str = typer.Option(None, "--db", help="Database URL (with --study; default $DATABASE_URL or ./turinglab.db)."),
-    features: str = typer.Option(None, "--features", help="Feature sets, comma separated (word: sqdiff,glove,cosine,lexical; text: minilm,mean,lexical)."),
+    features: str = typer.Option(None, "--features", help="Feature sets, comma separated (word: sqdiff,glove,cosine,"
+                                 "lexical,minilm-sqdiff; text: minilm,mean,lexical; images: cnn,histogram; "
+                                 "conversations: turns)."),
     folds: int = typer.Option(10, "--folds", help="Cross-validation folds."),
     group_by_stimulus: bool = typer.Option(False, "--group-by-stimulus", help="No stimulus in both train and test folds."),
     seed: int = typer.Option(42, "--seed", help="Seed of the folds and groups (and of the LLM)."),
     repeats: int = typer.Option(1, "--repeats", help="Repeat the cross-validation with seeds seed, seed+1, ..."),
     alpha: float = typer.Option(0.05, "--alpha", help="1 - confidence level of the intervals."),
-    images: str = typer.Option(None, "--images", help="colour: the folder of the images (files named as the image "
-                               "ids), for the 'histogram' image features."),
+    images: str = typer.Option(None, "--images", help="colour, object, caption: the folder of the images (files named "
+                               "as the image ids), for the 'cnn' and 'histogram' image features."),
     protocol: str = typer.Option(None, "--protocol", help="zhang: the paper's judge, features, folds, balancing and "
-                                 "seeds for the task, as far as the paper states them (see docs/judges.md)."),
+                                 "seeds for the task, as far as the paper states them; zhang-code: the authors' "
+                                 "benchmark code (svm_judge.py: SVC(), their data sets and folds) per machine agent "
+                                 "(see docs/judges.md)."),
+    agent: list[str] = typer.Option(None, "--agent", help="zhang-code: judge only this machine agent (repeatable; "
+                                    "default every machine agent in turn)."),
     opts: _Shared = None,
 ) -> None:
     """Evaluate one AI judge on static items, beside the human judges of the same items."""
-    if protocol not in (None, "zhang"):
-        fail(f"--protocol must be zhang (the one preset), got {protocol!r}")
+    if protocol not in (None, "zhang", "zhang-code"):
+        fail(f"--protocol must be zhang (the paper's text) or zhang-code (the authors' code), got {protocol!r}")
     if judge is None and protocol is None:
-        fail("give --judge (linear-svm | svm | rf | tfidf-lr | llm) or --protocol zhang")
+        fail("give --judge (linear-svm | svm | rbf-svc | rf | tfidf-lr | conversation | llm) or --protocol zhang")
+    if agent and protocol != "zhang-code":
+        fail("--agent applies to --protocol zhang-code only")
     items, trials, source = _judges_items(study, responses, task, human_judges, db)
+    if protocol == "zhang-code":
+        if judge not in (None, "rbf-svc"):
+            fail(f"--protocol zhang-code runs the authors' judge (rbf-svc); drop --judge {judge}")
+        _zhang_code(items, features, images, tuple(agent or ()), alpha, source, opts)
+        return
     if protocol == "zhang":
         from turinglab.judges.errors import FeaturesError
         from turinglab.judges.zhang import features_for, preset
@@ -193,6 +207,31 @@ def judges_evaluate(
             fail(f"--images {images}: no such folder; give the folder holding the colour task's images")
         cfg.images = images
     _judges_run(items, trials, cfg, source, opts)
+
+
+def _zhang_code(items, features, images, agents, alpha, source: str, opts: _Shared) -> None:
+    import json
+
+    from turinglab.judges.errors import FeaturesError
+    from turinglab.judges.items import ItemsError
+    from turinglab.judges.show import render_code
+    from turinglab.judges.vectors import VectorsError
+    from turinglab.judges.zhangcode import CodeConfig, CodeProtocolError, evaluate_code
+
+    if images is not None:
+        from pathlib import Path
+
+        if not Path(images).is_dir():
+            fail(f"--images {images}: no such folder; give the folder holding the task's images")
+    try:
+        res = evaluate_code(items, CodeConfig(features=features, agents=agents, images=images, alpha=alpha),
+                            use_cache=not opts.no_cache, source=source)
+    except (CodeProtocolError, FeaturesError, ItemsError, VectorsError) as exc:
+        fail(str(exc))
+    if opts.as_json:
+        print(json.dumps(res, indent=2))
+        return
+    render_code(console, res)
 
 
 @app.command("run")

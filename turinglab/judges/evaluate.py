@@ -25,7 +25,7 @@ from turinglab.plugins.manager import ai_judges
 
 
 def judge_names() -> tuple[str, ...]:
-    """Every registered AI judge (built-ins svm, linear-svm, rf, tfidf-lr, llm)."""
+    """Every registered AI judge (built-ins svm, linear-svm, rbf-svc, rf, tfidf-lr, conversation, llm)."""
     return tuple(ai_judges())
 
 
@@ -111,16 +111,23 @@ def run_judge(items: pd.DataFrame, cfg: Config, progress: bool = False, chat=Non
     if cfg.judge not in trained_judges():
         raise JudgeError(f"unknown judge {cfg.judge!r}; use one of {'|'.join(judge_names())}")
     task = items["task"].iloc[0]
+    plug = trained_judges()[cfg.judge]
+    if plug.tasks and task not in plug.tasks:
+        raise JudgeError(f"--judge {cfg.judge} judges the task(s) {', '.join(plug.tasks)}, not {task!r}")
     X = None
-    if not trained_judges()[cfg.judge].reads_text:
-        sets = feats.parse_sets(cfg.features, task)
+    if not plug.reads_text:
+        sets = feats.parse_sets(cfg.features or plug.features, task)
         info["features"] = list(sets)
         t0 = time.monotonic()
         with bar("features", len(items), progress) as adv:
             X = feats.extract(items, sets, progress=adv, images=cfg.images)
         info["feature_seconds"] = time.monotonic() - t0
         info["n_features"] = int(X.shape[1])
-        if task == "color":
+        if "cnn" in sets:
+            from turinglab.judges.cnn import NAME
+
+            info["image_features"] = NAME
+        elif task == "color":
             from turinglab.judges.images import NO_CNN
 
             info["image_features"] = NO_CNN + ("" if "histogram" in sets else

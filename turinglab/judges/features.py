@@ -21,11 +21,12 @@ import pandas as pd
 from turinglab.judges.errors import FeaturesError
 from turinglab.judges.vectors import glove, tokens
 
-WORD_SETS = ("sqdiff", "glove", "cosine", "lexical")
-TEXT_SETS = ("mean", "lexical", "minilm", "histogram")  # histogram: colour task only, needs the images
+WORD_SETS = ("sqdiff", "glove", "cosine", "lexical", "minilm-sqdiff")  # minilm-sqdiff: the [text] extra
+TEXT_SETS = ("mean", "lexical", "minilm", "histogram", "cnn", "turns")
+IMAGE_SETS = ("histogram", "cnn")  # read the items' images: tasks with pictures only (cnn: the [image] extra)
 FV_SETS = ("fixations10",)  # the paper's: first 10 fixations in [-1, 1] (scanpath.py)
 DEFAULTS = {"word": ("sqdiff", "cosine", "lexical"), "caption": ("minilm", "lexical"),
-            "object": ("minilm", "lexical"), "color": ("mean", "lexical"), "conversation": ("minilm", "lexical"),
+            "object": ("minilm", "lexical"), "color": ("mean", "lexical"), "conversation": ("turns",),
             "transcript": ("minilm", "lexical"), "fv": ("fixations10",)}
 SUFFIXES = ("ing", "ed", "s", "ly", "tion", "sion", "er", "est", "ness", "ment", "al", "ous", "ive", "able", "ful",
             "less", "ity", "ize", "ism", "ist")
@@ -38,11 +39,20 @@ def parse_sets(spec: str | None, task: str) -> tuple[str, ...]:
         return DEFAULTS.get(task, ("lexical",))
     names = tuple(s.strip() for s in spec.split(",") if s.strip())
     allowed = WORD_SETS if task == "word" else FV_SETS if task == "fv" else TEXT_SETS
-    bad = [s for s in names if s not in allowed or (s == "histogram" and task != "color")]
+    pictures = _has_pictures(task)
+    # turns (per-speaker features, conversation.py): conversations and live transcripts, which have no picture
+    bad = [s for s in names if s not in allowed or (s in IMAGE_SETS and not pictures) or (s == "turns" and pictures)]
     if bad or not names:
         raise FeaturesError(f"unknown feature set(s) {bad or spec!r} for task {task}; use a comma list of "
                             f"{', '.join(allowed)}")
     return names
+
+
+def _has_pictures(task: str) -> bool:
+    from turinglab.plugins.manager import static_tasks
+
+    t = static_tasks().get(task)
+    return bool(t is not None and t.images)
 
 
 def _log_rank(rank: int | None, n_words: int) -> float:
@@ -84,6 +94,11 @@ def word_features(items: pd.DataFrame, sets: tuple[str, ...], progress=None) -> 
             cache[text] = g.phrase(text)[0]
         return cache[text]
 
+    if "minilm-sqdiff" in sets:  # the authors' benchmark feature on a sentence model: (cue - response)^2
+        from turinglab.judges.sentence import embed
+
+        words = sorted(set(items["stimulus"]) | set(items["response"]))
+        table = dict(zip(words, embed(words)))
     rows = []
     for stim, resp in zip(items["stimulus"], items["response"]):
         c, r = vec(stim), vec(resp)
@@ -100,6 +115,8 @@ def word_features(items: pd.DataFrame, sets: tuple[str, ...], progress=None) -> 
                 parts.append(np.asarray(lexical(stim, resp)))
             elif s == "mean":
                 parts.append(r)
+            elif s == "minilm-sqdiff":
+                parts.append((table[stim] - table[resp]) ** 2)
         rows.append(np.concatenate(parts).astype(np.float64))
         if progress is not None:
             progress()
@@ -123,11 +140,25 @@ def extract(items: pd.DataFrame, sets: tuple[str, ...], progress=None, images: s
         from turinglab.judges.images import image_features
 
         blocks.append(image_features(list(items["stimulus"]), images))
-    other = tuple(s for s in sets if s not in ("minilm", "histogram"))
+    if "cnn" in sets:
+        from turinglab.judges import cnn
+
+        blocks.append(cnn.image_features(list(items["stimulus"]), images))
+    if "turns" in sets:
+        from turinglab.judges.conversation import turn_features
+
+        blocks.append(turn_features(list(items["response"])))
+    other = tuple(s for s in sets if s not in ("minilm", "histogram", "cnn", "turns"))
     if "minilm" in sets:
         from turinglab.judges.sentence import embed
 
-        blocks.append(embed(list(items["response"]), progress=progress))
+        texts = list(items["response"])
+        unique = sorted(set(texts))  # each distinct text embedded once (colour words: a dozen)
+        rows = dict(zip(unique, embed(unique)))
+        blocks.append(np.vstack([rows[t] for t in texts]))
+        if progress is not None:
+            for _ in texts:
+                progress()
     if other:
         blocks.append(word_features(items, other, None if "minilm" in sets else progress))
     return np.hstack(blocks)

@@ -1,9 +1,7 @@
-"""Image features for the colour task: a joint RGB colour histogram of the whole image.
+"""Image features without a network: a joint RGB colour histogram of the whole image (`histogram`).
 
-Zhang et al. used CNN features (VGG / ResNet18 on ImageNet). No PyPI package was found that ships
-such weights inside the package (sha256-pinnable, offline); the ones that exist download them from
-a model hub at run time, which this project does not do. So the image side of the colour judge is
-this colour histogram, and it needs the images themselves (`--images DIR`, files named by the
+The ImageNet CNN features (`cnn`, Zhang et al.'s kind of image feature) are in `cnn.py` (the
+optional extra `[image]`). Both need the images themselves (`--images DIR`, files named by the
 items' image ids), which are not in the shared data.
 """
 
@@ -16,8 +14,8 @@ import numpy as np
 from turinglab.judges.errors import FeaturesError
 
 BINS = 4  # per channel: 4 x 4 x 4 = 64 colours
-NO_CNN = ("no CNN image features: no PyPI package ships pretrained CNN weights that can be pinned and loaded "
-          "offline, so the colour judge uses a colour histogram of the image")
+NO_CNN = ("no CNN image features in this run: the ImageNet CNN (EfficientNet-Lite0, feature set 'cnn', extra "
+          "[image]) needs --images DIR")
 
 
 def histogram(path: Path, bins: int = BINS) -> np.ndarray:
@@ -34,23 +32,31 @@ def histogram(path: Path, bins: int = BINS) -> np.ndarray:
     return np.bincount(idx, minlength=bins ** 3).astype(np.float64) / len(idx)
 
 
-def image_features(stimuli: list[str], folder: str | Path | None, progress=None) -> np.ndarray:
-    """One histogram row per item (the stimulus is the image's file name); each image read once."""
+def image_paths(stimuli: list[str], folder: str | Path | None, features: str = "histogram") -> list[Path]:
+    """The image file of each item (the stimulus is the image's file name), each checked to exist."""
     if folder is None:
-        raise FeaturesError("the 'histogram' features need the images: give --images DIR (files named as the "
+        raise FeaturesError(f"the '{features}' features need the images: give --images DIR (files named as the "
                             "items' image ids); the shared data has no images")
     folder = Path(folder)
     if not folder.is_dir():
         raise FeaturesError(f"--images {folder}: no such folder")
-    cache: dict[str, np.ndarray] = {}
-    rows = []
+    out = []
     for s in stimuli:
-        if s not in cache:
-            p = folder / Path(s).name
-            if not p.is_file():
-                raise FeaturesError(f"image {p.name} not found in {folder}; every item's image must be there")
-            cache[s] = histogram(p)
-        rows.append(cache[s])
+        p = folder / Path(s).name
+        if not p.is_file():
+            raise FeaturesError(f"image {p.name} not found in {folder}; every item's image must be there")
+        out.append(p)
+    return out
+
+
+def image_features(stimuli: list[str], folder: str | Path | None, progress=None) -> np.ndarray:
+    """One histogram row per item (the stimulus is the image's file name); each image read once."""
+    cache: dict[Path, np.ndarray] = {}
+    rows = []
+    for p in image_paths(stimuli, folder):
+        if p not in cache:
+            cache[p] = histogram(p)
+        rows.append(cache[p])
         if progress is not None:
             progress()
     return np.vstack(rows)

@@ -1,5 +1,6 @@
-"""The built-in AI judges (the paper's linear SVM, the project's RBF SVM, random forest, TF-IDF +
-logistic regression, and the zero-shot LLM judge), registered through the plugin hook."""
+"""The built-in AI judges (the paper's linear SVM, the authors' benchmark SVC, the project's RBF SVM,
+random forest, TF-IDF + logistic regression, the conversation judge and the zero-shot LLM judge),
+registered through the plugin hook."""
 
 from __future__ import annotations
 
@@ -22,6 +23,13 @@ def _svm(seed: int, n_trees: int = 200):
     from sklearn.svm import SVC
 
     return make_pipeline(StandardScaler(), SVC(kernel="rbf", C=1.0, gamma="scale"))
+
+
+def _rbf_svc(seed: int, n_trees: int = 200):
+    from sklearn.svm import SVC
+
+    # the authors' benchmark code (svm_judge.py): SVC() with every scikit-learn default, features unscaled
+    return SVC()
 
 
 def _rf(seed: int, n_trees: int = 200):
@@ -48,6 +56,12 @@ def turinglab_ai_judges() -> list[AIJudge]:
         AIJudge("svm", _svm, threshold=0.0, description="the project's own: an RBF SVM on standardised features"),
         AIJudge("linear-svm", _linear_svm, threshold=0.0,
                 description="the paper's judge: a linear SVM on one embedding (Zhang et al., word and caption tasks)"),
+        AIJudge("rbf-svc", _rbf_svc, threshold=0.0,
+                description="the authors' benchmark code (kreimanlab/TuringTest benchmarking/svm_judge.py): "
+                            "scikit-learn's SVC() with its defaults (RBF, C = 1, gamma = 'scale') on unscaled features"),
+        AIJudge("conversation", _linear_svm, threshold=0.0, tasks=("conversation", "transcript"), features="turns",
+                description="the project's conversation judge: a linear SVM (the paper's kind for conversations) on "
+                            "per-speaker turn features (length, questions, register, vocabulary; conversation.py)"),
         AIJudge("rf", _rf, description="the project's own: a random forest (the paper used one for colour, on image "
                                        "+ text features)"),
         AIJudge("tfidf-lr", _tfidf_lr, reads_text=True,

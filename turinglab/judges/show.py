@@ -66,3 +66,23 @@ def render(console, res: dict[str, Any]) -> None:
         console.print(f"paired with {mc['pairs']} human-judge trials on {mc['items']} items: AI right/human wrong "
                       f"{mc['ai_right_human_wrong']}, AI wrong/human right {mc['ai_wrong_human_right']}; "
                       f"exact McNemar p = {mc['p_value']:.3g}", highlight=False)
+
+
+def render_code(console, res: dict[str, Any]) -> None:
+    """`--protocol zhang-code`: the authors' benchmark judge, one row per judged machine agent."""
+    console.print(f"{res['judge']} as in {res['source_code']} on the {res['task']} items "
+                  f"({res.get('source', '')}); KFold({res['folds']}, shuffle, random_state={res['fold_seed']}); "
+                  f"features {','.join(res['features'])} ({res['n_features']})" + (" (cached)" if res.get("cached") else ""),
+                  highlight=False, markup=False)
+    console.print(f"stand-ins: {res['stand_ins']}\npaper's figure: {res['paper_figure']}", highlight=False, markup=False)
+    t = Table("judged agent", "data sets", "scored items", "accuracy (mean of folds)", "sd over sets",
+              "pooled [exact CI]", "human judged human", "agent judged machine")
+    for a in res["agents"]:
+        c = a["confusion"]
+        nh = c["human"]["human"] + c["human"]["machine"]
+        nm = c["machine"]["human"] + c["machine"]["machine"]
+        t.add_row(a["agent"], str(a["data_sets"]), str(a["pooled_scored"]), _pct(a["accuracy"]), _pct(a["accuracy_sd"]),
+                  f"{_pct(a['pooled_correct'] / a['pooled_scored'])} {_ci(*a['pooled_accuracy_ci_exact_binomial'])}",
+                  _pct(c["human"]["human"] / nh if nh else None), _pct(c["machine"]["machine"] / nm if nm else None))
+    console.print(t)
+    console.print(f"mean over agents: {_pct(res['mean_accuracy'])}", highlight=False)

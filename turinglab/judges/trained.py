@@ -24,7 +24,7 @@ from turinglab.plugins.manager import ai_judges
 
 
 def trained_judges() -> dict:
-    """The registered judges trained here (fit/predict), by name: built-ins svm, linear-svm, rf, tfidf-lr."""
+    """The registered judges trained here (fit/predict), by name: built-ins svm, linear-svm, rbf-svc, rf, tfidf-lr, conversation."""
     return {n: j for n, j in ai_judges().items() if j.make is not None}
 
 

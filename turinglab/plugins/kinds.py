@@ -66,13 +66,16 @@ class AIJudge:
     decision_function; scikit-learn's contract), or None for a judge evaluated by its own path (the
     LLM judge). `reads_text`: the estimator reads the items' text itself (X is the text), else X
     is the `--features` sets (judges/features.py). `threshold`: the score from which the verdict
-    is machine. `description`: where the judge comes from (shown with every result)."""
+    is machine. `description`: where the judge comes from (shown with every result). `tasks`: the
+    tasks it judges (empty: any); `features`: its feature sets when `--features` is not given."""
 
     name: str
     make: Callable[..., Any] | None
     reads_text: bool = False
     threshold: float = 0.5
     description: str = "the project's own"
+    tasks: tuple[str, ...] = ()
+    features: str | None = None
 
 
 @dataclass(frozen=True)
