@@ -104,11 +104,17 @@ def _fit_session(cfg, parsed, own_file: bool):  # noqa: ANN001, ANN202 - (Static
     items (a note says so); with one, the study is kept and a warning says how to fix it."""
     from types import SimpleNamespace
 
-    from turinglab.statictests.fill import fill_problem, largest_session, with_items
+    from turinglab.statictests.fill import dealable, fill_problem, largest_session, with_items
 
     keys = {s.key: n for n, s in enumerate(parsed.stimuli)}
-    items = [SimpleNamespace(id=n, truth=r.truth, agent=r.agent, control=r.control, stimulus_id=keys.get(r.stimulus_key, -1))
-             for n, r in enumerate(parsed.responses)]
+    pics = {s.key: s.image for s in parsed.stimuli}
+    items = [SimpleNamespace(id=n, truth=r.truth, agent=r.agent, control=r.control, stimulus_id=keys.get(r.stimulus_key, -1),
+                             stimulus_image=pics.get(r.stimulus_key)) for n, r in enumerate(parsed.responses)]
+    items, left_out = dealable(items, cfg.task)
+    if left_out:
+        console.print(f"note: {left_out}", markup=False, highlight=False, soft_wrap=True)
+    if not items:
+        return cfg, None
     problem = fill_problem(items, cfg)
     if problem is None:
         return cfg, None
