@@ -74,7 +74,7 @@ def static_import(
     img = Path(images).resolve() if images else None
     if img is not None and not img.is_dir():
         fail(f"--images {images}: no such folder; give the folder holding the image files")
-    cfg = read_study(load_static_study, study_file) if study_file else read_study(preset_study, study, task)
+    cfg = read_study(load_static_study, study_file, task) if study_file else read_study(preset_study, study, task)
     cfg = cfg.model_copy(update={"name": study, "task": task, **({"image_dir": str(img)} if img else {})})
     try:
         parsed = parse_import(task, responses, judge_trials, img, fmt, skip_unknown_truth=skip_unknown_truth,
