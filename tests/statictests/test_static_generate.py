@@ -32,7 +32,7 @@ def word_study(st: Store) -> int:
 
 
 @pytest.mark.parametrize("raw,word,reason", [
-    ("Together", "Together", None), ("  \"brain.\" ", "brain", None), ("**Flap**", "Flap", None),
+    ("Together", "together", None), ("  \"brain.\" ", "brain", None), ("**Flap**", "flap", None), ("NASA", "nasa", None),
     ("", None, "empty"), ("   ", None, "empty"), ("I'm sorry, I can't do that", None, "refused"),
     ("As an AI, word", None, "refused"), ("big tree", None, "not one word"), ("...", None, "not one word"),
     ("COME", None, "repeats the cue"), ("come.", None, "repeats the cue"),
@@ -52,7 +52,9 @@ def test_unusable_answers_are_counted_retried_and_reported(sqlite_url):
     assert dict(rep.unusable) == {"empty": 2, "refused": 1, "not one word": 2, "repeats the cue": 1}
     assert [f["cue"] for f in rep.failed] == ["nepal"]  # never silently dropped: every raw answer is in the report
     assert [a["raw"] for a in rep.failed[0]["attempts"]] == ["a big mountain", "nepal", "", "mountains are high"]
-    assert {k: i.text for k, i in items.items()} == {"come": "together", "synaptic": "neurons", "wing": "Bird"}
+    # lower case as all of Zhang's 1 500 words; the raw answer kept beside the item
+    assert {k: i.text for k, i in items.items()} == {"come": "together", "synaptic": "neurons", "wing": "bird"}
+    assert items["wing"].payload["raw"] == "Bird."
     come = items["come"]
     assert come.truth == "machine" and come.payload["raw"] == "together"
     assert [a["reason"] for a in come.payload["unusable_attempts"]] == ["empty", "refused"]
@@ -104,11 +106,30 @@ def T(*texts):  # noqa: N802 - a conversation as a list of texts
     (T("hey", "i like red shoes a lot, i like red shoes a lot"), "repeated sentence (exact)"),
     (T("lol", "ok", "lol", "ok"), "repeated block: the last 1"),
     (T("a", "b", "c", "d", "a", "b", "c", "d"), "repeated block: the last 2"),
+    # assistant register: the persona guard's rule, its model, and the register model (statictests/register.py)
+    (T("so you into hiking?", "yeah a bit, mostly local trails", "nice", "feel free to ask me anything about trails!"),
+     "assistant register: turn 4 (B) (persona guard, rule"),
+    (T("hey what music do you like", "Happy to help with any other questions you might have about music!"),
+     "assistant register: turn 2 (B) (persona guard, model"),
+    (T("what do u read", "Great question! Here are a few books you might enjoy: 1. Dune 2. Educated"),
+     "assistant register: turn 2 (B) (register model"),
 ])
 def test_failure_rules(turns, starts):
     for k in range(1, len(turns)):  # a rule fires at its turn, not before
         assert check(turns[:k], Rules()) is None, turns[:k]
     assert check(turns, Rules()).startswith(starts)
+
+
+def test_the_register_model_is_checked_and_can_be_turned_off():
+    from turinglab.statictests.register import cross_validated, examples
+
+    texts, labels = examples()
+    assert len(texts) == 120 and sum(labels) == 55
+    acc = cross_validated()
+    print(f"register model, 5-fold cross-validated accuracy on its 120 turns: {acc:.3f}")
+    assert acc >= 0.85
+    turns = ["what do u read", "Great question! Here are a few books you might enjoy: 1. Dune 2. Educated"]
+    assert check(turns, Rules(assistant=False)) is None
 
 
 def test_a_sound_conversation_passes_and_a_late_farewell_is_allowed():
