@@ -218,3 +218,23 @@ def test_cli_refuses_bad_options(tmp_path):
     assert r.exit_code == 2 and "unknown witness 'nobody'" in r.output
     r = CliRunner().invoke(app, ["generate", "--study", "s", "--task", "caption", "--db", f"sqlite:///{tmp_path}/x.db"])
     assert r.exit_code == 2 and "reads text only" in r.output
+
+
+def test_openers_are_drawn_from_several_templates(tmp_path):
+    from turinglab.statictests.topics import ZHANG_TOPICS
+
+    drawn = [cv.draw_opener(ZHANG_TOPICS[i % 9], i, 1) for i in range(36)]
+    assert drawn == [cv.draw_opener(ZHANG_TOPICS[i % 9], i, 1) for i in range(36)]  # the same run, the same openers
+    templates = sorted(p.name for p in cv.OPENERS.glob("*.j2"))
+    assert len(templates) >= 4 and {t for _, t in drawn} == set(templates)
+    assert len({text for text, _ in drawn}) >= 30 and all(ZHANG_TOPICS[i % 9] in drawn[i][0] for i in range(36))
+    assert [t for t, _ in drawn] != [t for t, _ in (cv.draw_opener(ZHANG_TOPICS[i % 9], i, 2) for i in range(36))]
+    (tmp_path / "mine.j2").write_text("{{ hi }}talk to me about {{ topic }}")
+    assert cv.draw_opener("music", 0, 1, tmp_path)[0].endswith("talk to me about music")
+    with pytest.raises(GenerateError, match="no opener templates"):
+        cv.draw_opener("music", 0, 1, tmp_path / "none")
+    out = cv.generate([("fake", "fake")], 2, 3, Rules(min_exchanges=3), make_witness=stuck_first_attempt(),
+                      configs={"fake": {}}, openers=tmp_path)
+    assert all(c.opener == "mine.j2" and c.turns[0]["text"].endswith(f"talk to me about {c.topic}") for c in out.made)
+    stimuli, _, _ = cv.chunk(out.made, (3,))
+    assert all(s.fields["opener_template"] == "mine.j2" for s in stimuli)

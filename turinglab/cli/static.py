@@ -312,6 +312,8 @@ def static_conversations(
     human: str = typer.Option(None, "--human", help="Human-human conversations to add (JSONL: conversation, speaker, text)."),
     seed: int = typer.Option(1, "--seed"),
     log: str = typer.Option(None, "--log", help="Write every failed attempt (reason and turns) here, JSONL."),
+    openers: str = typer.Option(None, "--openers", help="A folder of opener templates (*.j2; variables topic, k, hi) "
+                                "instead of the shipped prompts/openers/."),
     db: str = typer.Option(None, "--db", help=DB_HELP),
 ) -> None:
     """AI-AI conversations (failures detected and re-sampled) and human-human ones, chunked into items."""
@@ -351,7 +353,7 @@ def static_conversations(
                           console=console, transient=True) as bar:
                 tid = bar.add_task("conversations", total=len(pairs) * n)
                 out = cv.generate(pairs, n, exchanges, rules, max_resamples=max_resamples, seed=seed, configs=configs,
-                                  progress=lambda done, total: bar.update(tid, completed=done))
+                                  progress=lambda done, total: bar.update(tid, completed=done), openers=openers)
             convs += out.made
     except GenerateError as exc:
         fail(str(exc))
