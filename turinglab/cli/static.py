@@ -83,8 +83,8 @@ def static_import(
         fail(str(exc))
     notes = list(parsed.notes)
     if parsed.responses:  # a study its items cannot fill would serve "not ready" to every judge
-        cfg, note = _fit_session(cfg, parsed, own_file=bool(study_file))
-        notes += [note] if note else []
+        cfg, fit_notes = _fit_session(cfg, parsed, own_file=bool(study_file))
+        notes += fit_notes
     store = static_store(db, write=True)
     try:
         sid = store.import_static(cfg, parsed.stimuli, parsed.responses, parsed.judges, parsed.trials)
@@ -99,9 +99,10 @@ def static_import(
         console.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
 
 
-def _fit_session(cfg, parsed, own_file: bool):  # noqa: ANN001, ANN202 - (StaticStudy, note or None)
-    """The study with a session its items fill: without a study file the session size follows the
-    items (a note says so); with one, the study is kept and a warning says how to fix it."""
+def _fit_session(cfg, parsed, own_file: bool):  # noqa: ANN001, ANN202 - (StaticStudy, notes)
+    """The study with a session its items fill (items without a picture in a picture task are never
+    dealt, and a note says so): without a study file the session size follows the items (a note
+    says so); with one, the study is kept and a warning says how to fix it."""
     from types import SimpleNamespace
 
     from turinglab.statictests.fill import dealable, fill_problem, largest_session, with_items
@@ -111,19 +112,16 @@ def _fit_session(cfg, parsed, own_file: bool):  # noqa: ANN001, ANN202 - (Static
     items = [SimpleNamespace(id=n, truth=r.truth, agent=r.agent, control=r.control, stimulus_id=keys.get(r.stimulus_key, -1),
                              stimulus_image=pics.get(r.stimulus_key)) for n, r in enumerate(parsed.responses)]
     items, left_out = dealable(items, cfg.task)
-    if left_out:
-        console.print(f"note: {left_out}", markup=False, highlight=False, soft_wrap=True)
-    if not items:
-        return cfg, None
-    problem = fill_problem(items, cfg)
+    notes = [left_out] if left_out else []
+    problem = fill_problem(items, cfg) if items else None
     if problem is None:
-        return cfg, None
+        return cfg, notes
     best = largest_session(items, cfg)
     if own_file or best == 0:
         console.print(f"warning: {problem}", markup=False, highlight=False, soft_wrap=True)
-        return cfg, None
-    return with_items(cfg, best), (f"session.items set to {best} (the preset's {cfg.session.items} is more than "
-                                   "these items fill); a study file's session.items chooses another size")
+        return cfg, notes
+    return with_items(cfg, best), notes + [f"session.items set to {best} (the preset's {cfg.session.items} is more "
+                                           "than these items fill); a study file's session.items chooses another size"]
 
 
 @app.command("summary")
