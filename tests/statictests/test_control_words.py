@@ -54,3 +54,21 @@ def test_items_without_a_picture_are_never_dealt():
     assert why.startswith("3 of 9 items are never dealt to judges: their stimulus has no picture (task caption")
     assert dealable(items, "word") == (items, None)  # a cue word needs no picture
     assert dealable(items[1:3], "color") == (items[1:3], None)
+
+
+def test_a_raw_run_trial_keeps_the_word_its_judge_saw():
+    """out_final.csv records only whether the word was the right one (oneWord_curr); the word itself
+    follows from the authors' lists and is kept with the trial, as the judge pages keep theirs."""
+    import csv
+    import sys
+
+    raw = Path(__file__).parents[1] / "data" / "rawruns" / "object_participants.csv"
+    parsed = parse_import("object", str(ZHANG / "object.json"), str(raw), None, "psiturk")
+    csv.field_size_limit(sys.maxsize)
+    with raw.open(newline="") as fh:
+        source = [d["trialdata"] for r in csv.DictReader(fh) if r["datastring"]
+                  for d in json.loads(r["datastring"])["data"] if d["trialdata"].get("phase") == "TEST"]
+    assert len(parsed.trials) == len(source) == 18
+    for t, s in zip(parsed.trials, source):
+        one, wrong = author_words("object")[f"{s['hit']}.jpg"]
+        assert t.answers["object_word"] == (one if s["oneWord_curr"] == "0" else wrong)
