@@ -32,7 +32,7 @@ def word_study(st: Store) -> int:
 
 
 @pytest.mark.parametrize("raw,word,reason", [
-    ("Together", "Together", None), ("  \"brain.\" ", "brain", None), ("**Flap**", "Flap", None),
+    ("Together", "together", None), ("  \"brain.\" ", "brain", None), ("**Flap**", "flap", None), ("NASA", "nasa", None),
     ("", None, "empty"), ("   ", None, "empty"), ("I'm sorry, I can't do that", None, "refused"),
     ("As an AI, word", None, "refused"), ("big tree", None, "not one word"), ("...", None, "not one word"),
     ("COME", None, "repeats the cue"), ("come.", None, "repeats the cue"),
@@ -52,7 +52,9 @@ def test_unusable_answers_are_counted_retried_and_reported(sqlite_url):
     assert dict(rep.unusable) == {"empty": 2, "refused": 1, "not one word": 2, "repeats the cue": 1}
     assert [f["cue"] for f in rep.failed] == ["nepal"]  # never silently dropped: every raw answer is in the report
     assert [a["raw"] for a in rep.failed[0]["attempts"]] == ["a big mountain", "nepal", "", "mountains are high"]
-    assert {k: i.text for k, i in items.items()} == {"come": "together", "synaptic": "neurons", "wing": "Bird"}
+    # lower case as all of Zhang's 1 500 words; the raw answer kept beside the item
+    assert {k: i.text for k, i in items.items()} == {"come": "together", "synaptic": "neurons", "wing": "bird"}
+    assert items["wing"].payload["raw"] == "Bird."
     come = items["come"]
     assert come.truth == "machine" and come.payload["raw"] == "together"
     assert [a["reason"] for a in come.payload["unusable_attempts"]] == ["empty", "refused"]
@@ -104,11 +106,30 @@ def T(*texts):  # noqa: N802 - a conversation as a list of texts
     (T("hey", "i like red shoes a lot, i like red shoes a lot"), "repeated sentence (exact)"),
     (T("lol", "ok", "lol", "ok"), "repeated block: the last 1"),
     (T("a", "b", "c", "d", "a", "b", "c", "d"), "repeated block: the last 2"),
+    # assistant register: the persona guard's rule, its model, and the register model (statictests/register.py)
+    (T("so you into hiking?", "yeah a bit, mostly local trails", "nice", "feel free to ask me anything about trails!"),
+     "assistant register: turn 4 (B) (persona guard, rule"),
+    (T("hey what music do you like", "Happy to help with any other questions you might have about music!"),
+     "assistant register: turn 2 (B) (persona guard, model"),
+    (T("what do u read", "Great question! Here are a few books you might enjoy: 1. Dune 2. Educated"),
+     "assistant register: turn 2 (B) (register model"),
 ])
 def test_failure_rules(turns, starts):
     for k in range(1, len(turns)):  # a rule fires at its turn, not before
         assert check(turns[:k], Rules()) is None, turns[:k]
     assert check(turns, Rules()).startswith(starts)
+
+
+def test_the_register_model_is_checked_and_can_be_turned_off():
+    from turinglab.statictests.register import cross_validated, examples
+
+    texts, labels = examples()
+    assert len(texts) == 120 and sum(labels) == 55
+    acc = cross_validated()
+    print(f"register model, 5-fold cross-validated accuracy on its 120 turns: {acc:.3f}")
+    assert acc >= 0.85
+    turns = ["what do u read", "Great question! Here are a few books you might enjoy: 1. Dune 2. Educated"]
+    assert check(turns, Rules(assistant=False)) is None
 
 
 def test_a_sound_conversation_passes_and_a_late_farewell_is_allowed():
@@ -197,3 +218,23 @@ def test_cli_refuses_bad_options(tmp_path):
     assert r.exit_code == 2 and "unknown witness 'nobody'" in r.output
     r = CliRunner().invoke(app, ["generate", "--study", "s", "--task", "caption", "--db", f"sqlite:///{tmp_path}/x.db"])
     assert r.exit_code == 2 and "reads text only" in r.output
+
+
+def test_openers_are_drawn_from_several_templates(tmp_path):
+    from turinglab.statictests.topics import ZHANG_TOPICS
+
+    drawn = [cv.draw_opener(ZHANG_TOPICS[i % 9], i, 1) for i in range(36)]
+    assert drawn == [cv.draw_opener(ZHANG_TOPICS[i % 9], i, 1) for i in range(36)]  # the same run, the same openers
+    templates = sorted(p.name for p in cv.OPENERS.glob("*.j2"))
+    assert len(templates) >= 4 and {t for _, t in drawn} == set(templates)
+    assert len({text for text, _ in drawn}) >= 30 and all(ZHANG_TOPICS[i % 9] in drawn[i][0] for i in range(36))
+    assert [t for t, _ in drawn] != [t for t, _ in (cv.draw_opener(ZHANG_TOPICS[i % 9], i, 2) for i in range(36))]
+    (tmp_path / "mine.j2").write_text("{{ hi }}talk to me about {{ topic }}")
+    assert cv.draw_opener("music", 0, 1, tmp_path)[0].endswith("talk to me about music")
+    with pytest.raises(GenerateError, match="no opener templates"):
+        cv.draw_opener("music", 0, 1, tmp_path / "none")
+    out = cv.generate([("fake", "fake")], 2, 3, Rules(min_exchanges=3), make_witness=stuck_first_attempt(),
+                      configs={"fake": {}}, openers=tmp_path)
+    assert all(c.opener == "mine.j2" and c.turns[0]["text"].endswith(f"talk to me about {c.topic}") for c in out.made)
+    stimuli, _, _ = cv.chunk(out.made, (3,))
+    assert all(s.fields["opener_template"] == "mine.j2" for s in stimuli)

@@ -305,3 +305,21 @@ def test_report_shows_results_with_and_without_failed_controls(sqlite_url, tmp_p
     assert "Failed control answers (Zhang" in page and "setting is on" in page
     assert f"<td>every trial</td><td>{len(trials)}</td>" in page
     assert f"<td>right control answer only *</td><td>{kept}</td>" in page
+
+
+def test_a_study_file_without_a_task_takes_the_tasks_rules(sqlite_url, tmp_path):
+    """`static import --task object --study-file F`: a zhang-2023 file that names no task is the object
+    study with object's 1.5 s (not the preset's default task's); a file naming another task is refused."""
+    f = tmp_path / "s.yaml"
+    f.write_text("preset: zhang-2023\nname: o\nsession: {items: 2}\n")
+    res = imp(sqlite_url, str(DATA / "object_participants.csv"), "--responses", OBJECT, "--study-file", str(f))
+    assert res.exit_code == 0, res.output
+    from turinglab.store.api import Store
+
+    with Store(sqlite_url) as st:
+        cfg = st.static_study("raw").study
+    assert cfg.task == "object" and cfg.session.min_rt_ms == 1500 and cfg.session.items == 2
+    f.write_text("preset: zhang-2023\nname: o\ntask: color\n")
+    res = imp(sqlite_url, str(DATA / "object_participants.csv"), "--responses", OBJECT, "--study-file", str(f),
+              study="raw3")
+    assert res.exit_code == 2 and "the file's task is 'color' but --task is 'object'" in res.output

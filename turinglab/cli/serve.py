@@ -139,9 +139,9 @@ def _serve_several(entries: list[str], db: str | None, host: str, port: int, war
         live = not hasattr(st, "task")
         try:
             web = create_app(st, db, warm_up=warm_up) if live else create_static_app(st, db)
-            if not live and web.state.not_ready:
-                err_console.print(f"turinglab: warning: {web.state.not_ready}", markup=False, highlight=False,
-                                  soft_wrap=True)
+            for line in ([] if live else dict.fromkeys([web.state.left_out, web.state.not_ready])):
+                if line:
+                    err_console.print(f"turinglab: warning: {line}", markup=False, highlight=False, soft_wrap=True)
         except (StoreError, WitnessSetupError) as exc:
             fail(f"--study {entry}: {exc}")
         served.append(Served(slug(st.name), st.display_name or st.name, "live" if live else f"static, {st.task}", web))
@@ -222,8 +222,9 @@ def serve(
             fail(str(exc))
         console.print(f"turinglab: static study [bold]{escape(static.name)}[/bold] ({static.task}) on http://{host}:{port}/"
                       f"  (admin: /admin)", highlight=False)
-        if web.state.not_ready:  # judges would see "not ready": say why and what to change, once
-            err_console.print(f"turinglab: warning: {web.state.not_ready}", markup=False, highlight=False, soft_wrap=True)
+        for line in dict.fromkeys([web.state.left_out, web.state.not_ready]):  # never dealt; "not ready"
+            if line:
+                err_console.print(f"turinglab: warning: {line}", markup=False, highlight=False, soft_wrap=True)
         console.print(f"turinglab: database {database_location(db)}", highlight=False)
         from turinglab.server.tuning import tune_gc
 

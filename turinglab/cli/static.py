@@ -74,7 +74,7 @@ def static_import(
     img = Path(images).resolve() if images else None
     if img is not None and not img.is_dir():
         fail(f"--images {images}: no such folder; give the folder holding the image files")
-    cfg = read_study(load_static_study, study_file) if study_file else read_study(preset_study, study, task)
+    cfg = read_study(load_static_study, study_file, task) if study_file else read_study(preset_study, study, task)
     cfg = cfg.model_copy(update={"name": study, "task": task, **({"image_dir": str(img)} if img else {})})
     try:
         parsed = parse_import(task, responses, judge_trials, img, fmt, skip_unknown_truth=skip_unknown_truth,
@@ -83,8 +83,8 @@ def static_import(
         fail(str(exc))
     notes = list(parsed.notes)
     if parsed.responses:  # a study its items cannot fill would serve "not ready" to every judge
-        cfg, note = _fit_session(cfg, parsed, own_file=bool(study_file))
-        notes += [note] if note else []
+        cfg, fit_notes = _fit_session(cfg, parsed, own_file=bool(study_file))
+        notes += fit_notes
     store = static_store(db, write=True)
     try:
         sid = store.import_static(cfg, parsed.stimuli, parsed.responses, parsed.judges, parsed.trials)
@@ -99,25 +99,29 @@ def static_import(
         console.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
 
 
-def _fit_session(cfg, parsed, own_file: bool):  # noqa: ANN001, ANN202 - (StaticStudy, note or None)
-    """The study with a session its items fill: without a study file the session size follows the
-    items (a note says so); with one, the study is kept and a warning says how to fix it."""
+def _fit_session(cfg, parsed, own_file: bool):  # noqa: ANN001, ANN202 - (StaticStudy, notes)
+    """The study with a session its items fill (items without a picture in a picture task are never
+    dealt, and a note says so): without a study file the session size follows the items (a note
+    says so); with one, the study is kept and a warning says how to fix it."""
     from types import SimpleNamespace
 
-    from turinglab.statictests.fill import fill_problem, largest_session, with_items
+    from turinglab.statictests.fill import dealable, fill_problem, largest_session, with_items
 
     keys = {s.key: n for n, s in enumerate(parsed.stimuli)}
-    items = [SimpleNamespace(id=n, truth=r.truth, agent=r.agent, control=r.control, stimulus_id=keys.get(r.stimulus_key, -1))
-             for n, r in enumerate(parsed.responses)]
-    problem = fill_problem(items, cfg)
+    pics = {s.key: s.image for s in parsed.stimuli}
+    items = [SimpleNamespace(id=n, truth=r.truth, agent=r.agent, control=r.control, stimulus_id=keys.get(r.stimulus_key, -1),
+                             stimulus_image=pics.get(r.stimulus_key)) for n, r in enumerate(parsed.responses)]
+    items, left_out = dealable(items, cfg.task)
+    notes = [left_out] if left_out else []
+    problem = fill_problem(items, cfg) if items else None
     if problem is None:
-        return cfg, None
+        return cfg, notes
     best = largest_session(items, cfg)
     if own_file or best == 0:
         console.print(f"warning: {problem}", markup=False, highlight=False, soft_wrap=True)
-        return cfg, None
-    return with_items(cfg, best), (f"session.items set to {best} (the preset's {cfg.session.items} is more than "
-                                   "these items fill); a study file's session.items chooses another size")
+        return cfg, notes
+    return with_items(cfg, best), notes + [f"session.items set to {best} (the preset's {cfg.session.items} is more "
+                                           "than these items fill); a study file's session.items chooses another size"]
 
 
 @app.command("summary")
@@ -313,6 +317,8 @@ def static_conversations(
     human: str = typer.Option(None, "--human", help="Human-human conversations to add (JSONL: conversation, speaker, text)."),
     seed: int = typer.Option(1, "--seed"),
     log: str = typer.Option(None, "--log", help="Write every failed attempt (reason and turns) here, JSONL."),
+    openers: str = typer.Option(None, "--openers", help="A folder of opener templates (*.j2; variables topic, k, hi) "
+                                "instead of the shipped prompts/openers/."),
     db: str = typer.Option(None, "--db", help=DB_HELP),
 ) -> None:
     """AI-AI conversations (failures detected and re-sampled) and human-human ones, chunked into items."""
@@ -352,7 +358,7 @@ def static_conversations(
                           console=console, transient=True) as bar:
                 tid = bar.add_task("conversations", total=len(pairs) * n)
                 out = cv.generate(pairs, n, exchanges, rules, max_resamples=max_resamples, seed=seed, configs=configs,
-                                  progress=lambda done, total: bar.update(tid, completed=done))
+                                  progress=lambda done, total: bar.update(tid, completed=done), openers=openers)
             convs += out.made
     except GenerateError as exc:
         fail(str(exc))

@@ -24,7 +24,7 @@ from pydantic import Field, field_validator, model_validator
 
 from turinglab.game.config import Withdrawal, _Strict
 from turinglab.plugins.manager import static_tasks
-from turinglab.game.study_file import _merge, parse_file, presets_in, read_file
+from turinglab.game.study_file import StudyFileError, _merge, parse_file, presets_in, read_file
 
 PRESETS_DIR = Path(__file__).parent / "static_presets"
 
@@ -120,10 +120,16 @@ def preset_names() -> list[str]:
     return presets_in(PRESETS_DIR)
 
 
-def load_static_study(path: str | Path) -> StaticStudy:
+def load_static_study(path: str | Path, task: str | None = None) -> StaticStudy:
     """A static study file; one that starts from `preset: zhang-2023` keeps the paper's rules for
-    its task (minimum times, exclusions: the task plugin's `rules`) wherever the file does not set them."""
+    its task (minimum times, exclusions: the task plugin's `rules`) wherever the file does not set them.
+    `task` (`static import --task`): the task of a file that names none; a file naming another is refused."""
     text, source = read_file(path, f"start from `preset: zhang-2023` (presets: {PRESETS_DIR})")
+    named = _named_task(text)
+    if task is not None and named is not None and named != task:
+        raise StudyFileError(source, [f"task: the file's task is {named!r} but --task is {task!r}; make them the same"])
+    if task is not None and named is None:
+        text = text.rstrip("\n") + f"\ntask: {json.dumps(task)}\n"
     study = parse_static_study(text, source)
     rules = static_tasks()[study.task].rules if study.preset == "zhang-2023" and study.task in static_tasks() else {}
     if not rules:
@@ -131,6 +137,14 @@ def load_static_study(path: str | Path) -> StaticStudy:
     own = yaml.safe_load(text) or {}
     unset = {k: {f: v for f, v in r.items() if f not in (own.get(k) or {})} for k, r in rules.items()}
     return StaticStudy.model_validate(_merge(study.model_dump(mode="json"), unset))
+
+
+def _named_task(text: str) -> str | None:
+    try:
+        own = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return None  # parse_static_study says what is wrong
+    return str(own["task"]) if isinstance(own, dict) and own.get("task") is not None else None
 
 
 def load_if_static(path: Path) -> StaticStudy | None:

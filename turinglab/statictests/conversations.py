@@ -1,8 +1,8 @@
 """A conversation corpus made by the platform (`turinglab static conversations`, issue 26).
 
 * **AI-AI**: two configured witnesses (registry names: `local`, `eliza`, ...; the same or
-  different) talk from a topic opener (prompts/opener.j2, one of Zhang's nine topics): speaker A
-  sends the opener, B answers, and so on to `exchanges` exchanges. Each witness sees its own turns
+  different) talk from a topic opener (one of Zhang's nine topics; a template of prompts/openers/,
+  a phrasing and a greeting drawn per conversation, `draw_opener`): speaker A sends the opener, B answers, and so on to `exchanges` exchanges. Each witness sees its own turns
   as its own and the other's as the interrogator's, exactly as in a live game. After every turn the
   failure rules (`statictests.failures`) are checked; a failed conversation stops there and is
   sampled again with the next seed, up to `max_resamples` times. Every failed attempt is logged
@@ -33,11 +33,13 @@ from typing import Any
 
 from turinglab.statictests.displaced import first_exchanges
 from turinglab.statictests.failures import RULES_VERSION, Rules, check
-from turinglab.statictests.generate import GenerateError, cache_dir, render_prompt
+from turinglab.statictests.generate import GenerateError, cache_dir
 from turinglab.statictests.plain import jsonl_objects
 from turinglab.statictests.topics import ZHANG_TOPICS, known_topic, topic_fields
 
 LENGTHS = (3, 6, 9, 12, 15, 18, 21, 24)
+OPENERS = Path(__file__).parent / "prompts" / "openers"
+GREETINGS = ("", "hey! ", "hi ", "hello :) ", "yo, ", "hiya, ", "hey there. ", "ok so ")
 MakeWitness = Callable[[str, int], Any]  # (witness name, seed) -> Witness
 
 
@@ -49,6 +51,7 @@ class Conversation:
     agents: dict[str, str]  # speaker -> agent name ("human" for people)
     topic: str | None = None
     resampled: list[dict[str, Any]] = field(default_factory=list)  # failed attempts before this one
+    opener: str | None = None  # the opener template (AI-AI)
 
 
 @dataclass
@@ -108,6 +111,31 @@ async def converse(wa: Any, wb: Any, opener: str, exchanges: int, rules: Rules, 
     return texts, None
 
 
+def draw_opener(topic: str, i: int, seed: int, folder: str | Path | None = None) -> tuple[str, str]:
+    """Speaker A's first message and its template's name: a template of `folder` (default
+    prompts/openers/*.j2; each gets `topic`, `k` to pick a phrasing and `hi`, a greeting or ""),
+    the phrasing and the greeting drawn from (seed, conversation number), so that openers vary
+    across a corpus and the same run draws the same ones."""
+    import random
+
+    from jinja2 import Environment, FileSystemLoader, StrictUndefined, TemplateError
+
+    d = Path(folder) if folder else OPENERS
+    names = sorted(p.name for p in d.glob("*.j2")) if d.is_dir() else []
+    if not names:
+        raise GenerateError(f"--openers {d}: no opener templates (*.j2) there; each gets topic, k and hi")
+    rng = random.Random(f"opener:{seed}:{i}")
+    name = rng.choice(names)
+    try:
+        text = Environment(loader=FileSystemLoader(str(d)), undefined=StrictUndefined).get_template(name).render(
+            topic=topic, k=rng.randrange(10**6), hi=rng.choice(GREETINGS)).strip()
+    except TemplateError as exc:
+        raise GenerateError(f"opener template {d / name}: {exc}; the variables are topic, k and hi") from None
+    if not text:
+        raise GenerateError(f"opener template {d / name} rendered an empty message")
+    return text, name
+
+
 def _cache_path(key: dict[str, Any]) -> Path:
     h = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()
     return cache_dir() / "conversations" / h[:40]
@@ -115,8 +143,10 @@ def _cache_path(key: dict[str, Any]) -> Path:
 
 def generate(pairs: list[tuple[str, str]], n: int, exchanges: int, rules: Rules, *, max_resamples: int = 3,
              seed: int = 1, make_witness: MakeWitness | None = None, configs: dict[str, Any] | None = None,
-             progress: Callable[[int, int], None] | None = None, use_cache: bool = True) -> Outcome:
-    """`n` conversations for each pair of witness names, each re-sampled up to `max_resamples` times."""
+             progress: Callable[[int, int], None] | None = None, use_cache: bool = True,
+             openers: str | Path | None = None) -> Outcome:
+    """`n` conversations for each pair of witness names, each re-sampled up to `max_resamples` times;
+    `openers`: a folder of opener templates instead of prompts/openers/."""
     import time
 
     make = make_witness or default_witness
@@ -126,7 +156,7 @@ def generate(pairs: list[tuple[str, str]], n: int, exchanges: int, rules: Rules,
 
     async def one(i: int, a: str, b: str) -> None:
         topic = ZHANG_TOPICS[i % len(ZHANG_TOPICS)]
-        opener = render_prompt("opener", None, topic=topic, k=i)
+        opener, template = draw_opener(topic, i, seed, openers)
         key = f"ai{i:03d}-{a}-{b}"
         failed: list[dict[str, Any]] = []
         for attempt in range(max_resamples + 1):
@@ -153,7 +183,7 @@ def generate(pairs: list[tuple[str, str]], n: int, exchanges: int, rules: Rules,
             if reason is None:
                 turns = [{"speaker": "AB"[j % 2], "text": t} for j, t in enumerate(texts)]
                 out.made.append(Conversation(key, turns, {"A": "machine", "B": "machine"}, {"A": a, "B": b},
-                                             topic, failed))
+                                             topic, failed, template))
                 return
             entry = {"conversation": key, "pair": f"{a}+{b}", "topic": topic, "attempt": attempt, "seed": s,
                      "reason": reason, "turns": texts}
@@ -240,5 +270,7 @@ def chunk(convs: list[Conversation], lengths: tuple[int, ...]) -> tuple[list[Any
             fields["resampled"] = c.resampled
         if c.topic:
             fields.update(topic_fields(c.topic, c.key))
+        if c.opener:
+            fields["opener_template"] = c.opener
         stimuli.append(StimulusIn(c.key, fields=fields))
     return stimuli, items, short

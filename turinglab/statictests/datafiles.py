@@ -56,6 +56,10 @@ SHIPPED = [
     DataFile("humanjudge_Object_Feedback_testphase.json", "object: 2 000 human-judge trials, 50 judges (pseudonymised)",
              "objectDetection/Plot/Data_all/humanjudge_Object_Feedback_testphase.json", JUDGES,
              "53ee42fa1d471cdd645bea3904592484b908e9f217e7a4efa16b9aef823d6935", shipped=True),
+    DataFile("control_words.tsv", "colour and object: the control question's word in and not in each of 1 213 "
+             "pictures (oneWord/wrongWord of the task code, transcribed)",
+             "colorDetection/Feedback_Color/static/js/task_color.js", JUDGES,
+             "7cd7fa3ac081dbbe53c705807915518812f271f0f9cbcfe40c17b798667cc1ac", shipped=True),
 ]
 REMOTE = [
     DataFile("humanjudge_Color_Feedback_testphase.json", "colour: 2 659 human-judge trials",

@@ -47,3 +47,19 @@ def fill_problem(items: Sequence[Any], study: StaticStudy) -> str | None:
     fix = (f"set session.items to at most {best} in the study file (--study-file), or add items" if best
            else "add items (each session needs human and machine items on distinct stimuli)")
     return f"{why.split('; lower session.items')[0]}: a session of session.items={study.session.items} cannot be dealt; {fix}"
+
+
+def dealable(items: Sequence[Any], task: str) -> tuple[list[Any], str | None]:
+    """The items a judge may be dealt, and one line on those left out: a task that shows a picture
+    (its plugin's `images`) never deals an item whose stimulus has none (`stimulus_image`)."""
+    from turinglab.plugins.manager import static_tasks
+
+    spec = static_tasks().get(task)
+    if spec is None or not spec.images:
+        return list(items), None
+    ok = [i for i in items if getattr(i, "stimulus_image", None)]
+    left = len(items) - len(ok)
+    if not left:
+        return ok, None
+    return ok, (f"{left} of {len(items)} items are never dealt to judges: their stimulus has no picture (task "
+                f"{task} shows one); import them again with --images DIR holding the picture files")

@@ -105,8 +105,8 @@ def render_prompt(task: str, prompt_file: str | Path | None, **values: Any) -> s
 
 
 def check_word(raw: str | None, cue: str | None = None) -> tuple[str | None, str | None]:
-    """(the word, None) for a usable one-word answer, else (None, reason): empty | refused |
-    not one word | repeats the cue (the cue itself, any case)."""
+    """(the word in lower case, as all 1 500 of Zhang's are; the raw answer is kept beside the item),
+    or (None, reason): empty | refused | not one word | repeats the cue (the cue itself, any case)."""
     text = (raw or "").strip()
     if not text:
         return None, "empty"
@@ -118,7 +118,7 @@ def check_word(raw: str | None, cue: str | None = None) -> tuple[str | None, str
         return None, "not one word"
     if cue is not None and words[0].lower() == cue.strip().lower():
         return None, "repeats the cue"
-    return words[0], None
+    return words[0].lower(), None
 
 
 # --- the model ---

@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from turinglab.statictests.control_words import TASKS as AUTHOR_WORD_TASKS
+from turinglab.statictests.control_words import add_author_words
 from turinglab.statictests.images import image_problem
 from turinglab.statictests.topics import ZHANG_TOPICS, known_topic, topic_fields
 from turinglab.store.static import ImportTrial, JudgeIn, ResponseIn, StimulusIn
@@ -147,9 +149,11 @@ def parse_responses(data: Any, task: str, source: str = "<responses>", images: P
     if problems:
         raise ImportProblem(source, problems)
     rename_agents(out, {})  # `gpt2` and `GPT2` are one agent
+    if task in AUTHOR_WORD_TASKS and (note := add_author_words(task, {s.key: s.fields for s in out.stimuli})):
+        out.notes.append(note)
     if missing_images:
         out.notes.append(f"{missing_images} of {len(out.stimuli)} images not found in {images}; "
-                         "their pages show the response without the picture")
+                         "their items are analysed but never dealt to judges (no picture to show)")
     return out
 
 

@@ -30,6 +30,7 @@ import re
 from collections import Counter, defaultdict
 from typing import Any
 
+from turinglab.statictests.control_words import author_words
 from turinglab.statictests.zhang import (
     LETTER_JUDGE_NAME,
     ImportProblem,
@@ -188,6 +189,8 @@ def parse_image_judge_trials(data: Any, parsed: Parsed, task: str, source: str =
                                 "and its truth \"0\" (word in the image) or \"1\" (not); fix or remove both")
                 continue
             answers["object_answer"], answers["object_truth"] = said, truth_c  # as the judge pages store it
+            if words := author_words(task).get(stim.key):  # the word the judge saw, by the authors' lists
+                answers["object_word"] = words[0] if truth_c == "yes" else words[1]
         col.add(worker, rec, item.key, ar[0], ar[1], str(td.get("phase") or "test").lower(), answers)
     if problems:
         raise ImportProblem(source, problems)

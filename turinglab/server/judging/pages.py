@@ -46,7 +46,7 @@ from turinglab.server.judging.trial_writer import TrialWriter
 from turinglab.server.withdrawal import add_done_withdrawal
 from turinglab.game.config import consent_version
 from turinglab.game.static_config import StaticStudy
-from turinglab.statictests.fill import fill_problem
+from turinglab.statictests.fill import dealable, fill_problem
 from turinglab.statictests.images import IMAGE_TYPES, safe_image
 from turinglab.statictests.speakers import speaker_truths
 from turinglab.store import admin_log
@@ -168,7 +168,10 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
         raise StoreError(f"static study {study.name!r} has no items yet; add them first with "
                          "`turinglab static import --study NAME ...` (or `turinglab demo-data --static`)")
     study_key = f"static:{study.name}"  # judges belong to the study whose link made them
-    not_ready = fill_problem(all_items, study)
+    dealt, left_out = dealable(all_items, study.task)  # a picture task never deals an item without one
+    if left_out:
+        log.warning("static study %r: %s", study.name, left_out)
+    not_ready = fill_problem(dealt, study) if dealt else (left_out or "no items to deal")
     if not_ready:  # one line at start; each judge then sees "not ready", no traceback
         log.error("static study %r is not ready: %s", study.name, not_ready)
     now = clock_ms or (lambda: int(time.time() * 1000))
@@ -195,7 +198,7 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
 
     app = FastAPI(title=f"turinglab: {study.name}", lifespan=lifespan, docs_url=None, redoc_url=None)
     app.state.study, app.state.store, app.state.static_study_id = study, store, study_id
-    app.state.not_ready = not_ready
+    app.state.not_ready, app.state.left_out = not_ready, left_out
 
     @app.exception_handler(NotReady)
     async def unready(request: Request, exc: NotReady) -> Response:
@@ -263,7 +266,7 @@ def create_static_app(study: StaticStudy, db_url: str | None = None, *, admin_pa
             if fresh or pid not in sessions:
                 try:
                     sess = await asyncio.to_thread(store.start_judge_session, study_id, pid,
-                                                   seed=seeds.getrandbits(64), items=all_items, study=study)
+                                                   seed=seeds.getrandbits(64), items=dealt, study=study)
                 except StoreError as exc:
                     raise NotReady(str(exc)) from None
                 if fresh:  # the stored count, read again (e.g. another process stored an answer)
