@@ -76,6 +76,8 @@ async def judge_session(ctx, base: str) -> str:
         n += 1
     await page.fill("input[name=age]", "33")
     await page.click("text=Save and finish")
+    await page.wait_for_selector("#done-countdown", state="attached")  # time to withdraw first: the link goes on now
+    await page.click("a.button")
     # the study's completion link "/healthz?cc=..." is the study's own page, under its path
     await page.wait_for_url(base + "/healthz?cc=C0MPLETE")
     assert n == 4 and page.js_errors == []

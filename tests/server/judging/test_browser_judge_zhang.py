@@ -123,6 +123,8 @@ async def judge_through(browser, base: str, vp: dict, task: str, shots: Path) ->
     await page.fill("input[name=native_language]", "English")
     await page.fill("input[name=country]", "Ireland")
     await page.click("text=Save and finish")
+    await page.wait_for_selector("#done-countdown", state="attached")  # time to withdraw before the study site: the link goes on now
+    await page.click("a.button")
     await page.wait_for_url("**/healthz?cc=C0MPLETE")
     assert errors == []
     await ctx.close()

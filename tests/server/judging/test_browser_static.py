@@ -120,6 +120,8 @@ async def run_judge(browser, base: str, vp: dict, task: str, shots: Path, prolif
     await page.fill("input[name=age]", "41")
     await page.select_option("select[name=gender]", "female")
     await page.click("text=Save and finish")
+    await page.wait_for_selector("#done-countdown", state="attached")  # time to withdraw first: the link goes on now
+    await page.click("a.button")
     await page.wait_for_url("**/healthz?cc=C0MPLETE")
     assert n_items == gated == 6
     assert await page.evaluate("window.pwned") is None  # user text never ran as markup
