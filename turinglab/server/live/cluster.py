@@ -37,7 +37,7 @@ from starlette.websockets import WebSocket
 from turinglab.matchmaking import Match
 from turinglab.server.live import protocol as proto
 from turinglab.server.live.cluster_leases import Leases
-from turinglab.server.live.cluster_outage import LEASE_MS, RECONNECT_MAX_S, RedisOutage, expected_reply_s, hold_for_test
+from turinglab.server.live.cluster_outage import LEASE_MS, RECONNECT_MAX_S, RedisOutage, expected_reply_s
 from turinglab.server.live.cluster_redis import CLAIM, HOLD, RELEASE, RENEW, TAKE, match_from_json, waiting_from_json
 from turinglab.server.live.cluster_room import SharedRoom
 from turinglab.server.live.hub import Hub, lone_frame
@@ -118,7 +118,6 @@ class ClusterHub(RedisOutage, Leases, SharedRoom, Hub):
         """Join the cluster (before the first request). Redis away at start: the worker serves
         anyway, `degraded` on /healthz and "busy" to websockets, and joins with back-off (0.5 s
         doubling to 5 s) once Redis answers: never a failed start that stops the other workers."""
-        await hold_for_test()
         try:
             await self._join_cluster()
         except Exception as exc:  # noqa: BLE001 - Redis away: retried in the background
