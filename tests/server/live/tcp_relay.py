@@ -44,7 +44,7 @@ async def _serve(host: str, port: int, to_host: str, to_port: int) -> None:
 def start(host: str, port: int, to_host: str, to_port: int) -> subprocess.Popen:
     """The relay as a subprocess, once it listens."""
     proc = subprocess.Popen([sys.executable, str(Path(__file__)), host, str(port), to_host, str(to_port)],
-                            stdout=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, text=True, start_new_session=True)
     assert proc.stdout is not None and proc.stdout.readline().strip() == "listening", "the TCP relay did not start"
     return proc
 
