@@ -352,7 +352,7 @@ class ClusterHub(RedisOutage, Leases, SharedRoom, Hub):
         gid, owner, live = await self._route(pid)
         if gid and not owner and not live:  # ended: the worker that ended it shows the reveal
             owner = await self.r.get(self.k(f"ended:{gid}"))
-        if owner and owner != self.me and await self._to_owner(owner, {"op": "state", "pid": pid}):
+        if owner and owner != self.me and await self._to_owner(owner, {"op": "state", "pid": pid}, gid):
             return
         await self.send(pid, await self._shared_state(pid))
 
