@@ -229,6 +229,25 @@ async def test_a_redis_blip_while_the_second_worker_starts_stops_no_worker(postg
         own.wait()
 
 
+async def busy_socket_seen(base: str, tries: int = 60) -> bool:
+    """Whether a websocket (any token) was answered `error/busy` and closed with 1013 (try again
+    later), as a worker not started yet answers; the kernel spreads the tries over both workers."""
+    import json
+
+    import websockets
+
+    for _ in range(tries):
+        try:
+            async with websockets.connect(base.replace("http", "ws", 1) + "/ws/pnone", open_timeout=5) as ws:
+                first = json.loads(await asyncio.wait_for(ws.recv(), 5))
+                await asyncio.wait_for(ws.wait_closed(), 5)
+                if first.get("code") == "busy" and ws.close_code == 1013:
+                    return True
+        except (OSError, asyncio.TimeoutError, websockets.ConnectionClosed, websockets.InvalidHandshake, ValueError):
+            pass
+    return False
+
+
 async def test_a_database_outage_while_the_second_worker_starts_stops_no_worker(postgres_url, redis_url,  # noqa: F811
                                                                                tmp_path):
     """Issue 43: PostgreSQL unreachable (a TCP relay in front of it, killed) while the second of two
@@ -274,6 +293,7 @@ async def test_a_database_outage_while_the_second_worker_starts_stops_no_worker(
                 break
         assert seen is not None and seen.status_code == 503, log.read_text()[-3000:]
         assert seen.json() == {"ok": False, "status": "degraded", "started": False, "database": "down"}
+        assert await busy_socket_seen(base), "no websocket was answered busy (1013) by the worker not started"
         time.sleep(2)
         relay = tcp_relay.start("127.0.0.1", relay_port, pg.host or "127.0.0.1", pg.port or 5432)
         while "worker started late: the database answers again" not in log.read_text():
