@@ -6,10 +6,16 @@
     python benchmarks/bench_server.py --workers 1,2 --games 1000,2000 --think 5 --rounds 3 \
         --db postgresql+psycopg://postgres@127.0.0.1:5432/bench --redis redis://127.0.0.1:6379/0
 
-With --workers N > 1 the study is served by N worker processes sharing the database and Redis
-(each on its own port, players spread over them round-robin, so the two players of a game often
-sit on different workers); 1 worker is the single-process server. Lists run every combination
-and end with a table side by side.
+    python benchmarks/bench_server.py --workers 1,2,sqlite --games 1000 --think 5 --rounds 3 \
+        --db postgresql+psycopg://postgres@127.0.0.1:5432/bench --redis redis://127.0.0.1:6379/0
+
+With --redis, --workers N (1 included) serves the study by N worker processes of one cluster sharing
+the database and Redis (each on its own port, players spread over them round-robin, so the two
+players of a game often sit on different workers); without --redis, 1 is the single-process server
+on --db. `sqlite` in the list is one process on a temporary SQLite file (the embedded default, no
+Redis). Lists run every combination and end with a table side by side. Every figure is printed with
+the machine's load average (1 min) at the start and the end of its run: the server, the database,
+Redis and the scripted players share this machine's cores, so a busy machine shows in the figures.
 
 The server runs in its own process (uvicorn, loopback); scripted players run here. Messages are
 ordinary chat lines (`chat_line`: no ids or hex; any the content filter refuses are counted as
@@ -201,17 +207,25 @@ async def wait_healthy(base: str, proc: subprocess.Popen) -> None:
     raise SystemExit(f"bench: the server on {base} did not become healthy")
 
 
+def load() -> float:
+    return round(os.getloadavg()[0], 2)
+
+
 async def level(n_games: int, rounds: int, db: str | None, timeout: float, think: float,
-                workers: int = 1, redis: str | None = None) -> dict:
+                workers: int | str = 1, redis: str | None = None) -> dict:
     from rawhttp import Conn
 
     from turinglab.server.testing import csrf_token
 
+    load0 = load()
     tmp = tempfile.mkdtemp(prefix="tl-bench-")
+    config = "sqlite" if workers == "sqlite" else f"{workers} worker(s)" + (" + Redis" if redis else "")
+    if workers == "sqlite":  # the embedded default: one process, a SQLite file, no Redis
+        db, redis, workers = None, None, 1
     url = db or f"sqlite:///{tmp}/bench.db"
-    if workers > 1 and (not redis or url.startswith("sqlite")):
+    if (workers > 1 or redis) and (not redis or url.startswith("sqlite")):
         raise SystemExit("bench: --workers above 1 needs --redis redis://HOST:6379/0 and --db postgresql+psycopg://...")
-    extra = [redis, f"tlbench:{os.getpid()}:{time.time_ns()}"] if workers > 1 else []
+    extra = [redis, f"tlbench:{os.getpid()}:{time.time_ns()}"] if redis else []
     procs, bases = [], []
     for _ in range(workers):  # the first one migrates the database before the others start
         port = free_port()
@@ -273,7 +287,8 @@ async def level(n_games: int, rounds: int, db: str | None, timeout: float, think
         all_in = max((getattr(p, "started", 0.0) for p in players), default=0.0)
         steady = np.array([x for t, x in lat if t > all_in]) * 1000  # sent after every game started
         burst = np.array([x for t, x in lat if t <= all_in]) * 1000  # sent while games were still starting
-        return {"games": n_games, "workers": workers, "messages": expected, "sent": len(sent), "delivered": delivered,
+        return {"games": n_games, "workers": workers, "config": config, "db": url.split(":", 1)[0].split("+")[0],
+                "load_start": load0, "load_end": load(), "messages": expected, "sent": len(sent), "delivered": delivered,
                 "lost": expected - delivered, "refused_by_filter": len(refused), "duplicates": dupes, "unfinished": len(pending),
                 "client_errors": len(errors), "seconds": round(elapsed, 2),
                 "msgs_per_s": round(delivered / elapsed, 1) if elapsed else 0.0,
@@ -298,19 +313,21 @@ async def level(n_games: int, rounds: int, db: str | None, timeout: float, think
 
 async def main(args) -> None:
     levels = [int(x) for x in args.games.split(",")] if args.games else [10, 50, 100, 250, 500, 1000, 1500, 2000]
-    worker_counts = [int(x) for x in str(args.workers).split(",")]
-    if len(worker_counts) > 1 or worker_counts != [1]:
+    worker_counts = [x if x == "sqlite" else int(x) for x in str(args.workers).split(",")]
+    print(f"bench: load average {os.getloadavg()} on {os.cpu_count()} CPUs at the start", flush=True)
+    if len(worker_counts) > 1 or worker_counts != [1] or args.redis:
         rows = []
         for n in levels:
             for w in worker_counts:
                 r = await level(n, args.rounds, args.db, args.timeout, args.think, w, args.redis)
                 print(json.dumps(r), flush=True)
                 rows.append(r)
-        print(f"{'workers':>7} {'games':>6} {'lost':>5} {'dupes':>5} {'p50_ms':>8} {'p99_ms':>8} {'max_ms':>8} "
-              f"{'burst_s':>7} {'burst_max':>9} {'cpu_s':>7}")
+        print(f"{'config':>30} {'games':>6} {'lost':>5} {'dupes':>5} {'p50_ms':>8} {'p99_ms':>8} {'max_ms':>8} "
+              f"{'burst_s':>7} {'burst_max':>9} {'cpu_s':>7} {'load':>11}")
         for r in rows:
-            print(f"{r['workers']:>7} {r['games']:>6} {r['lost']:>5} {r['duplicates']:>5} {r['p50_ms']!s:>8} "
-                  f"{r['p99_ms']!s:>8} {r['max_ms']!s:>8} {r['start_burst_s']:>7} {r['burst_max_ms']!s:>9} {r['server_cpu_s']:>7}")
+            print(f"{r['config'] + ' ' + r['db']:>30} {r['games']:>6} {r['lost']:>5} {r['duplicates']:>5} "
+                  f"{r['p50_ms']!s:>8} {r['p99_ms']!s:>8} {r['max_ms']!s:>8} {r['start_burst_s']:>7} "
+                  f"{r['burst_max_ms']!s:>9} {r['server_cpu_s']:>7} {r['load_start']:>5}-{r['load_end']:<5}")
         return
     best = None
     started = time.monotonic()
@@ -325,7 +342,7 @@ async def main(args) -> None:
             print(f"time budget of {args.budget:.0f} s spent; stopping", flush=True)
             break
     print(f"largest N with zero lost messages: {best} (db: {args.db or 'sqlite (temp file)'}, "
-          f"{args.rounds} exchanges per game, {os.cpu_count()} CPUs)")
+          f"{args.rounds} exchanges per game, {os.cpu_count()} CPUs, load average {os.getloadavg()} at the end)")
 
 
 if __name__ == "__main__":
@@ -344,7 +361,8 @@ if __name__ == "__main__":
         sys.exit(0)
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--games", default=None, help="run one level with N concurrent games (or a list: 1000,2000)")
-    ap.add_argument("--workers", default="1", help="worker processes (or a list: 1,2); above 1 needs --redis")
+    ap.add_argument("--workers", default="1", help="worker processes (or a list: 1,2,sqlite); above 1 needs --redis; "
+                    "sqlite: one process on a temporary SQLite file")
     ap.add_argument("--redis", default=None, help="Redis URL shared by the workers (redis://127.0.0.1:6379/0)")
     ap.add_argument("--rounds", type=int, default=5, help="question/answer exchanges per game")
     ap.add_argument("--think", type=float, default=0.0,

@@ -16,7 +16,7 @@ CHROMIUM = os.environ.get("TURINGLAB_CHROMIUM", "/usr/bin/chromium")
 # The suite runs on pytest-xdist workers (`-n auto --dist loadgroup`, pyproject.toml). The tests that
 # load a machine by themselves (the local model, many server processes, a Redis kill) run one after
 # another on one worker, so they never compete with each other for the cores.
-HEAVY_FILES = {"test_cluster_chaos.py", "test_redis_outage.py", "test_witness_probe.py", "test_workers.py"}
+HEAVY_FILES = {"test_cluster_chaos.py", "test_hosts.py", "test_redis_outage.py", "test_witness_probe.py", "test_workers.py"}
 
 
 def pytest_collection_modifyitems(config, items) -> None:

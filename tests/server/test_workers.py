@@ -141,6 +141,37 @@ def test_serve_without_redis_exits_2_in_one_line(postgres_url, tmp_path):
     assert "Started server process" not in r.stdout + r.stderr
 
 
+async def play_across_workers(base: str, r, pre: str, players: list[WsPlayer]) -> None:  # noqa: ANN001
+    """One game to its reveal with one player on each of the two workers (the kernel spreads
+    connections: the second player reconnects until it lands on the other worker)."""
+    p = await (await WsPlayer.create(base)).connect()
+    q = await (await WsPlayer.create(base)).connect()
+    players += [p, q]
+
+    async def worker_of(x: WsPlayer) -> str | None:
+        for _ in range(100):
+            if w := await r.get(f"{pre}:at:{x.pid}"):
+                return w
+            await asyncio.sleep(0.05)
+        return None
+
+    for _ in range(40):
+        if await worker_of(p) != await worker_of(q):
+            break
+        await q.close()
+        await r.delete(f"{pre}:at:{q.pid}")
+        await q.connect()
+    assert await worker_of(p) != await worker_of(q), "one worker took every connection"
+    for x in (p, q):
+        await x.send({"type": "join"})
+    sp, sq = await p.phase("game", 20), await q.phase("game", 20)
+    assert sp["game"]["game_id"] == sq["game"]["game_id"]
+    inter = p if sp["game"]["role"] == "interrogator" else q
+    await inter.send({"type": "verdict", "choice": "human", "confidence": 70})
+    await p.phase("reveal", 10)
+    await q.phase("reveal", 10)
+
+
 async def test_a_redis_blip_while_the_second_worker_starts_stops_no_worker(postgres_url, tmp_path):
     """Issue 43: Redis killed for 3 s while the second of two workers is held in its start-up (the test
     hook $TURINGLAB_TEST_HOLD_START): it serves as degraded and joins once Redis is back, and the first
@@ -172,8 +203,12 @@ async def test_a_redis_blip_while_the_second_worker_starts_stops_no_worker(postg
             time.sleep(0.1)
         own.kill()
         own.wait()
+        killed = time.monotonic()
         (hold / "go").touch()  # the second worker goes on with its start-up, Redis away
-        time.sleep(3)
+        while "Redis is not reachable at start" not in log.read_text():  # it builds its app first (seconds)
+            assert time.monotonic() < deadline + 60 and proc.poll() is None, log.read_text()[-3000:]
+            time.sleep(0.2)
+        time.sleep(max(0.0, 3 - (time.monotonic() - killed)))  # away for 3 s at least
         own = start_redis(port)
         since = len(log.read_text())  # the first worker's "Redis is back" from now on (both serve then)
         while not ("joined the cluster blip late" in log.read_text() and "Redis is back" in log.read_text()[since:]):
@@ -182,32 +217,7 @@ async def test_a_redis_blip_while_the_second_worker_starts_stops_no_worker(postg
         text = log.read_text()
         assert "Redis is not reachable at start" in text and "failed to start" not in text, text[-3000:]
         r = aioredis.Redis.from_url(url, decode_responses=True)
-        p = await (await WsPlayer.create(base)).connect()
-        q = await (await WsPlayer.create(base)).connect()
-        players += [p, q]
-
-        async def worker_of(x: WsPlayer) -> str | None:
-            for _ in range(100):
-                if w := await r.get(f"blip:at:{x.pid}"):
-                    return w
-                await asyncio.sleep(0.05)
-            return None
-
-        for _ in range(40):  # the kernel spreads connections: reconnect q until it is on the other worker
-            if await worker_of(p) != await worker_of(q):
-                break
-            await q.close()
-            await r.delete(f"blip:at:{q.pid}")
-            await q.connect()
-        assert await worker_of(p) != await worker_of(q), "one worker took every connection"
-        for x in (p, q):
-            await x.send({"type": "join"})
-        sp, sq = await p.phase("game", 20), await q.phase("game", 20)
-        assert sp["game"]["game_id"] == sq["game"]["game_id"]
-        inter = p if sp["game"]["role"] == "interrogator" else q
-        await inter.send({"type": "verdict", "choice": "human", "confidence": 70})
-        await p.phase("reveal", 10)
-        await q.phase("reveal", 10)
+        await play_across_workers(base, r, "blip", players)
         assert (await asyncio.to_thread(httpx.get, base + "/healthz")).json()["redis"] == "ok"
     finally:
         for x in players:
@@ -217,3 +227,101 @@ async def test_a_redis_blip_while_the_second_worker_starts_stops_no_worker(postg
         stop_serve(proc)
         own.kill()
         own.wait()
+
+
+async def busy_socket_seen(base: str, tries: int = 60) -> bool:
+    """Whether a websocket (any token) was answered `error/busy` and closed with 1013 (try again
+    later), as a worker not started yet answers; the kernel spreads the tries over both workers."""
+    import json
+
+    import websockets
+
+    for _ in range(tries):
+        try:
+            async with websockets.connect(base.replace("http", "ws", 1) + "/ws/pnone", open_timeout=5) as ws:
+                first = json.loads(await asyncio.wait_for(ws.recv(), 5))
+                await asyncio.wait_for(ws.wait_closed(), 5)
+                if first.get("code") == "busy" and ws.close_code == 1013:
+                    return True
+        except (OSError, asyncio.TimeoutError, websockets.ConnectionClosed, websockets.InvalidHandshake, ValueError):
+            pass
+    return False
+
+
+async def test_a_database_outage_while_the_second_worker_starts_stops_no_worker(postgres_url, redis_url,  # noqa: F811
+                                                                               tmp_path):
+    """Issue 43: PostgreSQL unreachable (a TCP relay in front of it, killed) while the second of two
+    workers is held in its start-up: it does not fail (uvicorn would stop both), answers /healthz 503
+    `degraded`, `started: false`, `database: down` meanwhile, and starts once the database is back;
+    then a game is played with one player on each worker."""
+    import redis.asyncio as aioredis
+    from sqlalchemy.engine import make_url
+
+    from tests.server.live import tcp_relay
+
+    pg = make_url(postgres_url)
+    relay_port = free_port()
+    relay = tcp_relay.start("127.0.0.1", relay_port, pg.host or "127.0.0.1", pg.port or 5432)
+    db = pg.set(port=relay_port).render_as_string(hide_password=False)
+    study = tmp_path / "study.yaml"
+    study.write_text(STUDY)
+    hold = tmp_path / "hold"
+    hold.mkdir()
+    log = tmp_path / "serve.log"
+    pre = prefix()
+    proc, base = start_serve(["--study", str(study), "--db", db, "--redis", redis_url, "--workers", "2"],
+                             {"TURINGLAB_REDIS_PREFIX": pre, "TURINGLAB_TEST_HOLD_START": str(hold)}, log)
+    players: list[WsPlayer] = []
+    r = aioredis.Redis.from_url(redis_url, decode_responses=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not list(hold.glob("held-*")):
+            assert time.monotonic() < deadline and proc.poll() is None, log.read_text()[-2000:]
+            time.sleep(0.1)
+        relay.kill()
+        relay.wait()
+        tcp_relay.wait_closed("127.0.0.1", relay_port)
+        (hold / "go").touch()  # the second worker goes on with its start-up, the database away
+        while "worker cannot start: the database is not reachable" not in log.read_text():
+            assert time.monotonic() < deadline and proc.poll() is None, log.read_text()[-3000:]
+            time.sleep(0.2)
+        seen = None  # the held worker's answer (the kernel spreads requests over both workers)
+        for _ in range(200):
+            resp = await asyncio.to_thread(httpx.get, base + "/healthz", timeout=5)
+            if resp.json().get("started") is False:
+                seen = resp
+                break
+        assert seen is not None and seen.status_code == 503, log.read_text()[-3000:]
+        assert seen.json() == {"ok": False, "status": "degraded", "started": False, "database": "down"}
+        assert await busy_socket_seen(base), "no websocket was answered busy (1013) by the worker not started"
+        time.sleep(2)
+        relay = tcp_relay.start("127.0.0.1", relay_port, pg.host or "127.0.0.1", pg.port or 5432)
+        while "worker started late: the database answers again" not in log.read_text():
+            assert time.monotonic() < deadline + 60 and proc.poll() is None, log.read_text()[-3000:]
+            time.sleep(0.3)
+        assert "failed to start" not in log.read_text() and proc.poll() is None
+        await play_across_workers(base, r, pre, players)
+        for _ in range(20):  # both workers answer healthy now
+            assert (await asyncio.to_thread(httpx.get, base + "/healthz", timeout=5)).json()["ok"] is True
+    finally:
+        for x in players:
+            await x.close()
+        await r.aclose()
+        stop_serve(proc)
+        relay.kill()
+        relay.wait()
+
+
+def test_serve_with_the_database_away_exits_2_in_one_line(redis_url, tmp_path):  # noqa: F811
+    """Issue 43: the database is checked once, in the parent, before any worker starts; the line names
+    the URL without its password."""
+    port = free_port()  # nobody listens there
+    url = f"postgresql+psycopg://postgres:s3cret-pw@127.0.0.1:{port}/test"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TURINGLAB_SECRET": "serve-test-secret"}
+    r = subprocess.run([sys.executable, "-m", "turinglab.cli", "serve", "--db", url, "--redis", redis_url,
+                        "--workers", "2", "--port", str(free_port()), "--no-warm-up"],
+                       env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"postgresql+psycopg://postgres:***@127.0.0.1:{port}/test" in lines[0], r.stderr
+    assert "s3cret-pw" not in r.stdout + r.stderr and "Started server process" not in r.stdout + r.stderr

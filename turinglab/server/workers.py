@@ -41,7 +41,7 @@ def serve_cluster(study: str | None, db: str | None, redis_url: str | None, work
              "or fix the URL")
     os.environ[SERVE_ENV] = json.dumps({"study": study, "db": url, "redis": redis_url, "warm_up": warm_up})
     try:  # build once here: a bad study, witness or database fails now, in one line, and migrations run once
-        app_from_env()
+        build_app()
     except Exception as exc:  # noqa: BLE001 - StudyFileError, StoreError, WitnessSetupError
         fail(" ".join(str(exc).split()) or type(exc).__name__)
     print(f"turinglab: {workers} worker(s) on http://{host}:{port}/ sharing {redis_url}", flush=True)
@@ -55,8 +55,17 @@ def serve_cluster(study: str | None, db: str | None, redis_url: str | None, work
                 log_level="info", ws_max_size=WS_MAX_BYTES, http=PROTOCOL_PATH, **proxy_settings())
 
 
-def app_from_env():  # noqa: ANN201 - FastAPI
-    """The app of one worker process, from the settings `serve_cluster` put in the environment."""
+def app_from_env():  # noqa: ANN201 - WorkerApp
+    """What uvicorn runs in one worker process: the study's app once it can be built (a database or
+    Redis away at start: not ready meanwhile, retried; turinglab/server/worker_start.py)."""
+    from turinglab.server.live.cluster_outage import hold_for_test
+    from turinglab.server.worker_start import WorkerApp
+
+    return WorkerApp(build_app, before=hold_for_test)
+
+
+def build_app():  # noqa: ANN201 - FastAPI
+    """The study's app of one worker, from the settings `serve_cluster` put in the environment."""
     import os
 
     from turinglab.server.app import create_app

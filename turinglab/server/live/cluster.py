@@ -37,8 +37,10 @@ from starlette.websockets import WebSocket
 from turinglab.matchmaking import Match
 from turinglab.server.live import protocol as proto
 from turinglab.server.live.cluster_leases import Leases
-from turinglab.server.live.cluster_outage import LEASE_MS, RECONNECT_MAX_S, RedisOutage, expected_reply_s, hold_for_test
-from turinglab.server.live.cluster_redis import CLAIM, HOLD, RELEASE, RENEW, TAKE, match_from_json, waiting_from_json
+from turinglab.server.live.cluster_outage import LEASE_MS, RECONNECT_MAX_S, RedisOutage, expected_reply_s
+from turinglab.server.live.cluster_redis import (
+    CLAIM, HOLD, RELAY, RELEASE, RENEW, TAKE, match_from_json, waiting_from_json,
+)
 from turinglab.server.live.cluster_room import SharedRoom
 from turinglab.server.live.hub import Hub, lone_frame
 from turinglab.server.live.session import GameSession
@@ -73,6 +75,7 @@ class ClusterHub(RedisOutage, Leases, SharedRoom, Hub):
         self.hold = self.r.register_script(HOLD)
         self.release = self.r.register_script(RELEASE)
         self.take = self.r.register_script(TAKE)
+        self.relay = self.r.register_script(RELAY)
         self.pubsub = None
         self.leader = False
         self.verdict_cursor = 0
@@ -80,7 +83,7 @@ class ClusterHub(RedisOutage, Leases, SharedRoom, Hub):
         self.pending: dict[str, Match] = {}  # games leased to me, not yet started
         self.local_only: set[str] = set()  # players of my games connected to no other worker
         self.plocks: dict[str, asyncio.Lock] = {}  # relayed frames of one participant run in order
-        self.routes: dict[str, str] = {}  # participant -> the worker that ran their last game frame
+        self.routes: dict[str, tuple[str, str]] = {}  # participant -> (game, worker) of their last game frame
         self._waking: asyncio.Task | None = None  # a publish of "wake" in flight
         self._wake_again = False
         self.redis_down_since: float | None = None  # time.monotonic() when the subscription failed
@@ -118,7 +121,6 @@ class ClusterHub(RedisOutage, Leases, SharedRoom, Hub):
         """Join the cluster (before the first request). Redis away at start: the worker serves
         anyway, `degraded` on /healthz and "busy" to websockets, and joins with back-off (0.5 s
         doubling to 5 s) once Redis answers: never a failed start that stops the other workers."""
-        await hold_for_test()
         try:
             await self._join_cluster()
         except Exception as exc:  # noqa: BLE001 - Redis away: retried in the background
@@ -248,8 +250,12 @@ class ClusterHub(RedisOutage, Leases, SharedRoom, Hub):
             owner, live = await pipe.get(self.k(f"lease:{gid}")).sismember(self.k("games"), gid).execute()
         return gid, owner, bool(live)
 
-    async def _to_owner(self, owner: str, msg: dict[str, Any]) -> bool:
-        return bool(await self.r.publish(self.k(f"w:{owner}"), json.dumps(msg)))
+    async def _to_owner(self, owner: str, msg: dict[str, Any], gid: str | None = None) -> bool:
+        """Published to `owner` unless game `gid`'s lease is another worker's (no `gid`: while the owner
+        is alive); False: nothing was published (it lost the game, or is gone or cut off)."""
+        key, value, missing_ok = (f"lease:{gid}", owner, "1") if gid else (f"alive:{owner}", "1", "0")
+        return bool(await self.relay(keys=[self.k(key), self.k(f"w:{owner}")],
+                                     args=[json.dumps(msg), value, missing_ok]))
 
     def _owns(self, pid: str) -> GameSession | None:
         s = self.session_of.get(pid)
@@ -298,7 +304,7 @@ class ClusterHub(RedisOutage, Leases, SharedRoom, Hub):
                 await s.on_connection(pid, True)
             return
         gid, owner, live = await self._route(pid)
-        if owner and owner != self.me and await self._to_owner(owner, {"op": "conn", "pid": pid, "up": True}):
+        if owner and owner != self.me and await self._to_owner(owner, {"op": "conn", "pid": pid, "up": True}, gid):
             return
         data = json.dumps(await self._shared_state(pid))
         self._sent(pid, data)
@@ -330,7 +336,7 @@ class ClusterHub(RedisOutage, Leases, SharedRoom, Hub):
             try:
                 gid, owner, live = await self._route(pid)
                 if owner and owner != self.me:
-                    await self._to_owner(owner, {"op": "conn", "pid": pid, "up": False})
+                    await self._to_owner(owner, {"op": "conn", "pid": pid, "up": False}, gid)
                 elif await self.r.hexists(self.k("room"), pid):
                     asyncio.create_task(self._drop_if_gone(pid))
             except Exception:  # noqa: BLE001 - Redis away
@@ -346,7 +352,7 @@ class ClusterHub(RedisOutage, Leases, SharedRoom, Hub):
         gid, owner, live = await self._route(pid)
         if gid and not owner and not live:  # ended: the worker that ended it shows the reveal
             owner = await self.r.get(self.k(f"ended:{gid}"))
-        if owner and owner != self.me and await self._to_owner(owner, {"op": "state", "pid": pid}):
+        if owner and owner != self.me and await self._to_owner(owner, {"op": "state", "pid": pid}, gid):
             return
         await self.send(pid, await self._shared_state(pid))
 
@@ -406,20 +412,21 @@ class ClusterHub(RedisOutage, Leases, SharedRoom, Hub):
             return
         # not mine: to the lease holder (a relayed frame too, if its game moved meanwhile; the holder
         # never forwards further, so a frame makes at most two hops). Game frames go where the last
-        # one went without asking Redis: a worker that no longer runs the game forwards it, a dead
-        # one takes no message (then the route is asked again); a join forgets the route. A relayed
+        # one went without a second round trip: published unless the game's lease is another worker's
+        # now (RELAY), else the route is asked again (a cut-off owner whose game was taken over takes
+        # nothing, though Redis may still count its subscription); a join forgets the route. A relayed
         # frame is routed by Redis alone (two stale routes must not send a frame back and forth).
-        if t in GAME_FRAMES and not relayed and (owner := self.routes.get(pid)) is not None:
-            if await self._to_owner(owner, {"op": "frame", "pid": pid, "raw": raw}):
+        if t in GAME_FRAMES and not relayed and (route := self.routes.get(pid)) is not None:
+            if await self._to_owner(route[1], {"op": "frame", "pid": pid, "raw": raw}, route[0]):
                 return
             self.routes.pop(pid, None)
         else:
             self.routes.pop(pid, None)
         gid, owner, live = await self._route(pid)
         if owner and owner != self.me and t in GAME_FRAMES and not relayed:
-            self.routes[pid] = owner
+            self.routes[pid] = (gid, owner)
         if owner and owner != self.me:
-            if await self._to_owner(owner, {"op": "frame", "pid": pid, "raw": raw}):
+            if await self._to_owner(owner, {"op": "frame", "pid": pid, "raw": raw}, gid):
                 return
             live = True  # its owner just died: its game comes back after the takeover
         if live and t in GAME_FRAMES:

@@ -29,7 +29,8 @@ RECHECK_EVERY = 5  # every this many renewals, ask Redis whether a local-only pl
 
 async def hold_for_test() -> None:
     """A test hook ($TURINGLAB_TEST_HOLD_START, a folder): the first worker to start goes on; any
-    later one says so (a file `held-<pid>`) and waits in its start-up for the file `go`."""
+    later one says so (a file `held-<pid>`) and waits in its start-up, before it touches the database
+    or Redis, for the file `go` (turinglab/server/worker_start.py awaits it first)."""
     import os
     from pathlib import Path
 

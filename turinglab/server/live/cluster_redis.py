@@ -48,6 +48,15 @@ for i, k in ipairs(KEYS) do
 end
 return lost
 """
+# publish to a worker's channel only while KEYS[1] says it is there (ARGV[2]): the game's lease is
+# not another worker's (ARGV[3] '1': a lease gone with a Redis restart is rewritten by its owner within
+# a second, so it still takes frames), or its `alive` key (renewed every second) is set. A host whose
+# network was cut still counts as a subscriber for Redis (no FIN came): what is published to it is lost
+RELAY = """
+local v = redis.call('GET', KEYS[1])
+if (v or (ARGV[3] == '1' and ARGV[2])) ~= ARGV[2] then return 0 end
+return redis.call('PUBLISH', KEYS[2], ARGV[1])
+"""
 # hold a lock: take it when free, renew it when mine
 HOLD = """
 local v = redis.call('GET', KEYS[1])

@@ -124,8 +124,16 @@ class Recruitment:
             await asyncio.sleep(self.poll_s)
             try:
                 await self.sync()
-            except Exception:  # noqa: BLE001 - the store may be away; next time
-                log.exception("reading the researchers' actions failed")
+            except Exception as exc:  # noqa: BLE001 - the store may be away; next time
+                from sqlalchemy.exc import OperationalError
+
+                from turinglab.store import StoreError
+
+                if isinstance(exc, (OperationalError, StoreError)):  # the database away: one line, not a traceback
+                    log.warning("reading the researchers' actions failed: the database is away (%s)",
+                                " ".join(str(exc).split())[:200])
+                else:
+                    log.exception("reading the researchers' actions failed")
 
     async def sync(self) -> None:
         """Apply the actions stored since the last read (and the quotas' counts)."""

@@ -7,6 +7,7 @@
   const $ = (id) => document.getElementById(id);
   const t = window.turinglabT;  // the study's language (i18n.js)
   let ws = null, offset = 0, retry = 0, st = null, surveyPending = false;
+  let heard = Date.now();  // when a frame last came in
   // what was sent but not yet acknowledged, and drafts, survive a reload (sessionStorage)
   const store = window.sessionStorage;
   const OUT = "tl-outbox-" + token;
@@ -64,8 +65,8 @@
   function connect() {
     const proto = location.protocol === "https:" ? "wss" : "ws";
     ws = new WebSocket(proto + "://" + location.host + (app.dataset.root || "") + "/ws/" + encodeURIComponent(token));
-    ws.onopen = () => { retry = 0; $("conn").hidden = true; };
-    ws.onmessage = (ev) => handle(JSON.parse(ev.data));
+    ws.onopen = () => { retry = 0; heard = Date.now(); $("conn").hidden = true; };
+    ws.onmessage = (ev) => { heard = Date.now(); handle(JSON.parse(ev.data)); };
     ws.onclose = (ev) => {
       $("conn").hidden = false;
       // 4404: the link is not valid; 4008: this page was opened in too many tabs and this one is the
@@ -78,7 +79,17 @@
       setTimeout(connect, Math.min(5000, 300 * 2 ** retry++));
     };
   }
-  setInterval(() => send({ type: "ping" }), 20000);
+  // every ping is answered (pong): nothing for 50 s means the connection died without closing (a host
+  // or its network gone behind a proxy keeps the proxy's side open): drop it and connect again
+  setInterval(() => {
+    if (ws && ws.readyState === 1 && Date.now() - heard > 50000) {
+      const dead = ws;
+      dead.onclose = null; dead.onmessage = null; dead.close();
+      $("conn").hidden = false; connect();
+      return;
+    }
+    send({ type: "ping" });
+  }, 20000);
 
   // a game that starts while this tab is in the background: say so in the tab title (and, if
   // the participant asked for it, with a short sound) until they look at the tab again
