@@ -207,6 +207,43 @@ async def test_two_workers_share_the_count_through_redis(postgres_url, redis_url
             await p.close()
 
 
+def test_the_claim_script_gives_no_witness_more_places_than_its_limit_under_races(redis_url):  # noqa: F811
+    """Forty matchmakers claiming games of one witness with a limit of 2 at once (a stale
+    matchmaker's snapshot): two claims win; a lapsed place does not count."""
+    import threading
+
+    import redis
+
+    from tests.server.live.test_cluster import prefix
+    from turinglab.server.live.cluster_redis import CLAIM
+
+    r = redis.Redis.from_url(redis_url, decode_responses=True)
+    pre = prefix()
+    entry = '[1, "ai", 2]'
+    r.hset(f"{pre}:room", mapping={f"p{i}": entry for i in range(40)})
+    now = time.time_ns() // 1_000_000
+    r.zadd(f"{pre}:cap:use:Slow", {"glapsed": now - 1})  # a dead worker's place, lapsed
+    script = r.register_script(CLAIM)
+    out: list[int] = []
+
+    def claim(i: int) -> None:
+        gid = f"g{i}"
+        keys = [f"{pre}:{x}" for x in ("room", "games", f"lease:{gid}", "hwaits", "interrogated", f"match:{gid}",
+                                        "cap:use:Slow")]
+        out.append(script(keys=keys, args=[gid, "w1", 4000, "", 5, "", "{}", 1, f"p{i}", entry, pre, 2, now + 12000, now]))
+
+    threads = [threading.Thread(target=claim, args=(i,)) for i in range(40)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(out) == [-1] * 38 + [1, 1]
+    won = r.zrange(f"{pre}:cap:use:Slow", 0, -1)
+    assert len(won) == 2 and "glapsed" not in won and r.smembers(f"{pre}:games") == set(won)
+    assert r.hlen(f"{pre}:room") == 38  # the others still wait
+    r.close()
+
+
 @pytest.mark.localmodel
 async def test_the_local_model_with_its_one_slot_busy_is_not_drawn_for_a_second_game(sqlite_url, monkeypatch):
     """The real local model, one slot: its game holds the slot, so the next due game goes to the
