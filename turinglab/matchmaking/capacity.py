@@ -222,12 +222,13 @@ def _why(e: Estimate, old_t: float | None, concurrent: int, load: float | None, 
          gave_up: bool = False, retimed: bool = False) -> str:
     what = "first words" if e.first_s is not None else "a whole reply"
     t = e.timing or 0.0
+    took = f"{what} in {'at least ' if gave_up else ''}{t:.2f} s alone"
     if calibration:
-        text = f"timed at start, after the model's warm-up: {what} in {t:.2f} s alone"
+        text = f"timed at start, after the model's warm-up: {took}"
     elif retimed:
-        text = f"re-timed while withheld: {what} in {t:.2f} s alone"
+        text = f"re-timed while withheld: {took}"
     elif gave_up:
-        text = f"a reply had no words in time (the fallback wrote it): {what} in at least {t:.2f} s alone"
+        text = f"a reply had no words in time (the fallback wrote it): {took}"
     elif old_t is None:
         text = f"first live timing: {what} in {t:.2f} s alone"
     else:

@@ -207,6 +207,30 @@ async def test_two_workers_share_the_count_through_redis(postgres_url, redis_url
             await p.close()
 
 
+@pytest.mark.parametrize("error, limit", [("TimeoutError: no answer within 1.2 s", 0), ("ConnectError: refused", 1)])
+async def test_a_timed_reply_that_times_out_counts_as_at_least_that_slow(sqlite_url, error, limit):
+    """A timed reply that timed out says the model is at least that slow (withheld); one that failed
+    for another reason says nothing of its speed (the estimate stays: one game until timed)."""
+    class Stuck(Witness):
+        codename, kind = "Slow", "local"
+
+        async def reply(self, history, ctx):  # noqa: ANN001, ANN201
+            await asyncio.sleep(1.2)
+            return Reply("sorry, say again?", fallback=True, error=error)
+
+    app = create_app(study("cap-stuck"), sqlite_url, rng_seed=4, human_timing=FAST,
+                     witness_factory=lambda spec, seed: Stuck())
+    with serve_in_thread(app):
+        hub = app.state.hub
+        await on_hub(hub, hub._calibrate(SLOW))
+        est = hub.room.capacity.estimates["Slow"]
+        assert est.limit == limit and hub.room.capacity.generating.get("Slow", 0) == 0
+        if limit == 0:
+            assert est.why.startswith("timed at start, after the model's warm-up: first words in at least 1.2")
+        else:
+            assert est.samples == 0 and "not measured yet" in est.why
+
+
 def test_the_claim_script_gives_no_witness_more_places_than_its_limit_under_races(redis_url):  # noqa: F811
     """Forty matchmakers claiming games of one witness with a limit of 2 at once (a stale
     matchmaker's snapshot): two claims win; a lapsed place does not count."""

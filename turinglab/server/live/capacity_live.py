@@ -67,12 +67,15 @@ class Timed:
             n = cap.started_generating(spec.codename)
             t0 = time.monotonic()
             r = await w.reply([Turn("interrogator", "hey, how is your day going so far?", 0)], ctx)
-            if r.error:  # no timing (the fallback answered): the estimate stays as it was
+            took = time.monotonic() - t0
+            if r.error and "TimeoutError" not in r.error:  # broken, not slow: no timing, the estimate stays
                 cap.generating[spec.codename] = max(0, cap.generating.get(spec.codename, 1) - 1)
                 log.warning("timing witness %s failed (%s): its estimate stays %s", spec.codename, r.error, est.limit)
                 return
-            cap.observe(spec.codename, time.monotonic() - t0, n, first_s=r.meta.get("usable_s"),
-                        load=load_average(), calibration=not retimed, retimed=retimed, at_ms=self.now())
+            # a reply that timed out: its first words take at least that long (a lower bound, as in a game)
+            first = took if r.error else r.meta.get("usable_s")
+            cap.observe(spec.codename, took, n, first_s=first, load=load_average(), calibration=not retimed,
+                        retimed=retimed, gave_up=bool(r.error), at_ms=self.now())
         finally:
             await w.close()
         log.info("witness %s capacity: %s", spec.codename, est.to_dict())
