@@ -3,6 +3,8 @@
     python benchmarks/bench_capacity.py [--participants 8] [--messages 3] [--think 3] [--capacity auto|N|unlimited]
         [--max-tokens N] [--trace FILE] [--persona-draw] [--stagger S] [--first-after S] [--busy N]
         (TURINGLAB_LOCAL_SLOTS / TURINGLAB_LOCAL_THREADS set the model server)
+    python benchmarks/bench_capacity.py --loads 1 4 8 [--overflow] [--messages 3] [--think 3]
+        [--workers 2 --db postgresql+psycopg://USER@HOST/DB --redis redis://HOST:6379/0]
 
 Serves a study whose only witness is the embedded local model (all games AI games), on a real
 server (SQLite, websockets). Every participant joins at once, plays `--messages` questions with
@@ -17,12 +19,22 @@ waits S seconds in the game before the first question (the interrogator typing i
 starts N busy processes for the run (extra load on a shared machine). `fallback_by_reply` gives,
 for the k-th reply of the games, how many of them ELIZA (the fallback) wrote; `load` is the 1-minute
 load average at the start and the end.
+
+The fallback share at several loads (issue 35): `--loads 1 4 8` runs one fresh server (and
+database) per load, that many participants joining at once, and prints one row per load: the
+games the local model played, its shown replies and the share the fallback wrote, read from the
+stored events (`events.source_of`, as the exports do), the games given to the overflow witness
+(`--overflow`: an ELIZA witness that plays only when the model is withheld or full) and
+`os.getloadavg()` at the start and the end of the row. The model is loaded once for all rows.
+`--workers 2`: two cluster workers (in this process, sharing its model server) on PostgreSQL and
+Redis, the participants joining them in turn, as `serve --workers 2` shares one study.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -34,7 +46,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from turinglab.game.config import Allocation, Study
+from turinglab.game.config import Allocation, Study, WitnessSpec
+from turinglab.game.events import MESSAGE, source_of
 from turinglab.server.app import create_app
 from turinglab.server.testing import WsPlayer, serve_in_thread
 from turinglab.witnesses.local.server import shared_server
@@ -99,6 +112,83 @@ class Timings(logging.Handler):
             if self.path is not None:
                 with self.path.open("a") as f:
                     f.write(json.dumps(record.reply_timing) + "\n")
+
+
+def sources(store, study_id: int) -> dict:  # noqa: ANN001
+    """Per witness of the stored games: games, shown witness replies, and those by source."""
+    out: dict[str, dict] = {}
+    for g in store.games(study_id):
+        for seat, ident in g.seats.items():
+            if ident.kind != "ai":
+                continue
+            row = out.setdefault(ident.witness, {"games": 0, "replies": 0, "by_source": Counter()})
+            row["games"] += 1
+            for e in store.events(g.id):
+                if e.type == MESSAGE and e.actor == seat:
+                    row["replies"] += 1
+                    row["by_source"][source_of(e.payload, "ai")] += 1
+    return out
+
+
+def forget_keys(url: str, prefix: str) -> None:
+    """The run's Redis keys go with it."""
+    import redis
+
+    r = redis.Redis.from_url(url)
+    for k in r.scan_iter(f"{prefix}:*", count=1000):
+        r.delete(k)
+    r.close()
+
+
+async def at_load(args: argparse.Namespace, n: int) -> dict:
+    """One row of `--loads`: n participants join at once a fresh server of the local model."""
+    spec = resolve("local").model_copy(update={"codename": "Local"})
+    witnesses = [spec] + ([WitnessSpec(codename="Spare", kind="eliza")] if args.overflow else [])
+    study = Study(name=f"bench-load-{n}", witnesses=witnesses, allocation=Allocation(
+        human_ratio=0.0, capacity={"Local": "auto"}, overflow_witness="Spare" if args.overflow else None))
+    if args.workers > 1:
+        pre = f"bench:{os.getpid()}:{time.time_ns()}"
+        study = study.model_copy(update={"name": f"{study.name}-{time.time_ns()}"})
+        apps = [create_app(study, args.db, rng_seed=i, initial_ai_wait_s=1.0, warm_up=True, redis_url=args.redis,
+                           redis_prefix=pre) for i in range(args.workers)]
+    else:
+        db = Path(tempfile.mkdtemp()) / "bench.db"
+        apps = [create_app(study, f"sqlite:///{db}", rng_seed=1, initial_ai_wait_s=1.0, warm_up=True)]
+    with contextlib.ExitStack() as stack:
+        if args.workers > 1:
+            stack.callback(forget_keys, args.redis, pre)
+        bases = [stack.enter_context(serve_in_thread(app)) for app in apps]
+        hubs = [app.state.hub for app in apps]
+        for hub in hubs:
+            while hub._warm_task is not None and not hub._warm_task.done():
+                await asyncio.sleep(0.5)
+        load0, t0 = os.getloadavg(), time.monotonic()
+        await asyncio.gather(*(participant(bases[i % len(bases)], i, args.messages, args.think, None)
+                               for i in range(n)))
+        load1 = os.getloadavg()
+        await asyncio.sleep(1.0)  # the last events reach the store
+        hub = hubs[0]
+        by = sources(hub.store, hub.study_id)
+        caps = [h.room.capacity for h in hubs if h.room.capacity is not None]  # none: capacity off (before)
+        est = caps[0].estimates.get("Local") if caps else None
+        local = by.get("Local", {"games": 0, "replies": 0, "by_source": Counter()})
+        fell = local["by_source"]["fallback"]
+        return {"games_at_once": n, "workers": args.workers, "local_games": local["games"],
+                "local_replies": local["replies"], "fallback_replies": fell,
+                "fallback_share": round(fell / local["replies"], 3) if local["replies"] else None,
+                "by_source": dict(local["by_source"]), "overflow_games": by.get("Spare", {}).get("games", 0),
+                "capacity": "on" if caps else "off", "deferred": sum(c.deferred for c in caps),
+                "limit_at_end": est.limit if est else None, "estimate_why": est.why if est else None,
+                "loadavg_start": [round(x, 2) for x in load0], "loadavg_end": [round(x, 2) for x in load1],
+                "wall_s": round(time.monotonic() - t0, 1)}
+
+
+async def loads(args: argparse.Namespace) -> list[dict]:
+    rows = []
+    for n in args.loads:
+        rows.append(await at_load(args, n))
+        print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
+    return rows
 
 
 async def main(args: argparse.Namespace) -> dict:
@@ -176,10 +266,16 @@ if __name__ == "__main__":
     ap.add_argument("--stagger", type=float, default=0.0, help="participant i joins i*S seconds after the first")
     ap.add_argument("--first-after", type=float, default=0.0, help="seconds in the game before the first question")
     ap.add_argument("--busy", type=int, default=0, help="busy processes to start for the run (extra load)")
+    ap.add_argument("--loads", type=int, nargs="+", default=None,
+                    help="one row per number of games at once: the local model's fallback share")
+    ap.add_argument("--overflow", action="store_true", help="with --loads: an ELIZA overflow witness")
+    ap.add_argument("--workers", type=int, default=1, help="with --loads: cluster workers (needs --db and --redis)")
+    ap.add_argument("--db", default="postgresql+psycopg://postgres@127.0.0.1:5432/test", help="with --workers")
+    ap.add_argument("--redis", default="redis://127.0.0.1:6379/0", help="with --workers")
     a = ap.parse_args()
     busy = [subprocess.Popen([sys.executable, "-c", "while 1: pass"]) for _ in range(a.busy)]
     try:
-        print(json.dumps(asyncio.run(main(a)), indent=1))
+        print(json.dumps(asyncio.run(loads(a) if a.loads else main(a)), indent=1))
     finally:
         for b in busy:
             b.kill()

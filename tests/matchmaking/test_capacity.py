@@ -199,3 +199,49 @@ def test_every_change_of_a_limit_keeps_its_reason():
     fixed = Estimate(t1_s=None, delay_s=4.0, headroom=0.7, fixed=3)
     Capacity(estimates={"m": fixed}).observe("m", 9.0, 1, load=9.0)
     assert fixed.changes == [] and fixed.basis == "3, set in the study file"
+
+
+def test_a_witness_too_slow_even_alone_is_withheld_until_a_new_timing_says_it_can_serve():
+    """Issue 35.3: first words slower alone than the designed delay's short end: limit 0, never
+    drawn; the study's rule then holds (the overflow witness, else the masked wait), and the
+    match records what was withheld and why. A faster timing brings it back."""
+    e = Estimate(t1_s=None, delay_s=4.0, headroom=0.7, fixed=None)
+    e.first_s = 3.5  # 0.7 × 4 / 3.5 rounds down to 0, but alone it is in time: one game
+    assert e.limit == 1 and "3.50 s alone ≤ 4.00 s designed: 1" in e.basis
+    e.first_s = 4.5
+    assert e.limit == 0 and "too slow even alone" in e.basis
+
+    r = make([LOCAL, ELIZA], capacity={"Sierra": "auto"}, overflow_witness="Eliza")
+    cap = r.capacity
+    cap.observe("Sierra", 30.0, 1, first_s=25.0, load=9.5)  # 25 s to its first words, alone
+    why = cap.why_withheld("Sierra")
+    assert cap.limit("Sierra") == 0 and why.startswith("cannot answer in time even alone: first words take 25.00 s")
+    assert cap.to_retime() == ["Sierra"]
+    for i in range(3):
+        r.join(f"p{i}", 0)
+    got = r.poll(1000)
+    assert [m.seats["A"].witness for m in got] == ["Eliza"] * 3
+    assert all(m.allocation == {"withheld": {"Sierra": why}, "overflow": True, "waited": False} for m in got)
+    assert cap.withheld_draws == {"Sierra": 3} and cap.overflowed == 3
+
+    alone = make([LOCAL], capacity={"Sierra": "auto"})  # no overflow witness: the participant waits
+    alone.capacity.observe("Sierra", 9.0, 1, first_s=9.0)
+    alone.join("q", 0)
+    assert alone.poll(5000) == [] and "q" in alone.stalled and alone.capacity.deferred == 1
+    alone.capacity.observe("Sierra", 0.5, 1, first_s=0.5, retimed=True)  # re-timed: replaces the mean
+    assert alone.capacity.limit("Sierra") >= 1 and "re-timed while withheld" in alone.capacity.estimates["Sierra"].why
+    assert alone.poll(6000) == []  # stalled until told to retry
+    alone.retry()
+    m = alone.poll(7000)
+    assert [x.seats["A"].witness for x in m] == ["Sierra"] and m[0].allocation is None
+
+
+def test_a_reply_that_gave_up_teaches_the_estimate_a_lower_bound():
+    """A model with no words in time (the fallback wrote the reply) is slow, not broken: its give-up
+    time counts as a timing, so the estimate learns what the fallback share shows."""
+    e = Estimate(t1_s=None, delay_s=4.0, headroom=0.7, fixed=None)
+    cap = Capacity(estimates={"m": e}, alpha=0.5)
+    cap.observe("m", 6.0, 1, first_s=6.0, gave_up=True, load=11.0)
+    assert e.limit == 0 and e.why.startswith("a reply had no words in time (the fallback wrote it): first words in "
+                                             "at least 6.00 s alone")
+    assert cap.generating.get("m", 0) == 0

@@ -19,10 +19,13 @@ Three-player: two humans and one AI. The interrogator is the one of the two who 
 interrogated fewer times in this room (ties at random), so roles rotate; the AI's side
 (A or B) is random. No AI fallback: a three-player game needs a second human.
 
-Capacity (`capacity.Capacity`, optional): an AI witness at its limit of games at once is not
-drawn; the draw is among the witnesses with room (the recorded selection probability is the one
-of that draw), else the study's overflow witness plays, else the participant keeps waiting (the
-masked wait goes on) until `release` frees a place.
+Capacity (`capacity.Capacity`, optional): an AI witness the estimate says cannot answer in time
+(at its limit of games at once, or too slow even alone at the machine's current load) is not
+drawn; the draw is among the witnesses that can serve (the recorded selection probability is the
+one of that draw), else the study's overflow witness plays, else the participant keeps waiting
+(the masked wait goes on) until `retry` (a game ended, a new timing) lets the draw be tried again.
+The match of such a draw keeps what was withheld and why (`Match.allocation`: stored with the
+game, never sent to a participant).
 
 Demo mode (`turinglab serve --demo`) pins a participant's part in `pinned`: "interrogator" or
 "witness" wait for each other (a human game, no AI fallback; the pinned interrogator asks), "ai"
@@ -72,6 +75,8 @@ class Match:
     seats: dict[str, Slot]
     waited_ms: dict[str, int]  # participant id -> how long they waited
     reason: str  # "human" | "ai" | "fallback" | "three"
+    # the AI draw left witnesses out: {"withheld": {codename: why}, "overflow": bool, "waited": bool}
+    allocation: dict | None = None
 
     @property
     def participants(self) -> list[str]:
@@ -168,17 +173,29 @@ class WaitingRoom:
         """An AI game of `codename` ended: its place is free, and stalled participants are tried again."""
         if self.capacity is not None:
             self.capacity.release(codename)
+        self.retry()
+
+    def retry(self) -> None:
+        """Try the draw of stalled participants again (a place came free, or a witness became fast enough)."""
         self.stalled.clear()
 
     # ---- matching ----------------------------------------------------------
-    def _ai_slot(self, interrogator: str | None = None) -> Slot | None:
-        """The AI witness of a new game, or None when every witness is at capacity (and no overflow)."""
+    def _ai_slot(self, interrogator: str | None = None, waiting: tuple[str, ...] = ()) -> tuple[Slot | None, dict | None]:
+        """The AI witness of a new game (None when no witness can serve and there is no overflow),
+        and the note of what the draw withheld (None: nothing). `waiting`: the participants it is for."""
         names = self.codenames
         cap = self.capacity
+        note = None
         if cap is not None:
             overflow = self.study.allocation.overflow_witness
             regular = [c for c in names if c != overflow] or names
-            free = cap.eligible(regular)
+            withheld = cap.withheld(regular)
+            free = [c for c in regular if c not in withheld]
+            for c in withheld:
+                cap.withheld_draws[c] = cap.withheld_draws.get(c, 0) + 1
+            if withheld:
+                note = {"withheld": withheld, "overflow": not free and overflow is not None,
+                        "waited": any(p in cap.deferred_ids for p in waiting)}
             if free:
                 cap.reallocated += len(free) < len(regular)
                 names = free
@@ -186,7 +203,7 @@ class WaitingRoom:
                 cap.overflowed += 1
                 names = [overflow]
             else:
-                return None
+                return None, note
         if self.study.allocation.witness_policy == "groups":
             codename, prob = self._group_choice(names, interrogator)
             if interrogator is not None:
@@ -198,7 +215,7 @@ class WaitingRoom:
             )
         if cap is not None:
             cap.acquire(codename)
-        return Slot("ai", witness=codename, selection_prob=prob)
+        return Slot("ai", witness=codename, selection_prob=prob), note
 
     def _stall(self, *pids: str) -> None:
         if self.capacity is not None:
@@ -212,12 +229,13 @@ class WaitingRoom:
         if self.study.format == "three-player":
             while len(queue) >= 2:
                 roles = self._roles(queue[0], queue[1]) if self.study.allocation.witness_policy == "groups" else None
-                slot = self._ai_slot(roles[0].participant_id if roles else None)
+                slot, note = self._ai_slot(roles[0].participant_id if roles else None,
+                                           (queue[0].participant_id, queue[1].participant_id))
                 if slot is None:
                     self._stall(*(w.participant_id for w in queue))
                     break
                 a, b = queue.pop(0), queue.pop(0)
-                matches.append(self._three(a, b, now_ms, slot, roles))
+                matches.append(self._three(a, b, now_ms, slot, roles, note))
         else:
             humans = [w for w in queue if w.assignment == "human"]
             while len(humans) >= 2:
@@ -228,7 +246,7 @@ class WaitingRoom:
                     continue
                 if w.participant_id in self.stalled:
                     continue
-                slot = self._ai_slot(w.participant_id)
+                slot, note = self._ai_slot(w.participant_id, (w.participant_id,))
                 if slot is None:
                     self._stall(w.participant_id)
                     continue
@@ -237,7 +255,7 @@ class WaitingRoom:
                 self.stalled.discard(w.participant_id)
                 matches.append(
                     Match("two-player", w.participant_id, {"A": slot},
-                          {w.participant_id: now_ms - w.joined_ms}, reason)
+                          {w.participant_id: now_ms - w.joined_ms}, reason, note)
                 )
         return matches
 
@@ -262,7 +280,7 @@ class WaitingRoom:
         return (a, b) if na < nb else (b, a)
 
     def _three(self, a: Waiting, b: Waiting, now_ms: int, ai: Slot,
-               roles: tuple[Waiting, Waiting] | None = None) -> Match:
+               roles: tuple[Waiting, Waiting] | None = None, note: dict | None = None) -> Match:
         del self.waiting[a.participant_id], self.waiting[b.participant_id]
         self.stalled.discard(a.participant_id)
         self.stalled.discard(b.participant_id)
@@ -272,4 +290,4 @@ class WaitingRoom:
         human_seat = "B" if ai_seat == "A" else "A"
         seats = {ai_seat: ai, human_seat: Slot("human", participant_id=wit.participant_id)}
         waits = {a.participant_id: now_ms - a.joined_ms, b.participant_id: now_ms - b.joined_ms}
-        return Match("three-player", inter.participant_id, dict(sorted(seats.items())), waits, "three")
+        return Match("three-player", inter.participant_id, dict(sorted(seats.items())), waits, "three", note)

@@ -332,13 +332,14 @@ def add_admin(app: FastAPI, password: str | None, page, message, accounts_file: 
                    "verdict": f"{g.verdict.choice} ({g.verdict.confidence})" if g.verdict else ""}
                   for g in sorted(games, key=lambda g: g.started_ms, reverse=True)[:20]]
         def set_flags(g) -> list[str]:  # noqa: ANN001 - "origins" records who set a flag, it is not one
-            return [k for k, v in g.flags.items() if v and k not in ("origins", "withdrawn_seats")]
+            return [k for k, v in g.flags.items() if v and k not in ("origins", "withdrawn_seats", "allocation")]
 
         flagged = [{"game_id": g.id, "flags": ", ".join(set_flags(g)), "status": g.status}
                    for g in games if set_flags(g)]
         cap = hub.room.capacity
         capacity = [] if cap is None else [
-            {"codename": c, **e.to_dict(), "in_use": cap.in_use.get(c, 0),
+            {"codename": c, **e.to_dict(), "in_use": cap.in_use.get(c, 0), "withheld": cap.why_withheld(c),
+             "withheld_draws": cap.withheld_draws.get(c, 0),
              "t1": "not measured yet" if e.t1_s is None else f"{e.t1_s:.2f} s",
              "first": "not measured yet" if e.first_s is None else f"{e.first_s:.2f} s",
              "source": "study file" if e.fixed is not None else "estimated",
@@ -360,7 +361,7 @@ def add_admin(app: FastAPI, password: str | None, page, message, accounts_file: 
             "study_name": hub.study.name, "waiting": waiting, "live": live, "studies": studies,
             "witnesses": witnesses, "human_sr": human_sr, "n_human": len(humans), "flagged": flagged,
             "n_games": len(games), "tables": TABLES, "blocked_ai": blocked_ai, "recent": recent,
-            "capacity": capacity, "cap_counts": cap_counts, **board, "fell_back": fell_back,
+            "capacity": capacity, "cap_counts": cap_counts, "retime_s": f"{hub.retime_s:g}", **board, "fell_back": fell_back,
             "fallback_window": FALLBACK_WINDOW, "fallback_warn": f"{FALLBACK_WARN:.0%}", **status_rows(hub), "actions": acts,
             "health": health, "rights": rights,
             "form_token": request.app.state.admin_form_token(request),

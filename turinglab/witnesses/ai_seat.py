@@ -257,6 +257,10 @@ class AISeat:
                             first_s=reply.meta.get("usable_s"), cut=reply.meta.get("deadline") == "cut",
                             load=load_average(), at_ms=self.now())
                 n = 0
+            elif cap is not None and reply.meta.get("no_words_s"):  # no words in time: at least this slow
+                cap.observe(name, time.monotonic() - t0, max(n, cap.generating.get(name, 0)),
+                            first_s=reply.meta["no_words_s"], load=load_average(), at_ms=self.now(), gave_up=True)
+                n = 0
             if reply.error:
                 log.warning("game %s seat %s: %s (fallback=%s)", self.game, self.seat, reply.error, reply.fallback)
             return (reply.text or "").strip()

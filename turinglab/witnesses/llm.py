@@ -439,9 +439,10 @@ class LLMWitness(Witness):
                 raise RuntimeError(f"witness {self.codename}: the model call was cancelled") from exc
             raise exc
         text, self._ready_fallback = self._ready_fallback or await self._fallback_text(history, ctx), None
-        return Reply(
-            text=text, latency_s=time.monotonic() - t0, fallback=True, error=error, meta={"fallback": fb}
-        )
+        meta = {"fallback": fb}
+        if isinstance(exc, NoWordsInTime):  # too slow, not broken: the capacity estimate learns a lower bound
+            meta["no_words_s"] = round(time.monotonic() - t0, 3)
+        return Reply(text=text, latency_s=time.monotonic() - t0, fallback=True, error=error, meta=meta)
 
     async def _fallback_text(self, history: list[Turn], ctx: GameContext) -> str:
         fb = self.spec.fallback or ""

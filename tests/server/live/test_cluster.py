@@ -114,9 +114,10 @@ def test_a_person_is_claimed_once_under_races(redis_url):
     wins: list[tuple[str, str]] = []
 
     def claim(gid: str, partner: str) -> None:
-        keys = [f"{pre}:{x}" for x in ("room", "games", f"lease:{gid}", "hwaits", "interrogated", f"match:{gid}")]
-        args = [gid, "w1", 4000, "[0, 0]", 5, "", "{}", 2, "alice", entry, partner, entry, pre]
-        if script(keys=keys, args=args):
+        keys = [f"{pre}:{x}" for x in ("room", "games", f"lease:{gid}", "hwaits", "interrogated", f"match:{gid}",
+                                        "cap:none")]
+        args = [gid, "w1", 4000, "[0, 0]", 5, "", "{}", 2, "alice", entry, partner, entry, pre, "", 0, 0]  # no limit
+        if script(keys=keys, args=args) == 1:
             wins.append((gid, partner))
 
     threads = [threading.Thread(target=claim, args=(f"g{i}", "bob" if i % 2 else "carol")) for i in range(40)]

@@ -209,5 +209,5 @@ async def test_a_server_game_shows_a_cut_reply_on_time_and_counts_it(streaming, 
             page = (await c.get("/admin", auth=AdminLogin("pw"))).text
         section = page[page.index("Model capacity"):]
         row = re.search(r"<tr><td>Sierra</td>.*?</tr>", section).group(0)
-        assert re.findall(r"<td>([^<]*)</td>", row)[-3:] == ["1", "0", "1"], row  # replies, late, cut
+        assert re.findall(r"<td>([^<]*)</td>", row)[-4:] == ["1", "0", "1", "0"], row  # replies, late, cut, draws withheld
         await p.close()

@@ -47,12 +47,12 @@ def test_groups_each_interrogator_meets_every_group_before_any_twice():
     room = WaitingRoom(s, np.random.default_rng(3))
     for k in range(400):
         pid = f"p{k % 20}"
-        slot = room._ai_slot(pid)
+        slot, _ = room._ai_slot(pid)
         seen = room.faced[pid]
         assert max(seen.values()) - min(seen.get(i, 0) for i in range(2)) <= 1
         # the probability of this draw: the group among the least-met ones, then the witness in it
         assert slot.selection_prob in (1.0, 0.5, 0.25)
-    picks = Counter(room._ai_slot(f"q{k}").witness for k in range(3000))  # newcomers: both groups even
+    picks = Counter(room._ai_slot(f"q{k}")[0].witness for k in range(3000))  # newcomers: both groups even
     assert abs(picks["ELIZA"] / 3000 - 0.5) < 0.04
     assert abs(picks["Local-PERSONA"] / 3000 - 0.25) < 0.04
 

@@ -148,8 +148,9 @@ def methods(a: Analysis, esc: Callable[[str], str] = str) -> list[str]:
         f"({o.n_boot} resamples of interrogators, seed {o.seed}). " + clustered_words(a) +
         "Adaptive allocation is corrected by inverse-probability weighting (section “Correction for adaptive allocation”). "
         "An AI witness with a capacity limit (games at once, the study file's allocation.capacity) was never given a game "
-        "past it: the draw was made among the witnesses with room, and the probability of that draw is the one recorded "
-        "and used for the weights (or the overflow witness played, or the participant waited). "
+        "past it, nor while its estimate said it could not answer within its designed delay even alone: the draw was made "
+        "among the witnesses that could serve, and the probability of that draw is the one recorded and used for the "
+        "weights (or the overflow witness played, or the participant waited; each such game keeps why). "
         f"Games flagged bot are left out of every analysis and shown apart in the leaderboard ({a.extra.get('bot_games', 0)} such games). "
         "Precision: rates, proportions and their intervals to 3 decimals; coefficients, d′, κ, z and ratios to 2; "
         f"{P_RULE}; seconds to 1.",

@@ -36,6 +36,8 @@ from starlette.websockets import WebSocket
 
 from turinglab.matchmaking import Match
 from turinglab.server.live import protocol as proto
+from turinglab.server.live.capacity_live import build_capacity
+from turinglab.server.live.cluster_capacity import ClusterCapacity, SharedCapacity
 from turinglab.server.live.cluster_leases import Leases
 from turinglab.server.live.cluster_outage import LEASE_MS, RECONNECT_MAX_S, RedisOutage, expected_reply_s
 from turinglab.server.live.cluster_redis import (
@@ -51,7 +53,7 @@ GAME_FRAMES = {"message", "paste", "verdict", "belief", "report"}
 REDIS_POOL = 128  # Redis connections per worker, at most
 REDIS_POOL_WAIT_S = 10.0  # how long a command waits for a free connection of the pool
 
-class ClusterHub(RedisOutage, Leases, SharedRoom, Hub):
+class ClusterHub(RedisOutage, Leases, SharedRoom, SharedCapacity, Hub):
     """A `Hub` whose waiting room, relay and game ownership are shared through Redis."""
 
     def __init__(self, *args: Any, redis_url: str, prefix: str, **kw: Any) -> None:
@@ -97,11 +99,8 @@ class ClusterHub(RedisOutage, Leases, SharedRoom, Hub):
         self.in_game: set[str] = set()  # participants connected here waiting for something in a game (watchdog)
         super().__init__(*args, **kw)
         self.reply_wait_s = expected_reply_s(self.study, self.human_timing)  # the watchdog's silence
-        if self.room.capacity is not None and self.room.capacity.estimates:
-            # games at once are counted per process; several workers would each count their own
-            log.warning("capacity limits (allocation.capacity) are not enforced with several workers: "
-                        "serve local models with one worker, or give the workers API models")
-        self.room.capacity = None
+        # the same estimates, their places and timings shared through Redis (cluster_capacity.py)
+        self.room.capacity = build_capacity(self.study, ClusterCapacity(estimates={}))
 
     def k(self, name: str) -> str:
         return f"{self.prefix}:{name}"
@@ -144,6 +143,7 @@ class ClusterHub(RedisOutage, Leases, SharedRoom, Hub):
         """Connect to Redis, subscribe, and start the background loops."""
         self.verdict_cursor = max(0, await self.r.llen(self.k("verdicts")) - 10_000)
         await self._seed()
+        await self._cap_join()
         ps = self.r.pubsub()
         try:
             await ps.subscribe(*self._channels())

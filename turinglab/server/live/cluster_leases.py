@@ -77,6 +77,9 @@ class Leases:
             for pid in pids:
                 pipe.hincrby(self.k("played"), pid, 1)
             pipe.srem(self.k("games"), s.id)
+            for seat in s.seats.values():  # its witness's place comes free
+                if seat.identity.kind == "ai" and seat.identity.witness in self.room.capacity.estimates:
+                    pipe.zrem(self.place_key(seat.identity.witness), s.id)
             # who ended it: a renewal already under way skips it; a worker asked for a player's state forwards here
             pipe.set(self.k(f"ended:{s.id}"), self.me, px=ENDED_MS)
             await self.release(keys=[self.k(f"lease:{s.id}")], args=[self.me], client=pipe)
@@ -129,6 +132,8 @@ class Leases:
                     await self._recheck_local_only()
                 if self.unsynced and self.redis_down_since is None:  # left over by a rebuild that failed
                     await self._sync_ended()
+                if self.redis_down_since is None:  # places renewed, timings and counts shared
+                    await self._cap_sync()
                 gids = list(self.live) + list(self.pending)
                 if not gids:
                     continue

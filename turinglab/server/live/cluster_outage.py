@@ -213,6 +213,7 @@ class RedisOutage:
         await self._seed()
         # the verdicts list may have been lost: read it from where it now ends, at most
         self.verdict_cursor = min(self.verdict_cursor, await self.r.llen(self.k("verdicts")))
+        self.obs_cursor = min(self.obs_cursor, await self.r.llen(self.k("cap:obs")))  # the timings alike
         gids = list(self.live)
         if gids:  # my leases first, before any worker puts my games up for takeover
             for gid in await self.renew(keys=[self.k(f"lease:{g}") for g in gids],

@@ -10,11 +10,19 @@ from typing import Any
 from turinglab.matchmaking import Match
 from turinglab.matchmaking.room import Slot, Waiting
 
-# claim a match: every entry unchanged, then out of the room, into a game owned by ARGV[2]
+# claim a match: every entry unchanged and (a limited AI witness: ARGV[10+2n] its limit) fewer of
+# its places taken (KEYS[7], lapsed ones dropped at ARGV[12+2n], the time now) than its limit,
+# then out of the room, into a game owned by ARGV[2], its place taken until ARGV[11+2n]
 CLAIM = """
 local n = tonumber(ARGV[8])
 for i = 1, n do
   if redis.call('HGET', KEYS[1], ARGV[8 + 2*i - 1]) ~= ARGV[8 + 2*i] then return 0 end
+end
+local limit = ARGV[10 + 2*n]
+if limit ~= '' then
+  redis.call('ZREMRANGEBYSCORE', KEYS[7], '-inf', ARGV[12 + 2*n])
+  if redis.call('ZCARD', KEYS[7]) >= tonumber(limit) then return -1 end
+  redis.call('ZADD', KEYS[7], ARGV[11 + 2*n], ARGV[1])
 end
 for i = 1, n do
   local pid = ARGV[8 + 2*i - 1]
@@ -89,13 +97,14 @@ return 0
 
 def match_to_json(m: Match) -> str:
     return json.dumps({"format": m.format, "interrogator": m.interrogator, "reason": m.reason,
-                       "waited_ms": m.waited_ms, "seats": {k: s.identity() for k, s in m.seats.items()}})
+                       "waited_ms": m.waited_ms, "seats": {k: s.identity() for k, s in m.seats.items()},
+                       "allocation": m.allocation})
 
 
 def match_from_json(raw: str) -> Match:
     d = json.loads(raw)
     seats = {k: Slot(v["kind"], v["participant_id"], v["witness"], v["selection_prob"]) for k, v in d["seats"].items()}
-    return Match(d["format"], d["interrogator"], seats, d["waited_ms"], d["reason"])
+    return Match(d["format"], d["interrogator"], seats, d["waited_ms"], d["reason"], d.get("allocation"))
 
 
 def waiting_to_json(w: Waiting) -> str:

@@ -11,6 +11,7 @@ import secrets
 from typing import Any
 
 from turinglab.matchmaking import Match
+from turinglab.server.live.cluster_capacity import PLACE_MS, wall_ms
 from turinglab.server.live.cluster_outage import LEASE_MS, RENEW_S
 from turinglab.server.live.cluster_redis import ENDED_MS, waiting_from_json, waiting_to_json, match_to_json
 
@@ -126,7 +127,9 @@ class SharedRoom:
         entries = await self.r.hgetall(self.k("room"))
         waits = await self.r.lrange(self.k("hwaits"), 0, -1)
         rot = await self.r.hgetall(self.k("interrogated")) if self.study.format == "three-player" else None
+        await self._cap_counts()  # the cluster's games in progress per limited witness
         room = self.room  # from here to the claims nothing awaits: the pure rules see one snapshot
+        room.retry()  # stalled participants are tried at every poll: places free up on any worker
         room.waiting = {pid: waiting_from_json(pid, raw) for pid, raw in entries.items()}
         room.human_waits.clear()
         room.human_waits.extend(json.loads(w) for w in waits)
@@ -158,15 +161,20 @@ class SharedRoom:
                                    match_to_json(m), len(pids)]
                 for pid in pids:
                     args += [pid, entries[pid]]
-                args.append(self.prefix)
+                place, limit = self.claim_place(m)
+                args += [self.prefix, limit, wall_ms() + PLACE_MS, wall_ms()]
                 keys = [self.k(x) for x in ("room", "games", f"lease:{gid}", "hwaits", "interrogated", f"match:{gid}")]
+                keys.append(place)
                 await self.claim(keys=keys, args=args, client=pipe)
             claimed = await pipe.execute()
         per_owner: dict[str, list[tuple[str, Match]]] = {}
         for m, gid, owner, ok in zip(matches, gids, owners, claimed):
-            if ok:
+            if ok == 1:
                 log.info("worker %s: game %s for worker %s: %s", self.me, gid, owner, " ".join(m.participants))
                 per_owner.setdefault(owner, []).append((gid, m))
+            elif ok == -1:
+                log.info("a match was not claimed: its witness has no place left (another matchmaker took it)")
+                self.wake.set()
             else:
                 log.info("a match was not claimed (someone left meanwhile); the room is polled again")
                 self.wake.set()
@@ -209,6 +217,8 @@ class SharedRoom:
         later scan take it over a second time. Returns the players still on it (not moved on)."""
         async with self.r.pipeline(transaction=True) as pipe:
             pipe.srem(self.k("games"), gid)
+            for codename in self.room.capacity.estimates:  # its place, if it took one
+                pipe.zrem(self.place_key(codename), gid)
             pipe.set(self.k(f"ended:{gid}"), "1", px=ENDED_MS)
             await self.release(keys=[self.k(f"lease:{gid}")], args=[self.me], client=pipe)
             await pipe.execute()

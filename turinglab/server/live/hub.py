@@ -24,11 +24,11 @@ from starlette.websockets import WebSocket
 from turinglab.game.config import Study, Timing, WitnessSpec
 from turinglab.game.events import Identity, judged_human
 from turinglab.matchmaking import Match, WaitingRoom, WitnessStats
-from turinglab.matchmaking.capacity import Capacity, Estimate, shortest_delay_s
 from turinglab.server.live import protocol as proto
-from turinglab.witnesses.ai_seat import ElizaFallback, load_average
+from turinglab.witnesses.ai_seat import ElizaFallback
 from turinglab.server.content_filter import ComposedFilter
 from turinglab.server.guards import WriteHealth
+from turinglab.server.live.capacity_live import Timed, build_capacity
 from turinglab.server.live.host import SeatInfo, StoreAway
 from turinglab.server.live.recruitment import Recruitment
 from turinglab.server.live.session import GameSession
@@ -58,28 +58,6 @@ def wall_clock() -> int:
     return time.time_ns() // 1_000_000
 
 
-def local_slots() -> int:
-    """The local model server's slots (a game each keeps its prompt cache in one)."""
-    from turinglab.witnesses.local.server import shared_server
-
-    return shared_server().slots
-
-
-def build_capacity(study: Study) -> Capacity:
-    """The capacity of each AI witness with a limit (study file `allocation.capacity`)."""
-    cap = Capacity()
-    for w in study.witnesses:
-        rule = study.capacity_of(w.codename)
-        if rule == "unlimited":
-            continue
-        t = w.timing
-        cap.estimates[w.codename] = Estimate(
-            t1_s=None, delay_s=shortest_delay_s(t.base_s, t.s_per_char, t.gamma_shape, t.gamma_scale),
-            headroom=study.allocation.capacity_headroom, fixed=rule if isinstance(rule, int) else None,
-            ceiling=local_slots() if w.kind == "local" else None)
-    return cap
-
-
 def default_witness_factory(spec: WitnessSpec, seed: int) -> Witness:
     from turinglab.witnesses.registry import build_witness
 
@@ -104,7 +82,7 @@ class Person:
     joined_ms: int | None = None  # when they last joined the waiting room (shown while their game starts)
 
 
-class Hub:
+class Hub(Timed):
     def __init__(self, study: Study, store: Store, *, clock: Clock | None = None, rng_seed: int | None = None,
                  human_timing: Timing | None | str = "study", witness_factory: WitnessFactory | None = None,
                  content_filter: ComposedFilter | None = None, waiting_grace_s: float = 15.0,
@@ -156,6 +134,7 @@ class Hub:
         self._lone_tasks: set[asyncio.Task] = set()
         self._fallback = ElizaFallback(self._build_eliza)
         self._warm_task: asyncio.Task | None = None
+        self._retime_task = asyncio.create_task(self._retime_loop()) if self.room.capacity.estimates else None
         self.admin = Recruitment(self, admin_poll_s)  # pause, blocks, quotas, researchers' requests
 
     def _close_orphans(self) -> None:
@@ -241,31 +220,11 @@ class Hub:
             except Exception:  # noqa: BLE001
                 log.exception("calibrating witness %s failed", spec.codename)
 
-    async def _calibrate(self, spec: WitnessSpec) -> None:
-        """Time one reply of a witness whose capacity is estimated ("auto"), alone on the machine."""
-        from datetime import datetime, timezone
-
-        cap = self.room.capacity
-        est = cap.estimates.get(spec.codename) if cap is not None else None
-        if est is None or est.fixed is not None:
-            return
-        now = datetime.now(timezone.utc)
-        # streamed as in a game (with a deadline far away: never cut), to time its first words too
-        ctx = GameContext("calibration", now, now, 300, 300, reply_due=lambda n: 3600.0)
-        w = self.witness_factory(spec, 0)
-        try:
-            n = cap.started_generating(spec.codename)
-            t0 = time.monotonic()
-            r = await w.reply([Turn("interrogator", "hey, how is your day going so far?", 0)], ctx)
-            cap.observe(spec.codename, time.monotonic() - t0, n, first_s=r.meta.get("usable_s"),
-                        load=load_average(), calibration=True, at_ms=self.now())
-        finally:
-            await w.close()
-        log.info("witness %s capacity: %s", spec.codename, est.to_dict())
-
     async def close(self) -> None:
         self.task.cancel()
         self.admin.close()
+        if self._retime_task is not None:
+            self._retime_task.cancel()
         if self._warm_task is not None:
             self._warm_task.cancel()
         for t in list(self._lone_tasks):
@@ -601,6 +560,8 @@ class Hub:
             flags = {"bot": True} if pids & self.bots else {}
             if self.demo:
                 flags["demo"] = True
+            if m.allocation:  # the draw withheld a witness that could not serve (never shown to a participant)
+                flags["allocation"] = m.allocation
             # the game and its first events, queued together (one transaction on PostgreSQL)
             await asyncio.gather(self.writer.create(NewGame(self.study_id, m.format, identities, m.interrogator,
                                                             s.game.started_ms, gid, flags)),
