@@ -548,16 +548,15 @@ class Store(StaticMixin):
     def games(self, study_id: int | None = None, *, interrogator_id: str | None = None,
               status: str | None = None) -> list[GameInfo]:
         """Games in start order, with seats and verdicts."""
-        g = GameRow.__table__
-        q = select(g).order_by(g.c.started_ms, g.c.id)  # plain rows, no ORM objects (a million games)
+        q = select(GameRow).order_by(GameRow.started_ms, GameRow.id)
         if study_id is not None:
-            q = q.where(g.c.study_id == study_id)
+            q = q.where(GameRow.study_id == study_id)
         if interrogator_id is not None:
-            q = q.where(g.c.interrogator_id == interrogator_id)
+            q = q.where(GameRow.interrogator_id == interrogator_id)
         if status is not None:
-            q = q.where(g.c.status == status)
+            q = q.where(GameRow.status == status)
         with self._tx() as s:
-            return self._game_infos(s, list(s.execute(q)))
+            return self._game_infos(s, list(s.scalars(q)))
 
     def has_games(self, study_id: int) -> bool:
         """Whether the study has any game (one indexed row read)."""
@@ -565,18 +564,17 @@ class Store(StaticMixin):
             return s.execute(select(GameRow.id).where(GameRow.study_id == study_id).limit(1)).first() is not None
 
     @staticmethod
-    def _game_infos(s: Session, rows: list[Any]) -> list[GameInfo]:
+    def _game_infos(s: Session, rows: list[GameRow]) -> list[GameInfo]:
         ids = [r.id for r in rows]
         seats: dict[str, dict[str, Identity]] = {i: {} for i in ids}
         verdicts: dict[str, VerdictInfo] = {}
-        st, vt = GameSeatRow.__table__, VerdictRow.__table__
         for chunk in (ids[i:i + 500] for i in range(0, len(ids), 500)):
-            for seat in s.execute(select(st).where(st.c.game_id.in_(chunk))):
+            for seat in s.scalars(select(GameSeatRow).where(GameSeatRow.game_id.in_(chunk))):
                 seats[seat.game_id][seat.seat] = _identity(seat)
-            for v in s.execute(select(vt).where(vt.c.game_id.in_(chunk))):
+            for v in s.scalars(select(VerdictRow).where(VerdictRow.game_id.in_(chunk))):
                 verdicts[v.game_id] = _verdict_info(v)
         return [GameInfo(r.id, r.study_id, r.study_hash, r.format, r.interrogator_id, r.status, r.started_ms,
-                         r.ended_ms, r.end_reason, dict(r.flags or {}), dict(sorted(seats[r.id].items())),
+                         r.ended_ms, r.end_reason, dict(r.flags), dict(sorted(seats[r.id].items())),
                          verdicts.get(r.id)) for r in rows]
 
     # --- tags ---
