@@ -18,7 +18,7 @@ printed twice: "lme4" from vcov(use.hessian = TRUE), glmer's default, and "lme4 
 vcov(use.hessian = FALSE); with the Hessian a few singular fits give a collapsed SE (e.g. 0.0012 where
 the others give 0.08), which is what pulls its coverage down. R and lme4 are
 only needed here (Debian: apt-get install r-cran-lme4), never at run time. About 10 minutes on 1 core
-at the defaults (ours ~0.6 s a study (three gpboost fits: the other two decide singularity), glmer ~0.5-1.5 s).
+at the defaults (ours: one gpboost fit and the polish of laplace.py a study, about 1 s at load 10; glmer ~0.5-1.5 s).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The ML binomial GLMM (gpboost, Laplace): false-positive rate and coverage by simulation (reduced size;
+"""The ML binomial GLMM (Laplace, lme4's deviance from gpboost's start): false-positive rate and coverage by simulation (reduced size;
 benchmarks/bench_glmm.py runs the full one), and agreement with an independent Laplace fit."""
 
 import numpy as np
