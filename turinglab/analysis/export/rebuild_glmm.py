@@ -102,7 +102,7 @@ def fit(y, X, groups, z, slope: bool = True):
     sd = np.r_[x[:ns], [0.0] * (2 - ns)]
     sd = np.where(sd < 1e-7, 0.0, sd)
     beta = x[ns:]
-    on = [i for i in range(2) if sd[i] > 0]
+    on = [i for i in range(2) if sd[i] >= 1e-4]  # an SD at (or within 1e-4 of) 0 is held
 
     def g(v):
         s = np.zeros(2)

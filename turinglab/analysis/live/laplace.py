@@ -134,7 +134,7 @@ def _fd(f, x: np.ndarray, idx: list[int], h: float = 1e-4) -> tuple[np.ndarray, 
 def fixed_covariance(d: Data, beta: np.ndarray, sd: np.ndarray) -> np.ndarray:
     """Covariance of beta: 2 x the inverse Hessian of the deviance over (SDs off 0, beta), beta's block
     (lme4's vcov with use.hessian = TRUE; an SD at 0 is held there, as in the model without it)."""
-    free = [i for i in (0, 1) if sd[i] > 0]
+    free = [i for i in (0, 1) if sd[i] >= 1e-4]  # below lme4's isSingular tolerance: held, as at 0
     x = np.r_[sd[free], beta]
 
     def f(v):
