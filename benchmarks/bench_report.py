@@ -57,9 +57,10 @@ def main() -> int:
             print(f"{n:>9} report failed: {r.stderr.strip()[-800:]}")
             return 1
         hit = (t2 - t1) < 120 and peak < 4
+        said = " ".join(r.stdout.split())
         ok &= hit or n < 1_000_000
         print(f"{n:>9} {t1 - t0:>7.1f} {t2 - t1:>9.1f} {peak:>8.2f}  {load0:.2f}/{os.getloadavg()[0]:.2f}"
-              f"{'' if n < 1_000_000 else ('  ok' if hit else '  OUT')}  ({" ".join(r.stdout.split())})",
+              f"{'' if n < 1_000_000 else ('  ok' if hit else '  OUT')}  ({said})",
               flush=True)
         if not a.keep:
             db.unlink(missing_ok=True)
