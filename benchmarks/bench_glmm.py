@@ -4,6 +4,13 @@ the same uncorrelated model `correct ~ game_index * ai_witness + (1 + game_index
 games played centred) is fitted to the very same simulated studies through Rscript, and both are printed.
 
     python benchmarks/bench_glmm.py [--null 200] [--cover 200] [--interrogators 100] [--reference lme4]
+    python benchmarks/bench_glmm.py --optimum 40 [--db URL [--study ID]]   (needs R with lme4)
+
+--optimum N: the optimum check instead. N simulated flat-likelihood studies (random-effect SDs 0-0.05 on the
+games-played slope, 0 or 0.8 on the intercept) and, with --db, the stored study's model frame exactly as the
+report fits it (design, then the 5 000-game subsample); each is fitted by us and by glmer on the same design
+matrix, and -2 log L, the two SDs and the fixed effects' SEs are printed side by side. Target: ours no worse
+than lme4's -2 log L by more than 1e-3 anywhere.
 
 Each study: interrogators x 6 games, random intercept SD 0.8 and games-played slope SD 0.1, AI-witness
 effect 0.4; null studies have no games-played effect, coverage studies a slope of 0.15. lme4's SEs are
@@ -11,12 +18,13 @@ printed twice: "lme4" from vcov(use.hessian = TRUE), glmer's default, and "lme4 
 vcov(use.hessian = FALSE); with the Hessian a few singular fits give a collapsed SE (e.g. 0.0012 where
 the others give 0.08), which is what pulls its coverage down. R and lme4 are
 only needed here (Debian: apt-get install r-cran-lme4), never at run time. About 10 minutes on 1 core
-at the defaults (ours ~0.6 s a study (three gpboost fits: the other two decide singularity), glmer ~0.5-1.5 s).
+at the defaults (ours: one gpboost fit and the polish of laplace.py a study, about 1 s at load 10; glmer ~0.5-1.5 s).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import subprocess
 import sys
@@ -30,7 +38,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from scipy.stats import binomtest, norm  # noqa: E402
 
-from tests.analysis.test_analysis_glmm import FORMULA, study  # noqa: E402
+from tests.analysis.live.test_analysis_glmm import FORMULA, study  # noqa: E402
 from turinglab.analysis.live.models import glmm  # noqa: E402
 
 SLOPE = 0.15
@@ -52,6 +60,84 @@ for (s in unique(d$sim)) {
 }
 write.csv(do.call(rbind, out), args[2], row.names = FALSE)
 """
+
+
+R_OPTIMUM = r"""
+suppressMessages(library(lme4))
+args <- commandArgs(trailingOnly = TRUE)
+d <- read.csv(args[1])
+xs <- grep("^x[0-9]+$", names(d), value = TRUE)
+f <- as.formula(paste("correct ~ 0 +", paste(xs, collapse = " + "), "+ (1 + game_index || interrogator)"))
+out <- list()
+for (s in unique(d$sim)) {
+  x <- d[d$sim == s, ]
+  x$interrogator <- factor(x$interrogator)
+  keep <- xs[colSums(x[xs] != 0) > 0]
+  m <- suppressWarnings(suppressMessages(glmer(f, data = x, family = binomial)))
+  vc <- as.data.frame(VarCorr(m))
+  se <- sqrt(diag(as.matrix(vcov(m, use.hessian = TRUE))))
+  out[[length(out) + 1]] <- data.frame(sim = s, dev = -2 * as.numeric(logLik(m)), sd0 = vc$sdcor[1], sd1 = vc$sdcor[2],
+                                       se = paste(signif(se, 8), collapse = " "))
+}
+write.csv(do.call(rbind, out), args[2], row.names = FALSE)
+"""
+
+
+def optimum(n: int, db: str | None, study_id: str | None) -> int:
+    """Ours against glmer on flat-likelihood studies (and a stored study): -2 log L, SDs, SEs."""
+    import patsy
+
+    from turinglab.analysis.live.models import design, subsample
+
+    cases = []
+    for k in range(n):
+        d = study(20_000 + k, n_int=100, sd0=[0.0, 0.8][k % 2], sd1=[0.0, 0.02, 0.05][(k // 2) % 3])
+        d["game_index"] -= d["game_index"].mean()
+        cases.append((f"flat {k}", FORMULA, d))
+    if db:
+        from turinglab.analysis.live.load import load
+
+        loaded = load(db, study_id)
+        d, formula, _ = design(loaded.judgements, loaded.participants)
+        dm, _ = subsample(d, 5_000)
+        cases.append((f"stored {len(dm)} games", formula, dm))
+    rows, frames = [], []
+    t0 = time.perf_counter()
+    for i, (name, formula, d) in enumerate(cases):
+        g = glmm(d, formula)
+        _, X = patsy.dmatrices(formula, d, return_type="dataframe")
+        f = pd.DataFrame(X.to_numpy(), columns=[f"x{j}" for j in range(X.shape[1])])
+        frames.append(f.assign(correct=d["correct"].to_numpy(), game_index=d["game_index"].to_numpy(),
+                               interrogator=d["interrogator"].to_numpy(), sim=i))
+        rows.append({"sim": i, "name": name, "dev": g.attrs["deviance"], "start": g.attrs["start_deviance"],
+                     "sd0": g.attrs["interrogator_sd"], "sd1": g.attrs["slope_sd"] or 0.0, "se": g["se"].to_numpy()})
+    ours_s = time.perf_counter() - t0
+    if shutil.which("Rscript") is None:
+        raise SystemExit("--optimum needs R with lme4 (Debian: apt-get install r-cran-lme4)")
+    with tempfile.TemporaryDirectory() as tmp:
+        pd.concat(frames, ignore_index=True).fillna(0).to_csv(f"{tmp}/data.csv", index=False)
+        Path(f"{tmp}/fit.R").write_text(R_OPTIMUM)
+        t0 = time.perf_counter()
+        subprocess.run(["Rscript", f"{tmp}/fit.R", f"{tmp}/data.csv", f"{tmp}/out.csv"], check=True)
+        ref = pd.read_csv(f"{tmp}/out.csv").set_index("sim")
+    r_s = time.perf_counter() - t0
+    worst, worst_start, sd_diff = -np.inf, -np.inf, 0.0
+    print(f"{'study':>22} {'-2logL ours':>12} {'lme4':>12} {'ours-lme4':>10} {'gpboost-lme4':>12}  "
+          f"{'SD int ours/lme4':>17}  {'SD slope ours/lme4':>19}  max |SE ratio - 1|")
+    for r in rows:
+        x = ref.loc[r["sim"]]
+        se_l = np.array([float(v) for v in str(x["se"]).split()])
+        diff, sdiff = r["dev"] - x["dev"], r["start"] - x["dev"]
+        worst, worst_start = max(worst, diff), max(worst_start, sdiff)
+        sd_diff = max(sd_diff, abs(r["sd0"] - x["sd0"]), abs(r["sd1"] - x["sd1"]))
+        print(f"{r['name']:>22} {r['dev']:>12.4f} {x['dev']:>12.4f} {diff:>10.2e} {sdiff:>12.2e}  "
+              f"{r['sd0']:>8.4f}/{x['sd0']:<8.4f}  {r['sd1']:>9.4f}/{x['sd1']:<9.4f}  "
+              f"{np.max(np.abs(r['se'] / se_l - 1)):.4f}")
+    ok = worst <= 1e-3
+    print(f"{len(rows)} fits; -2 log L ours - lme4: worst {worst:.2e} (gpboost's stopping point: worst {worst_start:.2e}); "
+          f"largest |SD difference| {sd_diff:.4f}; ours {ours_s:.0f} s, glmer {r_s:.0f} s; load {os.getloadavg()[0]:.2f}; "
+          f"target ours - lme4 <= 1e-3: {'ok' if ok else 'OUT'}")
+    return 0 if ok else 1
 
 
 def simulate(n_null: int, n_cover: int, n_int: int) -> list[tuple[int, str, pd.DataFrame]]:
@@ -108,7 +194,12 @@ def main() -> int:
     ap.add_argument("--cover", type=int, default=200)
     ap.add_argument("--interrogators", type=int, default=100, help="per study, 6 games each")
     ap.add_argument("--reference", choices=["lme4"], default=None)
+    ap.add_argument("--optimum", type=int, default=None, metavar="N", help="the optimum check on N flat studies")
+    ap.add_argument("--db", default=None, help="--optimum: also the stored study in this database")
+    ap.add_argument("--study", default=None, help="--optimum --db: study id or name")
     a = ap.parse_args()
+    if a.optimum is not None:
+        return optimum(a.optimum, a.db, a.study)
     sims = simulate(a.null, a.cover, a.interrogators)
     print(f"{a.null} null + {a.cover} coverage studies, {a.interrogators} interrogators x 6 games each; "
           f"term: games played (centred); Wald 95% intervals")

@@ -1,54 +1,72 @@
-"""Time the full analysis + HTML report for 10 000, 100 000 and 1 000 000 synthetic games.
+"""Time `turinglab report` on 10 000, 100 000 and 1 000 000 stored games, every analysis on.
 
-    python benchmarks/bench_report.py [--sizes 10000 100000 1000000] [--boot 1000]
+    python benchmarks/bench_report.py [--sizes 10000 100000 1000000] [--db-dir DIR] [--keep]
 
-Games are generated at the DataFrame level (turinglab.analysis.demo.synth), not through the
-engine. Above 5 000 games the mixed-effects model is skipped and above 300 000 the GEE too;
-the report's methods paragraph says so. Peak memory is the process's, so far (it only grows).
-The blinding audit needs stored games and is not run here: `turinglab report` audits a seeded sample
-of at most 2 000 games (`--audit-max-games`).
+For each size, benchmarks/report_fill.py stores that many finished two-player demo games in a new SQLite
+database (the demo's study, participants and engine-played chat, batched), then the report command runs
+as a user runs it: `python -m turinglab.cli report --db URL --out report.html` in a child process with its
+defaults (blinding audit on, at most 2 000 games' interrogators; GEE on every game up to 300 000; the
+mixed model on its 5 000-game subsample, see benchmarks/sim_subsample.py). Printed per size: fill time,
+report wall time, the report's peak resident memory (the child's ru_maxrss: the largest child so far,
+so sizes run smallest first) and the machine's load average before and after. Targets (issue 42.6):
+1 M games under 120 s and 4 GB.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import resource
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 
-from turinglab.analysis.live.core import Options, analyse
-from turinglab.analysis.report.report import write_report
-from turinglab.analysis.demo.synth import SynthSpec, simulate
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.report_fill import fill  # noqa: E402
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
-    ap.add_argument("--boot", type=int, default=1000)
-    args = ap.parse_args()
-    print(f"{'games':>9} {'generate s':>11} {'analyse s':>10} {'report s':>9} {'total s':>8}  slowest steps")
-    for n in args.sizes:
+    ap.add_argument("--db-dir", default=None, help="where the databases go (default: a temporary folder)")
+    ap.add_argument("--keep", action="store_true", help="keep the databases and reports")
+    a = ap.parse_args()
+    folder = Path(a.db_dir or tempfile.mkdtemp(prefix="bench-report-"))
+    folder.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    ok = True
+    print(f"{'games':>9} {'fill s':>7} {'report s':>9} {'peak GB':>8}  load before/after (1 min)  targets 120 s, 4 GB")
+    for n in sorted(a.sizes):
+        db = folder / f"report-{n}.db"
+        db.unlink(missing_ok=True)
+        url = f"sqlite:///{db}"
         t0 = time.perf_counter()
-        df, parts = simulate(SynthSpec(n_games=n, seed=1, interrogator_sd=0.5))
+        fill(url, n)
         t1 = time.perf_counter()
-        a = analyse(df, parts, Options(n_boot=args.boot))
+        load0 = os.getloadavg()[0]
+        out = folder / f"report-{n}.html"
+        r = subprocess.run([sys.executable, "-m", "turinglab.cli", "report", "--db", url, "--out", str(out)],
+                           env=env, capture_output=True, text=True)
         t2 = time.perf_counter()
-        with tempfile.TemporaryDirectory() as d:
-            write_report(a, Path(d) / "report.html")
-            size = (Path(d) / "report.html").stat().st_size
-        t3 = time.perf_counter()
-        top = sorted(a.seconds.items(), key=lambda kv: -kv[1])[:3]
-        steps = ", ".join(f"{k} {v:.1f}" for k, v in top)
-        print(f"{n:>9} {t1 - t0:>11.1f} {t2 - t1:>10.1f} {t3 - t2:>9.1f} {t3 - t1:>8.1f}  {steps}; "
-              f"report {size / 1e6:.1f} MB; peak memory {peak_gb():.2f} GB; "
-              f"notes: {'; '.join(a.regressions['notes']) or 'none'}", flush=True)
-
-
-def peak_gb() -> float:
-    """The process's peak resident memory so far (Linux: ru_maxrss in KiB)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+        peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 2**20
+        if r.returncode:
+            print(f"{n:>9} report failed: {r.stderr.strip()[-800:]}")
+            return 1
+        hit = (t2 - t1) < 120 and peak < 4
+        said = " ".join(r.stdout.split())
+        ok &= hit or n < 1_000_000
+        print(f"{n:>9} {t1 - t0:>7.1f} {t2 - t1:>9.1f} {peak:>8.2f}  {load0:.2f}/{os.getloadavg()[0]:.2f}"
+              f"{'' if n < 1_000_000 else ('  ok' if hit else '  OUT')}  ({said})",
+              flush=True)
+        if not a.keep:
+            db.unlink(missing_ok=True)
+            out.unlink(missing_ok=True)
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -117,6 +117,13 @@ def test_create_game_validates(store):
     assert store.games() == []
 
 
+def test_has_games_says_which_study_has_any(store):
+    empty = store.register_study(study(name="empty"))
+    gid, _ = new_game(store)
+    played = store.game(gid).study_id
+    assert store.has_games(played) and not store.has_games(empty) and not store.has_games(10_000)
+
+
 def test_events_round_trip_with_identity_and_hash(store):
     gid, g = new_game(store)
     store.append_events(gid, g.log)

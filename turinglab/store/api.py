@@ -558,6 +558,11 @@ class Store(StaticMixin):
         with self._tx() as s:
             return self._game_infos(s, list(s.scalars(q)))
 
+    def has_games(self, study_id: int) -> bool:
+        """Whether the study has any game (one indexed row read)."""
+        with self._tx() as s:
+            return s.execute(select(GameRow.id).where(GameRow.study_id == study_id).limit(1)).first() is not None
+
     @staticmethod
     def _game_infos(s: Session, rows: list[GameRow]) -> list[GameInfo]:
         ids = [r.id for r in rows]

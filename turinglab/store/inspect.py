@@ -111,7 +111,7 @@ def names_static_study(db: str | None, study: str | None) -> bool:
                 return False
             live = st.studies()
             if study is None:
-                return len(static) == 1 and not any(st.games(s.id) for s in live)
+                return len(static) == 1 and not any(st.has_games(s.id) for s in live)
             is_live = any(str(s.id) == str(study) or s.name == study for s in live)
             return not is_live and any(str(s.id) == str(study) or s.name == study for s in static)
     except StoreError:

@@ -280,16 +280,29 @@ def sample_interrogators(infos: list, max_games: int | None, seed: int = 0) -> t
 def load_games(url: str | None, study: str | int | None, max_games: int | None = None,
                seed: int = 0) -> tuple[object, list[GameLog], str]:
     """The study (StudyInfo), its stored games whose seats have a known kind, with their logs (at most
-    `max_games`, a seeded sample of interrogators: `sample_interrogators`), and the sampling note."""
+    `max_games`, a seeded sample of interrogators: `sample_interrogators`), and the sampling note.
+    Games and seats are read as plain rows (two queries), the sample drawn, and only its events read."""
+    from types import SimpleNamespace
+
     from sqlalchemy import select
 
     from turinglab.analysis.live.load import is_demo, read_study
     from turinglab.store.api import readable
-    from turinglab.store.models import EventRow
+    from turinglab.store.models import EventRow, GameRow, GameSeatRow
 
     with read_study(url, study) as (store, info):
-        infos = [g for g in store.games(info.id) if g.seats and not is_demo(g.flags)
-                 and all(s.kind in ("human", "ai") for s in g.seats.values())]
+        with store.engine.connect() as conn:
+            seats: dict[str, dict] = {}
+            q = (select(GameSeatRow.game_id, GameSeatRow.seat, GameSeatRow.kind, GameSeatRow.witness)
+                 .join(GameRow, GameRow.id == GameSeatRow.game_id).where(GameRow.study_id == info.id))
+            for gid, seat, kind, witness in conn.execute(q):
+                seats.setdefault(gid, {})[seat] = (kind, witness if kind == "ai" else "Human")
+            q = (select(GameRow.id, GameRow.format, GameRow.interrogator_id, GameRow.started_ms, GameRow.flags)
+                 .where(GameRow.study_id == info.id).order_by(GameRow.started_ms, GameRow.id))
+            infos = [SimpleNamespace(id=gid, format=fmt, interrogator_id=who, started_ms=t, flags=flags or {},
+                                     seats=dict(sorted(seats[gid].items())))
+                     for gid, fmt, who, t, flags in conn.execute(q)
+                     if seats.get(gid) and not is_demo(flags) and all(k in ("human", "ai") for k, _ in seats[gid].values())]
         infos, note = sample_interrogators(infos, max_games, seed)
         logs: dict[str, list[Event]] = {g.id: [] for g in infos}
         ids = list(logs)
@@ -300,7 +313,6 @@ def load_games(url: str | None, study: str | int | None, max_games: int | None =
                      .where(EventRow.game_id.in_(ids[i:i + 500])).order_by(EventRow.game_id, EventRow.seq))
                 for gid, seq, t, typ, actor, conv, payload in conn.execute(q):
                     logs[gid].append(Event(seq, t, typ, actor, conv, readable(dict(payload or {}))))
-        games = [GameLog(g.id, g.format, g.interrogator_id, g.started_ms,
-                         {k: (s.kind, s.witness if s.kind == "ai" else "Human") for k, s in g.seats.items()},
-                         logs[g.id], bool((g.flags or {}).get("bot"))) for g in infos]
+        games = [GameLog(g.id, g.format, g.interrogator_id, g.started_ms, g.seats, logs[g.id],
+                         bool(g.flags.get("bot"))) for g in infos]
         return info, games, note

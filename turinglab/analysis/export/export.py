@@ -167,7 +167,7 @@ def export(loaded, out_dir: str | Path, options: Options | None = None, key: byt
     cb["redaction"] = redaction or {"method": "none: the free text is as typed (export with --redact to redact it)"}
     (out / "codebook.json").write_text(json.dumps(cb, indent=1))
     (out / "codebook.md").write_text(codebook_md(cb))
-    for name in ("rebuild.py", "rebuild_more.py"):
+    for name in ("rebuild.py", "rebuild_more.py", "rebuild_glmm.py"):
         with resources.as_file(resources.files("turinglab.analysis.export").joinpath(name)) as path:
             shutil.copyfile(path, out / name)
     return {"out": str(out), "rows": cb["rows"], "analysis": a}

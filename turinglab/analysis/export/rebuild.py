@@ -5,7 +5,7 @@
     python rebuild.py --json     # print the rebuilt numbers
 
 Written independently of turinglab.analysis (with rebuild_more.py beside it): it imports pandas, numpy,
-scipy, statsmodels, gpboost (the mixed model) and turinglab.stats (the exact tests and intervals), nothing
+scipy, statsmodels, gpboost (the mixed model's start; rebuild_glmm.py) and turinglab.stats (the exact tests and intervals), nothing
 else of turinglab, and reads only files in this folder. The cluster bootstraps repeat the report's
 resampling (same seed, same draws), so they are compared like every other number (relative 1e-9);
 the GEE is compared to relative 1e-6 and the mixed model, an iterative ML fit, to relative 1e-3
@@ -40,6 +40,7 @@ def _beside(name: str):
 
 
 more = _beside("rebuild_more")
+glmm = _beside("rebuild_glmm")
 
 CHUNK = 25
 
@@ -401,7 +402,7 @@ def rebuild(meta: dict) -> dict:
 
 def regress(out: dict, games: pd.DataFrame, parts: pd.DataFrame, alpha: float, meta: dict) -> None:
     """correct ~ game_index [* ai_witness] [+ demographics], games played centred; ML binomial GLMM (Laplace,
-    gpboost) with uncorrelated random intercept and games-played slope per interrogator; GEE."""
+    lme4's deviance, rebuild_glmm.py) with uncorrelated random intercept and games-played slope per interrogator; GEE."""
     import patsy
     import statsmodels.api as sm
     import statsmodels.formula.api as smf
@@ -442,22 +443,14 @@ def regress(out: dict, games: pd.DataFrame, parts: pd.DataFrame, alpha: float, m
             sizes = d.groupby("interrogator").size().reindex(ids).to_numpy()
             dm = d[d["interrogator"].isin(set(ids[np.cumsum(sizes) <= cap]))].reset_index(drop=True)
         if cap > 0 and len(dm) >= 20 and dm["correct"].nunique() > 1:
-            import gpboost as gpb
-
             y, X = patsy.dmatrices(formula, dm, return_type="dataframe")
-
-            def fit(slope: bool):
-                kw = {"group_rand_coef_data": dm["game_index"].to_numpy(float), "ind_effect_group_rand_coef": [1]}
-                m = gpb.GPModel(group_data=pd.factorize(dm["interrogator"])[0], likelihood="bernoulli_logit",
-                                num_parallel_threads=1, **(kw if slope else {}))
-                m.fit(y=y.to_numpy().ravel(), X=X.to_numpy(), params={"trace": False})
-                c = np.asarray(m.get_coef(std_err=True, format_pandas=False), float).reshape(2, -1)
-                return c, np.asarray(m.get_cov_pars(format_pandas=False), float).ravel()
-
-            c, var = fit(True)
-            if not np.all(np.isfinite(c[1])):  # the stated fallback: the random-intercept-only fit
-                c, var = fit(False)
-                var = np.r_[var[:1], np.nan]
+            grp, z = pd.factorize(dm["interrogator"])[0], dm["game_index"].to_numpy(float)
+            mu_, sd, se = glmm.fit(y.to_numpy().ravel(), X.to_numpy(), grp, z)
+            var = sd ** 2
+            if not np.all(np.isfinite(se)):  # the stated fallback: the random-intercept-only fit
+                mu_, sd, se = glmm.fit(y.to_numpy().ravel(), X.to_numpy(), grp, z, slope=False)
+                var = np.r_[sd[0] ** 2, np.nan]
+            c = np.vstack([mu_, se])
             q = norm.ppf(1 - alpha / 2)
             for t, mu, s in zip(X.columns, c[0], c[1]):
                 put(out, f"mixed.{t}.estimate", mu), put(out, f"mixed.{t}.se", s), put(out, f"mixed.{t}.z", mu / s)

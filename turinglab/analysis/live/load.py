@@ -49,7 +49,7 @@ def pick_study(store, study: str | int | None):
         raise LoadError("the database has no studies; run a study first or try `turinglab demo-data`")
     listing = "; ".join(f"{s.id} ({s.name} v{s.version})" for s in studies)
     if study is None:
-        with_games = [s for s in studies if store.games(s.id)]
+        with_games = [s for s in studies if store.has_games(s.id)]
         if len(with_games) == 1:
             return with_games[0]
         raise LoadError(f"several studies in the database; choose one with --study ID: {listing}")

@@ -1,7 +1,8 @@
 """Regressions of interrogator accuracy on games played and demographics.
 
-Binomial GLMM by maximum likelihood (Laplace, gpboost) with a random intercept and a random
-games-played slope per interrogator, uncorrelated (gpboost fixes their correlation at 0, lme4's
+Binomial GLMM by maximum likelihood (Laplace, lme4's deviance; gpboost's fit polished to the optimum by
+analysis.live.laplace) with a random intercept and a random
+games-played slope per interrogator, uncorrelated (their correlation fixed at 0, lme4's
 `(1 + game_index || interrogator)`); games played is centred at its mean so that this
 restriction does not depend on where games are counted from. Conditional (per-interrogator)
 effects; the random-effect variances are reported and a variance at its boundary (0) is called
@@ -90,64 +91,74 @@ _REFS: dict[str, str] = {}
 
 
 # A singular fit, as lme4's isSingular(tol = 1e-4): a random-effect SD (for a binomial GLMM, lme4's theta) at
-# its boundary 0. gpboost fits log-variances, so a variance whose maximum likelihood is at 0 stops near
-# 1e-5..1e-3, never at 0; each variance is therefore called at its boundary when the model without it fits
-# as well (log-likelihood within SINGULAR_LL, gpboost's optimiser precision here) or its SD is below lme4's tolerance
+# its boundary 0. The polished fit (laplace.polish) bounds each SD at 0, so an SD whose maximum likelihood is 0
+# lands there; below lme4's tolerance it is called at its boundary.
 SINGULAR_SD = 1e-4
-SINGULAR_LL = 1e-3
 
 
-def _gpboost_fit(d: pd.DataFrame, X: pd.DataFrame, y: np.ndarray, slope: bool, intercept: bool = True):
+def _gpboost_start(d: pd.DataFrame, X: pd.DataFrame, y: np.ndarray, codes: np.ndarray):
+    """gpboost's Laplace ML fit: the start of the polish (it stops early when the likelihood is flat)."""
     import gpboost as gpb  # slow import (optuna): only when a mixed model is fitted
 
-    codes, _ = pd.factorize(d["interrogator"])
-    kw = {"group_rand_coef_data": d["game_index"].to_numpy(float), "ind_effect_group_rand_coef": [1]} if slope else {}
-    if not intercept:  # the random slope alone
-        kw["drop_intercept_group_rand_effect"] = [True]
-    m = gpb.GPModel(group_data=codes, likelihood="bernoulli_logit", num_parallel_threads=1, **kw)
+    m = gpb.GPModel(group_data=codes, likelihood="bernoulli_logit", num_parallel_threads=1,
+                    group_rand_coef_data=d["game_index"].to_numpy(float), ind_effect_group_rand_coef=[1])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         m.fit(y=y, X=X.to_numpy(), params={"trace": False})
-    c = np.asarray(m.get_coef(std_err=True, format_pandas=False), float).reshape(2, -1)
+    beta = np.asarray(m.get_coef(format_pandas=False), float).ravel()
     var = np.asarray(m.get_cov_pars(format_pandas=False), float).ravel()
-    return c[0], c[1], var, float(m.get_current_neg_log_likelihood())
+    return beta, np.sqrt(np.maximum(var, 0.0)), 2 * float(m.get_current_neg_log_likelihood())
 
 
 def glmm(d: pd.DataFrame, formula: str, alpha: float = 0.05) -> pd.DataFrame:
-    """Binomial GLMM by maximum likelihood (Laplace approximation, gpboost): uncorrelated random
-    intercept and game_index slope per interrogator. SEs from the ML fit; Wald z, p and intervals.
+    """Binomial GLMM by maximum likelihood (Laplace approximation, lme4's glmer deviance): uncorrelated
+    random intercept and game_index slope per interrogator. gpboost's fit is the start; laplace.polish
+    takes it to the optimum (SDs bounded at 0). SEs from the Hessian of the deviance (lme4's default
+    vcov); Wald z, p and intervals.
 
     attrs: intercept_var, slope_var (None if the fallback dropped the slope), singular (a variance
-    at 0), fallback (why the random-intercept-only fit was used, or "").
+    at 0), fallback (why the random-intercept-only fit was used, or ""), deviance (-2 log L),
+    start_deviance (gpboost's).
     """
     import patsy
 
+    from turinglab.analysis.live import laplace
+
     y, X = patsy.dmatrices(formula, d, return_type="dataframe")
     yv = y.to_numpy().ravel()
-    est, se, var, nll = _gpboost_fit(d, X, yv, slope=True)
-    est0, se0, var0, nll0 = _gpboost_fit(d, X, yv, slope=False)
-    nll_s = _gpboost_fit(d, X, yv, slope=True, intercept=False)[3]
-    at_zero = {"intercept": bool(nll_s - nll < SINGULAR_LL or np.sqrt(var[0]) < SINGULAR_SD),
-               "slope": bool(nll0 - nll < SINGULAR_LL or np.sqrt(var[1]) < SINGULAR_SD)}
-    singular = any(at_zero.values())
+    codes, _ = pd.factorize(d["interrogator"])
+    beta0, sd0, dev0 = _gpboost_start(d, X, yv, codes)
+    data = laplace.Data(yv, X.to_numpy(), codes, d["game_index"].to_numpy(float))
+    fit = laplace.polish(data, beta0, sd0)
+    sd = fit["sd"]
+    at_zero = {"intercept": bool(sd[0] < SINGULAR_SD), "slope": bool(sd[1] < SINGULAR_SD)}
     fallback = ""
+    try:
+        se = np.sqrt(np.diag(laplace.fixed_covariance(data, fit["beta"], sd)))
+    except np.linalg.LinAlgError:
+        se = np.full(len(beta0), np.nan)
     if not np.all(np.isfinite(se)):
-        est, se, var = est0, se0, np.r_[var0[:1], np.nan]
-        fallback = ("the random-slope fit gave undefined SEs (a variance at its boundary), so the "
-                    "random-intercept-only fit is reported")
+        fit = laplace.polish(data, fit["beta"], sd, free_sd=(True, False))
+        sd = fit["sd"]
+        se = np.sqrt(np.diag(laplace.fixed_covariance(data, fit["beta"], sd)))
+        fallback = ("the random-slope fit gave undefined SEs, so the random-intercept-only fit is reported")
+    est = fit["beta"]
     z = est / se
     q = norm.isf(alpha / 2)
     out = pd.DataFrame({
         "term": list(X.columns), "label": [label(t) for t in X.columns], "estimate": est, "se": se, "z": z,
         "p_value": 2 * norm.sf(np.abs(z)), "low": est - q * se, "high": est + q * se,
     })
+    var = sd ** 2
     out.attrs["intercept_var"] = float(var[0])
-    out.attrs["slope_var"] = float(var[1]) if np.isfinite(var[1]) else None
-    out.attrs["interrogator_sd"] = float(np.sqrt(var[0]))
-    out.attrs["slope_sd"] = float(np.sqrt(var[1])) if np.isfinite(var[1]) else None
-    out.attrs["singular"] = singular
+    out.attrs["slope_var"] = None if fallback else float(var[1])
+    out.attrs["interrogator_sd"] = float(sd[0])
+    out.attrs["slope_sd"] = None if fallback else float(sd[1])
+    out.attrs["singular"] = any(at_zero.values())
     out.attrs["singular_terms"] = [k for k, v in at_zero.items() if v]  # which variance is at its boundary
     out.attrs["fallback"] = fallback
+    out.attrs["deviance"] = fit["deviance"]
+    out.attrs["start_deviance"] = dev0
     return out
 
 

@@ -102,11 +102,11 @@ def methods(a: Analysis, esc: Callable[[str], str] = str) -> list[str]:
         re = reg.get("random_effects") or {}
         inter = " and a games-played × witness-kind term" if "game_index:ai_witness" in reg.get("formula", "") else ""
         sv = re.get("slope_var")
-        mixed = ("a binomial generalised linear mixed model fitted by maximum likelihood (Laplace approximation, gpboost) "
+        mixed = ("a binomial generalised linear mixed model fitted by maximum likelihood (Laplace approximation: lme4's deviance, minimised from gpboost's fit) "
                  "with a random intercept and a random games-played slope per interrogator, uncorrelated (their "
                  "correlation is fixed at 0, lme4's (1 + games || interrogator); Jones & Bergen's glmer default "
                  f"estimates it), games played centred at its mean ({f(reg.get('game_index_centre'), 2)})" + inter +
-                 "; Wald SEs, p-values and intervals from the ML fit. Random-effect variances (logit scale): "
+                 "; Wald SEs (the Hessian of the deviance, as lme4's vcov), p-values and intervals from the ML fit. Random-effect variances (logit scale): "
                  f"intercept {f(re.get('intercept_var'))}, slope {f(sv) if sv is not None else 'not fitted'}"
                  + ("; singular fit (a variance at 0)" if re.get("singular") else "") +
                  (f" ({sub})" if sub else ""))
