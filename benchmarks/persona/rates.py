@@ -131,6 +131,8 @@ def exact(k: int, n: int) -> str:
     """k/n with its exact 95 % (Clopper-Pearson) interval, in percent."""
     from turinglab.stats.intervals import interval
 
+    if n == 0:
+        return "0 / 0"
     ci = interval(k, n, 0.05, "clopper-pearson")
     return f"{k} / {n} ({100 * k / n:.1f} %, {100 * ci.low:.1f}-{100 * ci.high:.1f} %)"
 
