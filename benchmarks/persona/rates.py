@@ -29,7 +29,7 @@ import argparse
 import json
 import re
 import sys
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 LABELS = Path(__file__).parent / "labels.tsv"
@@ -131,6 +131,8 @@ def exact(k: int, n: int) -> str:
     """k/n with its exact 95 % (Clopper-Pearson) interval, in percent."""
     from turinglab.stats.intervals import interval
 
+    if n == 0:
+        return "0 / 0"
     ci = interval(k, n, 0.05, "clopper-pearson")
     return f"{k} / {n} ({100 * k / n:.1f} %, {100 * ci.low:.1f}-{100 * ci.high:.1f} %)"
 
@@ -154,9 +156,22 @@ def refusals(name: str, recs: list[dict], labels: dict) -> None:
     print(f"{name}: {len(seen)} texts judged by the guard" + (f" ({unl} unlabelled, left out)" if unl else ""))
     print(f"  ok by hand, refused (false refusals): {exact(sum(x[1] for x in oks), len(oks))}")
     print(f"  breaks by hand, let through: {exact(sum(not x[1] for x in breaks), len(breaks))}")
+    after_refusal(recs)
     shown = [label(labels, r["shown"], r["question"]) for r in recs]
     print(f"  shown replies that break persona by hand: {exact(sum(bool(h) for h in shown), len(shown))}"
           + (f" ({sum(h is None for h in shown)} unlabelled, counted as fine)" if None in shown else ""))
+
+
+def after_refusal(recs: list[dict]) -> None:
+    """Who answered once the seat refused the model's reply (issue 40 item 2): a regeneration, or
+    the fallback because no time was left to ask again, the regeneration had no words in time, or
+    every regeneration was refused too."""
+    hit = [r for r in recs if not r["fallback"] and (r["tries"] or r["source"] != "model")
+           and r["source"] in ("regenerated", "fallback", "brush_off", "last_resort")]
+    why = Counter("regenerated" if r["source"] == "regenerated" else "no time left" if not r["tries"]
+                  else "regeneration had no words in time" if not r["tries"][-1]["text"] else "every try refused"
+                  for r in hit)
+    print(f"  refused replies: {len(hit)}; then " + (", ".join(f"{k} {v}" for k, v in why.most_common()) or "-"))
 
 
 def by_family(name: str, recs: list[dict], labels: dict) -> None:

@@ -43,3 +43,18 @@ def test_show_unknown_lists_the_names():
     res = runner.invoke(app, ["witness", "show", "hal9000"])
     assert res.exit_code == 2
     assert "hal9000" in res.output and "eliza" in res.output
+
+
+def test_probe_from_starts_at_a_battery_message_and_says_what_is_wrong(tmp_path):
+    f = tmp_path / "battery.tsv"
+    f.write_text("family\tmessage\n" + "".join(f"fam{k}\tquestion number {k}\n" for k in range(6)), encoding="utf-8")
+    saved = tmp_path / "run.json"
+    res = runner.invoke(app, ["witness", "probe", "eliza", "--questions", str(f), "--from", "3", "--games", "1",
+                              "--turns", "2", "--no-judge", "--json", "--save", str(saved)])
+    assert res.exit_code == 0, res.output
+    run = json.loads(saved.read_text(encoding="utf-8"))
+    assert [r["question"] for r in run["replies"]] == ["question number 3", "question number 4"]
+    res = runner.invoke(app, ["witness", "probe", "eliza", "--questions", str(f), "--from", "6", "--no-judge"])
+    assert res.exit_code != 0 and "--from 6" in res.output and "only 6 messages" in res.output
+    res = runner.invoke(app, ["witness", "probe", "eliza", "--from", "2", "--no-judge"])
+    assert res.exit_code != 0 and "--from needs --questions" in res.output

@@ -189,6 +189,34 @@ async def test_no_regeneration_once_the_mean_delay_has_passed():
     assert out.text and out.text != BREAK
 
 
+async def test_the_model_is_asked_again_until_the_fallbacks_own_reply_would_be_due():
+    """A refused short reply: the regeneration may take as long as the fallback's longer reply
+    would wait anyway (issue 40 item 2), so the in-persona reply is shown, not the echo."""
+
+    class SlowAgain(Scripted):
+        async def regenerate(self, history, ctx):
+            self.calls.append("regenerate")
+            await asyncio.sleep(1.2)
+            return Reply(text="haha no, im just bored at home")
+
+    timed = Timing(base_s=0.0, s_per_char=0.05, gamma_shape=1.0, gamma_scale=0.001)  # 15 chars: 0.75 s; 60: 3 s
+
+    async def fallback(history, ctx):
+        return "why do you say that you wonder whether i might be a chatbot?"  # 60 chars
+
+    model = SlowAgain(["how can i help?"])  # a rule refuses it
+    out = await llm_seat(model, timing=timed, fallback=fallback).answer(
+        ask("what are you up to tonight?"), ctx(), asked_ms=wall_ms(), deadline_ms=wall_ms() + 60_000)
+    assert model.calls == ["reply", "regenerate"]
+    assert out.text == "haha no, im just bored at home" and out.source == "regenerated" and not out.fallback
+    assert 2900 <= out.trace["budget_ms"] <= 3100  # the fallback's 60 characters, not the refused 15
+    # past even the fallback's own delay, the fallback answers without asking again
+    model = SlowAgain(["how can i help?"])
+    out = await llm_seat(model, timing=timed, fallback=fallback).answer(
+        ask("what are you up to tonight?"), ctx(), asked_ms=wall_ms() - 5_000, deadline_ms=wall_ms() + 60_000)
+    assert model.calls == ["reply"] and out.source == "fallback" and out.text.startswith("why do you say")
+
+
 async def test_a_model_slower_than_the_deadline_or_failing_gets_the_real_eliza_fallback():
     slow = Scripted(["too late"], delay_s=30.0)
     t0 = time.monotonic()

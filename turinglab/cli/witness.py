@@ -130,6 +130,8 @@ def witness_probe(
     questions: str | None = typer.Option(None, "--questions", help="a tab-separated file (family, message) asked "
                                          "in order, --turns per game, instead of the scripted interrogator's; "
                                          "e.g. benchmarks/persona/heldout/battery.tsv"),
+    start: int = typer.Option(0, "--from", min=0, help="with --questions: the first message asked (0-based), so "
+                              "that runs in turn or side by side cover different parts of the file"),
 ) -> None:
     """Bot games against one witness: persona breaks, refusals, blocked replies, lengths, judged-human rate."""
     import json
@@ -151,6 +153,11 @@ def witness_probe(
             battery = load_battery(questions)
         except BatteryError as exc:
             fail(f"--questions {exc}")
+        if start >= len(battery):
+            fail(f"--from {start}: {questions} has only {len(battery)} messages")
+        battery = battery[start:]
+    elif start:
+        fail("--from needs --questions")
     filter_words: tuple[str, ...] = ()
     max_chars, rules, draws = 300, None, False
     if study:

@@ -2,8 +2,9 @@
 
 Given the question, the conversation so far and the time it may take, `AISeat.answer` asks the
 witness's model, runs every reply through the content filter and the persona guard, asks the
-model again (steered back into persona: the witness's `regenerate`) while the reply's mean
-designed delay still hides the extra time, and else lets the ELIZA fallback answer. Each refused
+model again (steered back into persona: the witness's `regenerate`) while the mean designed delay
+of the refused reply or of the fallback's (the longer) still hides the extra time, and else lets
+the ELIZA fallback answer. Each refused
 reply is reported (`on_refusal`, awaited before the model is asked again, so the caller can
 record it in order) and listed in the `Answer`. It knows no game, socket or store: it is the one
 path of an AI reply for a live game (server/live/session.py), `turinglab chat`
@@ -151,8 +152,7 @@ class AISeat:
         # would only say the same again); after that the fallback answers. The persona guard: a
         # reply that admits being an AI is recorded (code persona_break, never shown) and
         # regenerated the same way
-        budget = asked_ms + round(1000 * timing.mean_delay(len(text), self.spec.timing, len(question)))
-        tries = 0
+        tries, budget, spare = 0, 0, None
         while refused := await self._timed_guard(text, out.trace, question):
             code, detail = refused
             out.trace.setdefault("refused", []).append(code)
@@ -160,6 +160,14 @@ class AISeat:
             if on_refusal is not None:
                 await on_refusal(out.refusals[-1])
             log.warning("game %s seat %s: the AI reply was refused (%s: %s)", self.game, self.seat, code, detail)
+            if spare is None:
+                # the model may be asked again until the refused reply or the fallback's own
+                # (whichever is longer) would be due: the fallback is shown no sooner, and its
+                # echo is a surer tell than a regenerated in-persona reply (issue 40 item 2)
+                spare = (await self._fall_back(history, ctx, task_kind, question))[: self.max_chars]
+                budget = asked_ms + round(1000 * timing.mean_delay(max(len(text), len(spare)), self.spec.timing,
+                                                                   len(question)))
+                out.trace["budget_ms"] = budget - asked_ms
             now = self.now()
             if self.spec.kind != "eliza" and tries < (TASK_TRIES if steer else REGENERATE_TRIES) and now < budget:
                 tries += 1
@@ -172,7 +180,7 @@ class AISeat:
                     continue
             out.trace["eliza"] = out.fallback = True
             out.source = "brush_off" if task_kind else "fallback"
-            text = (await self._fall_back(history, ctx, task_kind, question))[: self.max_chars]
+            text = spare or FALLBACK_TEXT
             if await self.guard(text, question):
                 text, out.source = LAST_RESORT, "last_resort"
             break
