@@ -158,7 +158,7 @@ def test_three_player_methods_name_no_interaction_the_model_lacks():
 @pytest.mark.skipif(shutil.which("Rscript") is None, reason="R is not installed (optional lme4 reference): SKIPPED")
 def test_one_fit_agrees_with_lme4(tmp_path):
     """Optional: one simulated study, our fit against lme4's glmer with the same uncorrelated model."""
-    from tests.analysis.test_analysis_glmm import FORMULA, study
+    from tests.analysis.live.test_analysis_glmm import FORMULA, study
     from turinglab.analysis.live.models import glmm
 
     ok = subprocess.run(["Rscript", "-e", "library(lme4)"], capture_output=True)

@@ -309,8 +309,9 @@ async def test_pages_prolific_consent_and_survey(sqlite_url):
                                                         "chatbot_use": "weekly", "llm_knowledge": "some"},
                              headers=hdr)
             assert r.status_code == 200
-            r = await c.get(f"/p/{pid}/done")
-            assert r.status_code == 303 and r.headers["location"] == "https://example.org/done?cc=ABC"
+            r = await c.get(f"/p/{pid}/done")  # withdrawal offered: a countdown and the link, no redirect at once
+            assert r.status_code == 200 and 'data-href="https://example.org/done?cc=ABC"' in r.text
+            assert 'href="https://example.org/done?cc=ABC"' in r.text and "withdraw-form" in r.text
             r = await c.get("/p/nonexistent")
             assert r.status_code == 404 and "not valid" in r.text
             await p.close()
