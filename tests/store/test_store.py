@@ -286,3 +286,25 @@ def test_existing_database_refuses_a_missing_sqlite_file(tmp_path, sqlite_url):
     Store(sqlite_url).close()
     assert existing_database(sqlite_url) == database_url(sqlite_url)
     assert existing_database("sqlite://") == "sqlite://"
+
+
+def test_open_game_of_says_who_is_still_playing(store):
+    """What a cluster asks when Redis lost its routes: a player still in a game may not join another."""
+    sid = store.register_study(Study(name="open-game-of"))
+    i, w, other = store.create_participant(), store.create_participant(), store.create_participant()
+    gid = store.create_game(sid, "two-player", {"A": {"kind": "human", "participant_id": w}}, i, T0)
+    g = Game.start("two-player", Rules(), T0)
+    g.apply(Send(I, "hi", "A"), T0 + 1)
+    store.append_events(gid, g.log)
+    assert store.open_game_of(sid, i) == gid and store.open_game_of(sid, w) == gid
+    assert store.open_game_of(sid, other) is None
+    assert store.open_game_of(store.register_study(Study(name="another")), i) is None  # per study
+    g.apply(Tick(), T0 + 300_000)  # time up: the witness may go on, the interrogator still judges
+    store.append_events(gid, g.log[-1:])
+    assert store.game(gid).status == "awaiting_verdict"
+    assert store.open_game_of(sid, w) is None and store.open_game_of(sid, i) == gid
+    g.apply(GiveVerdict(I, "human", 70, "r"), T0 + 301_000)
+    store.append_events(gid, g.log[-2:])
+    assert store.open_game_of(sid, i) is None
+    assert store.open_game_of(sid, i, since_ms=T0) == gid and store.open_game_of(sid, w, since_ms=T0) == gid  # played since
+    assert store.open_game_of(sid, i, since_ms=T0 + 1) is None

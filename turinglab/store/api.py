@@ -545,6 +545,19 @@ class Store(StaticMixin):
             return list(s.scalars(select(GameRow.id).where(GameRow.study_id == study_id, GameRow.status != "ended")
                                   .order_by(GameRow.started_ms, GameRow.id)))
 
+    def open_game_of(self, study_id: int, participant_id: str, since_ms: int | None = None) -> str | None:
+        """The game the participant is still playing (in progress, or awaiting their own verdict), or with
+        `since_ms` any game of theirs started since then: what the store says when a cluster's shared
+        routes are lost (an emptied Redis)."""
+        seated = select(GameSeatRow.game_id).where(GameSeatRow.participant_id == participant_id)
+        theirs = GameRow.id.in_(seated) | (GameRow.interrogator_id == participant_id)
+        found = ((GameRow.status == "in_progress") & theirs) | (
+            (GameRow.status == "awaiting_verdict") & (GameRow.interrogator_id == participant_id))
+        if since_ms is not None:
+            found = found | ((GameRow.started_ms >= since_ms) & theirs)
+        with self._tx() as s:
+            return s.scalars(select(GameRow.id).where(GameRow.study_id == study_id, found).limit(1)).first()
+
     def games(self, study_id: int | None = None, *, interrogator_id: str | None = None,
               status: str | None = None) -> list[GameInfo]:
         """Games in start order, with seats and verdicts."""

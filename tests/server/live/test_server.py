@@ -867,7 +867,7 @@ async def test_a_blocked_ai_reply_is_regenerated_within_its_delay_and_counted(sq
         reply = await i.next("message")
         assert reply["text"] == "haha hi, not much going on here"  # the model's own second try, not ELIZA
         assert time.monotonic() - t0 >= 0.9  # still the designed delay, not the first try's time
-        assert made[-1].calls == 2
+        assert any(m.calls == 2 for m in made)  # the game's model, asked twice (the capacity probe may build another)
         async with httpx.AsyncClient(base_url=base) as c:
             page = (await c.get("/admin", auth=AdminLogin("pw"))).text
             assert "Blocked AI outputs: 1" in page

@@ -230,8 +230,9 @@ class RedisOutage:
         await asyncio.sleep(1.5 * RENEW_S)  # every live owner has renewed its leases by now
         await self._adopt_open()  # open games nobody holds (their owner died meanwhile) resume
         for pid, entry in list(self.waiting_here.items()):  # the waiting room, as far as it waits here
-            if not self.conns.get(pid) or pid in self.session_of or await self.r.exists(self.k(f"game:{pid}")):
-                self.waiting_here.pop(pid, None)
+            if (not self.conns.get(pid) or pid in self.session_of or await self.r.exists(self.k(f"game:{pid}"))
+                    or await asyncio.to_thread(self.store.open_game_of, self.study_id, pid, json.loads(entry)[0])):
+                self.waiting_here.pop(pid, None)  # matched since it joined, maybe on a worker not yet rebuilt
                 continue
             await self.r.hsetnx(self.k("room"), pid, entry)
         self._wake_leader()

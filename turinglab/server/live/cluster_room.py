@@ -11,6 +11,7 @@ import secrets
 from typing import Any
 
 from turinglab.matchmaking import Match
+from turinglab.server.live import protocol as proto
 from turinglab.server.live.cluster_capacity import PLACE_MS, wall_ms
 from turinglab.server.live.cluster_outage import LEASE_MS, RENEW_S
 from turinglab.server.live.cluster_redis import ENDED_MS, waiting_from_json, waiting_to_json, match_to_json
@@ -46,6 +47,11 @@ class SharedRoom:
             info = await asyncio.to_thread(self.store.get_participant, pid)
             p.consented = info.consent_ms is not None
         if not await self._may_join(p):
+            return
+        if await asyncio.to_thread(self.store.open_game_of, self.study_id, pid):
+            # its game's route was lost with Redis and is not rebuilt yet: never a second game at once;
+            # its owner sends the state when it has rebuilt the routes
+            await self.send(pid, proto.error("store_unavailable", proto.TEXTS["store_unavailable"], None))
             return
         self.routes.pop(pid, None)
         async with self.r.pipeline(transaction=False) as pipe:
