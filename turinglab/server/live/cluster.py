@@ -89,6 +89,7 @@ class ClusterHub(RedisOutage, Leases, SharedRoom, SharedCapacity, Hub):
         self._waking: asyncio.Task | None = None  # a publish of "wake" in flight
         self._wake_again = False
         self.redis_down_since: float | None = None  # time.monotonic() when the subscription failed
+        self.heal_until = 0.0  # time.monotonic() until which other workers may still be rebuilding their routes
         self.waiting_here: dict[str, str] = {}  # participants who joined the room here: their entries
         self.unsynced: dict[str, GameSession] = {}  # games that ended here while Redis was away
         self.bg: list[asyncio.Task] = []

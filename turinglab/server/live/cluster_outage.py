@@ -24,6 +24,7 @@ log = logging.getLogger("turinglab.cluster")
 LEASE_MS = 4000  # a dead worker's games are taken over after this long
 RENEW_S = 1.0  # leases, the matchmaker lock and the worker's heartbeat are renewed this often
 RECONNECT_MAX_S = 5.0  # the longest wait between tries to reach Redis again
+HEAL_S = 30.0  # after a rebuild, how long joins ask the store too (the other workers' back-off and rebuild)
 RECHECK_EVERY = 5  # every this many renewals, ask Redis whether a local-only player is listened to elsewhere
 
 
@@ -207,7 +208,12 @@ class RedisOutage:
                     self.last_out[pid] = now
                     asyncio.create_task(self._states_to({pid}))
 
+    def routes_uncertain(self) -> bool:
+        """Redis is away, or came back empty lately: a player's game may be missing from it."""
+        return self.redis_down_since is not None or time.monotonic() < self.heal_until
+
     async def _rebuild(self) -> None:
+        self.heal_until = time.monotonic() + HEAL_S
         await self.r.set(self.k(f"alive:{self.me}"), "1", px=LEASE_MS)
         await self.r.set(self.k(f"mark:{self.me}"), "1", ex=86400)
         await self._seed()
@@ -235,6 +241,7 @@ class RedisOutage:
                 self.waiting_here.pop(pid, None)  # matched since it joined, maybe on a worker not yet rebuilt
                 continue
             await self.r.hsetnx(self.k("room"), pid, entry)
+        self.heal_until = time.monotonic() + HEAL_S
         self._wake_leader()
         # every state again: the players of my games wherever they are connected (what they sent
         # meanwhile to another worker was refused; the browser resends on a state), the reveal of

@@ -48,9 +48,9 @@ class SharedRoom:
             p.consented = info.consent_ms is not None
         if not await self._may_join(p):
             return
-        if await asyncio.to_thread(self.store.open_game_of, self.study_id, pid):
+        if self.routes_uncertain() and await asyncio.to_thread(self.store.open_game_of, self.study_id, pid):
             # its game's route was lost with Redis and is not rebuilt yet: never a second game at once;
-            # its owner sends the state when it has rebuilt the routes
+            # its owner sends the state when it has rebuilt the routes (the store is asked only then)
             await self.send(pid, proto.error("store_unavailable", proto.TEXTS["store_unavailable"], None))
             return
         self.routes.pop(pid, None)
